@@ -1,0 +1,174 @@
+// Package cli builds lcctl's cobra command tree. Each command lives in its
+// own file as an options struct filled from flags plus a run function that
+// takes a context, the options and the injected streams; nothing here
+// computes decisions or talks to Olric directly.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lcctl/lcctl/internal/ui"
+)
+
+// Exit codes, documented in README.md and docs/cli.md.
+const (
+	// ExitOK means success and no findings.
+	ExitOK = 0
+	// ExitFindings means the command ran and found errors (or warnings
+	// under --strict), a check failed, or an operation failed.
+	ExitFindings = 1
+	// ExitUsage means a usage or input error: bad flags, a missing or
+	// unreadable file, input that is not JSON/YAML.
+	ExitUsage = 2
+)
+
+// Output formats accepted by the global --output flag.
+const (
+	OutputText = "text"
+	OutputJSON = "json"
+)
+
+// GlobalOptions are the flags every command shares.
+type GlobalOptions struct {
+	// Output is "text" (default) or "json".
+	Output string
+	// NoColor disables ANSI styling; NO_COLOR in the environment and a
+	// non-terminal stdout do the same.
+	NoColor bool
+}
+
+// JSON reports whether machine output was requested.
+func (g *GlobalOptions) JSON() bool { return g.Output == OutputJSON }
+
+// Env is what every run function receives: the streams, the global options
+// and the styles for stdout and stderr.
+type Env struct {
+	*ui.Streams
+	Global *GlobalOptions
+	// Style styles stdout; ErrStyle styles stderr.
+	Style, ErrStyle *ui.Styles
+}
+
+// colorEnabled decides styling for one stream.
+func colorEnabled(s *ui.Streams, g *GlobalOptions, tty bool) bool {
+	if g.NoColor || !tty {
+		return false
+	}
+	if _, set := lookupEnv(s, "NO_COLOR"); set {
+		return false
+	}
+	return s.Env("TERM") != "dumb"
+}
+
+func lookupEnv(s *ui.Streams, name string) (string, bool) {
+	v := s.Env(name)
+	return v, v != ""
+}
+
+// ExitError carries an exit code up to Main. A nil Err with a code prints
+// nothing more (the command already reported its findings).
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Usagef returns an ExitUsage error with a formatted message.
+func Usagef(format string, args ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// UsageErr wraps err as an ExitUsage error (missing file, bad input).
+func UsageErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &ExitError{Code: ExitUsage, Err: err}
+}
+
+// ErrFindings is returned by commands that already printed their findings
+// and want exit status 1 without another message.
+var ErrFindings = &ExitError{Code: ExitFindings}
+
+// NewRootCommand builds the full command tree bound to streams. Exposed for
+// tests and documentation generation.
+func NewRootCommand(streams *ui.Streams) *cobra.Command {
+	g := &GlobalOptions{Output: OutputText}
+	env := &Env{Streams: streams, Global: g}
+	root := &cobra.Command{
+		Use:   "lcctl",
+		Short: "Operator toolkit for Stargate session-aware last-cluster affinity",
+		Long: `lcctl helps operators roll out Stargate's session-aware last-cluster
+affinity: validate and migrate load-balancer configs, explain routing
+decisions, inspect the gateway's last-cluster store, run rollout checklists
+and simulate the effect of the change.
+
+Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			switch g.Output {
+			case OutputText, OutputJSON:
+			default:
+				return Usagef("invalid --output %q: want text or json", g.Output)
+			}
+			env.Style = ui.NewStyles(streams.Out, colorEnabled(streams, g, streams.OutTTY))
+			env.ErrStyle = ui.NewStyles(streams.Err, colorEnabled(streams, g, streams.ErrTTY))
+			return nil
+		},
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.Err)
+	pf := root.PersistentFlags()
+	pf.StringVarP(&g.Output, "output", "o", OutputText, "output format: text or json")
+	pf.BoolVar(&g.NoColor, "no-color", false, "disable colour (also when NO_COLOR is set or stdout is not a terminal)")
+	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{OutputText, OutputJSON}, cobra.ShellCompDirectiveNoFileComp))
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageErr(err) })
+
+	for _, add := range []func(*Env) *cobra.Command{
+		newVersionCommand,
+	} {
+		root.AddCommand(add(env))
+	}
+	return root
+}
+
+// Main runs lcctl with args and returns the process exit code. Errors go to
+// streams.Err; only cmd/lcctl calls os.Exit.
+func Main(ctx context.Context, args []string, streams *ui.Streams) int {
+	root := NewRootCommand(streams)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil {
+			fmt.Fprintf(streams.Err, "lcctl: %v\n", ee.Err)
+		}
+		return ee.Code
+	}
+	// cobra's own errors (unknown command, bad args) are usage errors.
+	msg := err.Error()
+	fmt.Fprintf(streams.Err, "lcctl: %s\n", msg)
+	if strings.HasPrefix(msg, "unknown command") || strings.Contains(msg, "arg(s)") || strings.HasPrefix(msg, "unknown flag") || strings.Contains(msg, "flag needs an argument") {
+		fmt.Fprintln(streams.Err, "Run 'lcctl --help' for usage.")
+		return ExitUsage
+	}
+	return ExitFindings
+}

@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// Build information, set by goreleaser through -ldflags
+// "-X github.com/lcctl/lcctl/internal/cli.version=... -X ...commit=... -X ...date=...".
+// A plain `go build` leaves them empty and versionInfo falls back to the
+// module and VCS data embedded by the Go toolchain.
+var (
+	version = ""
+	commit  = ""
+	date    = ""
+)
+
+// VersionInfo is the output of `lcctl version`.
+type VersionInfo struct {
+	Version   string `json:"version"`
+	Commit    string `json:"commit"`
+	Date      string `json:"date,omitempty"`
+	GoVersion string `json:"go_version"`
+	Platform  string `json:"platform"`
+}
+
+func versionInfo() VersionInfo {
+	v := VersionInfo{Version: version, Commit: commit, Date: date, GoVersion: runtime.Version(),
+		Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v.Version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				if v.Commit == "" {
+					v.Commit = s.Value
+				}
+			case "vcs.time":
+				if v.Date == "" {
+					v.Date = s.Value
+				}
+			case "vcs.modified":
+				if s.Value == "true" && commit == "" && v.Commit != "" {
+					v.Commit += "-dirty"
+				}
+			}
+		}
+	}
+	if v.Version == "" {
+		v.Version = "dev"
+	}
+	if v.Commit == "" {
+		v.Commit = "unknown"
+	}
+	return v
+}
+
+func newVersionCommand(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print lcctl's version, commit and Go version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := versionInfo()
+			if env.Global.JSON() {
+				enc := json.NewEncoder(env.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(v)
+			}
+			fmt.Fprintf(env.Out, "lcctl %s\ncommit: %s\n", v.Version, v.Commit)
+			if v.Date != "" {
+				fmt.Fprintf(env.Out, "built: %s\n", v.Date)
+			}
+			fmt.Fprintf(env.Out, "go: %s %s\n", v.GoVersion, v.Platform)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,48 @@
+package ui
+
+import (
+	"io"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// Styles is the palette every renderer uses. When colour is off every style
+// renders its text unchanged, so plain output is byte-stable for golden
+// tests and pipes.
+type Styles struct {
+	// Color reports whether ANSI styling is enabled.
+	Color bool
+	r     *lipgloss.Renderer
+
+	Bold, Faint, Error, Warning, Info, OK, Accent, Header lipgloss.Style
+}
+
+// NewStyles returns styles bound to w. color=false yields plain text.
+func NewStyles(w io.Writer, color bool) *Styles {
+	r := lipgloss.NewRenderer(w)
+	if color {
+		r.SetColorProfile(termenv.ANSI256)
+	} else {
+		r.SetColorProfile(termenv.Ascii)
+	}
+	s := &Styles{Color: color, r: r}
+	s.Bold = r.NewStyle().Bold(true)
+	s.Faint = r.NewStyle().Faint(true)
+	s.Error = r.NewStyle().Foreground(lipgloss.Color("9")).Bold(true)
+	s.Warning = r.NewStyle().Foreground(lipgloss.Color("11")).Bold(true)
+	s.Info = r.NewStyle().Foreground(lipgloss.Color("12"))
+	s.OK = r.NewStyle().Foreground(lipgloss.Color("10")).Bold(true)
+	s.Accent = r.NewStyle().Foreground(lipgloss.Color("13"))
+	s.Header = r.NewStyle().Bold(true).Underline(true)
+	if !color {
+		plain := r.NewStyle()
+		s.Bold, s.Faint, s.Error, s.Warning, s.Info, s.OK, s.Accent, s.Header =
+			plain, plain, plain, plain, plain, plain, plain, plain
+	}
+	return s
+}
+
+// Renderer returns the lipgloss renderer bound to the output, for tables and
+// other composite widgets.
+func (s *Styles) Renderer() *lipgloss.Renderer { return s.r }
