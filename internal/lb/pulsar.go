@@ -1,0 +1,278 @@
+package lb
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/zeebo/xxh3"
+)
+
+// rankEntry is one ranked candidate (pulsar.md §4).
+type rankEntry struct {
+	idx    int
+	key    uint64 // totalKey(score)
+	score  float64
+	hash   uint64
+	u      float64
+	weight float64
+}
+
+// pulsarWeight is weight(c) of pulsar.md §4.1 (no fallback from the
+// maximum to the mean).
+func pulsarWeight(mode RendezvousWeight, st *Stats) (float64, bool) {
+	v := st.MaxInputTPS
+	if mode == WeightLastMeanInputTPS {
+		v = st.LastMeanInputTPS
+	}
+	return v, TPSValid(v)
+}
+
+// rank computes the Pulsar ranking of pulsar.md §4 into e.ranked: weighted
+// rendezvous scores weight/−ln u over the candidates with a valid weight,
+// sorted by score descending (total order), then cluster id ascending.
+// Excluded and KV-infeasible candidates stay ranked.
+func (e *Engine) rank(snap *Snapshot, rv *reqView, d *Decision) []rankEntry {
+	b := AppendHashPrefix(e.hashBuf[:0], e.cfg.Seed, rv.routingKey, rv.model)
+	b = AppendTagged(b, "cache_affinity_key", rv.key)
+	n := len(b)
+	out := e.ranked[:0]
+	for i := range snap.Clusters {
+		c := &snap.Clusters[i]
+		w, ok := pulsarWeight(e.cfg.RendezvousWeight, &c.Stats)
+		if !ok {
+			continue
+		}
+		b = AppendTagged(b[:n], "cluster_id", c.ClusterID)
+		h := xxh3.Hash(b)
+		u := PulsarUnit(h)
+		ln := -math.Log(u)
+		if !(ln > 0) || math.IsInf(ln, 0) {
+			continue // u = 1.0: −ln u = −0 (pulsar.md §4.4, §11 item 9)
+		}
+		s := w / ln
+		out = append(out, rankEntry{idx: i, key: totalKey(s), score: s, hash: h, u: u, weight: w})
+	}
+	e.hashBuf = b
+	// Insertion sort: score descending, then cluster id ascending.
+	for i := 1; i < len(out); i++ {
+		v := out[i]
+		j := i
+		for ; j > 0 && rankBefore(snap, &v, &out[j-1]); j-- {
+			out[j] = out[j-1]
+		}
+		out[j] = v
+	}
+	for i := 1; i < len(out); i++ {
+		a, b := out[i-1].score, out[i].score
+		if a != b && !math.IsInf(a, 0) && math.Abs(a-b) < 1e-12*math.Max(math.Abs(a), math.Abs(b)) {
+			d.Ambiguous = true
+		}
+	}
+	e.ranked = out
+	return out
+}
+
+func rankBefore(snap *Snapshot, a, b *rankEntry) bool {
+	if a.key != b.key {
+		return a.key > b.key
+	}
+	return strings.Compare(snap.Clusters[a.idx].ClusterID, snap.Clusters[b.idx].ClusterID) < 0
+}
+
+// feasibility is the Pulsar gate of pulsar.md §5 for candidate i.
+func (e *Engine) feasibility(snap *Snapshot, rv *reqView, i int) Feasibility {
+	if e.excl[i] {
+		return RetryExcluded
+	}
+	if !e.cfg.ConsiderKVFreeTokens {
+		return Eligible
+	}
+	if !rv.hasInputTokens {
+		return MissingRequiredInputTokens
+	}
+	st := &snap.Clusters[i].Stats
+	if st.KVCacheCapacityTokens == 0 && st.KVCacheUsedTokens == 0 && st.KVCacheFreeTokens == 0 {
+		return MissingKVFreeTokens
+	}
+	if st.KVCacheFreeTokens < rv.inputTokens {
+		return InsufficientKVFreeTokens
+	}
+	return Eligible
+}
+
+// rankingOrder fills e.list with the ranked candidate indices and e.feas
+// with their feasibility; it records the ranking in the trace.
+func (e *Engine) rankingOrder(snap *Snapshot, rv *reqView, d *Decision) []int {
+	ranked := e.rank(snap, rv, d)
+	list := e.list[:0]
+	for _, r := range ranked {
+		list = append(list, r.idx)
+		e.feas[r.idx] = e.feasibility(snap, rv, r.idx)
+	}
+	e.list = list
+	if d.Trace != nil {
+		for p, r := range ranked {
+			d.Trace.Ranking = append(d.Trace.Ranking, RankTrace{Rank: p + 1, ClusterID: snap.Clusters[r.idx].ClusterID,
+				Hash: r.hash, U: r.u, Weight: r.weight, Score: Millis(r.score), Feasibility: e.feas[r.idx]})
+		}
+		if len(ranked) < len(snap.Clusters) {
+			d.note(fmt.Sprintf("%d candidate(s) without a valid %s weight are not ranked", len(snap.Clusters)-len(ranked), e.cfg.RendezvousWeight))
+		}
+	}
+	return list
+}
+
+// decidePulsar is plain pulsar (pulsar.md §6): the first feasible cluster
+// in ranking order; never waits.
+func (e *Engine) decidePulsar(snap *Snapshot, rv *reqView, d *Decision) {
+	order := e.rankingOrder(snap, rv, d)
+	d.AffinityOrder, d.OriginalOrder, d.OpenSet = order, order, order
+	if len(order) > 0 {
+		d.AffinityGroup = order[:1]
+	}
+	d.Phase = PhaseRankWalk
+	if len(order) == 0 {
+		d.Reason = ReasonNothingRanked
+		if len(snap.Clusters) == 0 {
+			d.Reason = ReasonNoCandidates
+		}
+		return
+	}
+	kv := false
+	for p, idx := range order {
+		f := e.feas[idx]
+		if f == Eligible {
+			d.selected(idx, p+1, PhaseRankWalk)
+			d.SelectedAfterKVFreeTokensSkip = kv
+			return
+		}
+		if f.KVSkip() {
+			kv = true
+		}
+	}
+	d.Reason = ReasonNoFeasible
+}
+
+// decidePulsarWaitAndWiden is pulsar-wait-and-widen (pulsar.md §7.2, the
+// newest upstream pulsar_wait_and_widen.rs without the eligible-primary
+// shortcut): ranking, session plan (mode keep), affinity group of k, the
+// affinity wait, then timed ranking bands with fallback_max_queued.
+func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand, opt Options, d *Decision) {
+	ranking := e.rankingOrder(snap, rv, d)
+	if len(ranking) == 0 {
+		d.Reason = ReasonNothingRanked
+		if len(snap.Clusters) == 0 {
+			d.Reason = ReasonNoCandidates
+		}
+		return
+	}
+	order, x, scale := e.plan(snap, rv, ranking, false, d)
+	s := x
+	if e.hasBand {
+		s = e.band
+	}
+	g := min(e.k, len(order))
+	d.OriginalOrder, d.AffinityOrder, d.AffinityGroup = ranking, order, order[:g]
+	d.AffinityWait, d.BandInterval = x, s
+
+	// Affinity phase over the feasible group members.
+	open := e.open[:0]
+	for _, idx := range order[:g] {
+		if e.feas[idx] == Eligible {
+			open = append(open, idx)
+		}
+	}
+	e.open = open
+	a := e.wwSelect(snap, rv, open, scale, rv.elapsed, e.cfg.MaxQueued, PhaseAffinity, rng, opt, d)
+	if a.kind == KindSelected {
+		d.OpenSet = order[:g]
+		e.pulsarChoice(order, a.idx, PhaseAffinity, d)
+		return
+	}
+	aw, awOK := a.wait, a.kind == KindWait
+	if rv.elapsed < x {
+		d.OpenSet = order[:g]
+		rem := x - rv.elapsed
+		d.Kind, d.Phase = KindWait, PhaseAffinity
+		if awOK && aw < rem {
+			d.Wait, d.Reason = aw, ReasonBucketUnlock
+		} else {
+			d.Wait, d.Reason = rem, ReasonAffinityWait
+		}
+		return
+	}
+	w := rv.elapsed - x
+	bands := uint64(math.MaxUint64)
+	if s > 0 {
+		bands = uint64(w/s) + 1
+	}
+	end, width := g, 2
+	for i := uint64(0); i < bands && end < len(order); i++ {
+		end = min(end+width, len(order))
+		if width < 1<<30 {
+			width *= 2
+		}
+	}
+	var bandWait time.Duration
+	bandOK := end < len(order)
+	if bandOK {
+		mul := min(bands, math.MaxUint32)
+		next := time.Duration(math.MaxInt64)
+		if uint64(s) <= math.MaxInt64/mul {
+			next = s * time.Duration(mul)
+		}
+		bandWait = max(next-w, 0)
+	}
+	d.OpenSet = order[:end]
+	if d.Trace != nil {
+		d.note(fmt.Sprintf("open set after %d band(s): ranks 1–%d of %d", min(bands, uint64(len(order))), end, len(order)))
+	}
+	open = e.open[:0]
+	for _, idx := range order[:end] {
+		if e.feas[idx] == Eligible {
+			open = append(open, idx)
+		}
+	}
+	e.open = open
+	o := e.wwSelect(snap, rv, open, 1.0, w, e.cfg.FallbackMaxQueued, PhaseOpen, rng, opt, d)
+	if o.kind == KindSelected {
+		e.pulsarChoice(order, o.idx, PhaseOpen, d)
+		return
+	}
+	wait, ok := aw, awOK
+	reason := ReasonBucketUnlock
+	if o.kind == KindWait && (!ok || o.wait < wait) {
+		wait, ok = o.wait, true
+	}
+	if bandOK && (!ok || bandWait < wait) {
+		wait, ok, reason = bandWait, true, ReasonNextBand
+	}
+	d.Phase = PhaseOpen
+	if ok {
+		d.Kind, d.Wait, d.Reason = KindWait, wait, reason
+		return
+	}
+	d.Kind, d.Reason = KindUnavailable, o.reason
+	if o.reason == ReasonNoCandidates || o.reason == ReasonAllExcluded {
+		d.Reason = ReasonNoFeasible
+	}
+}
+
+// pulsarChoice records a pww selection: rank depth is the position in the
+// (promoted) order; the KV flag is set when an earlier order position has a
+// KV skip reason, open or not (pulsar.md §7.6).
+func (e *Engine) pulsarChoice(order []int, idx int, phase Phase, d *Decision) {
+	kv := false
+	for p, o := range order {
+		if o == idx {
+			d.selected(idx, p+1, phase)
+			d.SelectedAfterKVFreeTokensSkip = kv
+			return
+		}
+		if e.feas[o].KVSkip() {
+			kv = true
+		}
+	}
+}
