@@ -208,9 +208,10 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 	if s > 0 {
 		bands = uint64(w/s) + 1
 	}
-	end, width := g, 2
+	end, width, opened := g, 2, 0
 	for i := uint64(0); i < bands && end < len(order); i++ {
 		end = min(end+width, len(order))
+		opened++
 		if width < 1<<30 {
 			width *= 2
 		}
@@ -227,7 +228,11 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 	}
 	d.OpenSet = order[:end]
 	if d.Trace != nil {
-		d.note(fmt.Sprintf("open set after %d band(s): ranks 1–%d of %d", min(bands, uint64(len(order))), end, len(order)))
+		if s == 0 {
+			d.note(fmt.Sprintf("band interval 0: every rank opens at the end of the affinity wait (ranks 1–%d)", end))
+		} else {
+			d.note(fmt.Sprintf("%d band(s) opened every %g ms since the affinity wait: ranks 1–%d of %d", opened, DurationMs(s), end, len(order)))
+		}
 	}
 	open = e.open[:0]
 	for _, idx := range order[:end] {
