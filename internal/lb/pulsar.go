@@ -3,6 +3,7 @@ package lb
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,14 +56,27 @@ func (e *Engine) rank(snap *Snapshot, rv *reqView, d *Decision) []rankEntry {
 		out = append(out, rankEntry{idx: i, key: totalKey(s), score: s, hash: h, u: u, weight: w})
 	}
 	e.hashBuf = b
-	// Insertion sort: score descending, then cluster id ascending.
-	for i := 1; i < len(out); i++ {
-		v := out[i]
-		j := i
-		for ; j > 0 && rankBefore(snap, &v, &out[j-1]); j-- {
-			out[j] = out[j-1]
+	// Score descending, then cluster id ascending (a strict total order:
+	// ids are unique).
+	if len(out) <= smallSort {
+		for i := 1; i < len(out); i++ {
+			v := out[i]
+			j := i
+			for ; j > 0 && rankBefore(snap, &v, &out[j-1]); j-- {
+				out[j] = out[j-1]
+			}
+			out[j] = v
 		}
-		out[j] = v
+	} else {
+		slices.SortFunc(out, func(a, b rankEntry) int {
+			if rankBefore(snap, &a, &b) {
+				return -1
+			}
+			if rankBefore(snap, &b, &a) {
+				return 1
+			}
+			return 0
+		})
 	}
 	for i := 1; i < len(out); i++ {
 		a, b := out[i-1].score, out[i].score

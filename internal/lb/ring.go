@@ -39,11 +39,13 @@ func (r *ring) matches(routingKey, model string, clusters []Cluster) bool {
 // order, sorted by hash, then cluster id bytes, then candidate index
 // (wait-and-widen.md §4.2). buf is scratch for the hash input.
 func (r *ring) build(buf []byte, seed, routingKey, model string, clusters []Cluster, vnodes int) []byte {
-	r.routingKey = strings.Clone(routingKey)
-	r.model = strings.Clone(model)
+	// Keep the caller's strings (immutable): a snapshot reused across
+	// decisions then matches by pointer equality.
+	r.routingKey = routingKey
+	r.model = model
 	r.ids = r.ids[:0]
 	for i := range clusters {
-		r.ids = append(r.ids, strings.Clone(clusters[i].ClusterID))
+		r.ids = append(r.ids, clusters[i].ClusterID)
 	}
 	r.entries = r.entries[:0]
 	prefix := AppendHashPrefix(buf[:0], seed, routingKey, model)

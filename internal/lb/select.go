@@ -2,6 +2,7 @@ package lb
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -259,31 +260,34 @@ func (e *Engine) finishPhase(pt *PhaseTrace, r selResult) {
 	}
 }
 
+// smallSort is the length up to which insertion sort beats slices.SortFunc.
+const smallSort = 12
+
 // sortEsts sorts by (bucket TTFT in total order, cluster id bytes), the
-// bucket walk's order (wait-and-widen.md §3.3 step 4). Insertion sort for
-// the usual small lists, a merge-free shell of it otherwise.
+// bucket walk's order (wait-and-widen.md §3.3 step 4); cluster ids are
+// unique, so the order is strict.
 func sortEsts(s []est, snap *Snapshot) {
-	less := func(a, b *est) bool {
+	cmp := func(a, b *est) int {
 		ka, kb := totalKey(a.t.BucketMs), totalKey(b.t.BucketMs)
-		if ka != kb {
-			return ka < kb
+		switch {
+		case ka < kb:
+			return -1
+		case ka > kb:
+			return 1
 		}
-		return strings.Compare(snap.Clusters[a.idx].ClusterID, snap.Clusters[b.idx].ClusterID) < 0
+		return strings.Compare(snap.Clusters[a.idx].ClusterID, snap.Clusters[b.idx].ClusterID)
 	}
-	// Shell sort with insertion-sort gaps; exact for any ordering.
-	gaps := [...]int{57, 23, 10, 4, 1}
-	for _, g := range gaps {
-		if g >= len(s) {
-			continue
+	if len(s) > smallSort {
+		slices.SortFunc(s, func(a, b est) int { return cmp(&a, &b) })
+		return
+	}
+	for i := 1; i < len(s); i++ {
+		v := s[i]
+		j := i
+		for ; j > 0 && cmp(&v, &s[j-1]) < 0; j-- {
+			s[j] = s[j-1]
 		}
-		for i := g; i < len(s); i++ {
-			v := s[i]
-			j := i
-			for ; j >= g && less(&v, &s[j-g]); j -= g {
-				s[j] = s[j-g]
-			}
-			s[j] = v
-		}
+		s[j] = v
 	}
 }
 

@@ -34,11 +34,15 @@ func (e *Engine) decidePowerOfN(snap *Snapshot, rv *reqView, eligible int, rng R
 	d.OpenSet = list
 	ests := e.ests[:0]
 	capl := e.capl[:0]
+	// Scores are needed for every candidate only for probabilities and
+	// the trace; otherwise only the sampled ones are scored.
+	scoreAll := opt.Probabilities || d.Trace != nil
 	for i, idx := range list {
-		c := &snap.Clusters[idx]
-		t := EstimateTTFT(c, rv.inputTokens, rv.priority, 1.0, false, false)
-		score, key := comparatorScore(e.cfg.Comparator, c, &t, rv.inputTokens)
-		ests = append(ests, est{idx: int32(idx), trace: -1, key: key, score: score, t: t})
+		x := est{idx: int32(idx), trace: -1}
+		if scoreAll {
+			e.scorePowerOfN(snap, rv, &x)
+		}
+		ests = append(ests, x)
 		capl = append(capl, int32(i))
 	}
 	e.ests, e.capl = ests, capl
@@ -49,6 +53,11 @@ func (e *Engine) decidePowerOfN(snap *Snapshot, rv *reqView, eligible int, rng R
 	for i := 0; i < m; i++ {
 		j := i + rng.IntN(len(capl)-i)
 		capl[i], capl[j] = capl[j], capl[i]
+	}
+	if !scoreAll {
+		for _, p := range capl[:m] {
+			e.scorePowerOfN(snap, rv, &ests[p])
+		}
 	}
 	best := capl[0]
 	for _, p := range capl[1:m] {
@@ -76,6 +85,14 @@ func (e *Engine) decidePowerOfN(snap *Snapshot, rv *reqView, eligible int, rng R
 		pt.Candidates[best].Why = "chosen: lowest comparator score among the sampled candidates"
 		d.Trace.Phases = append(d.Trace.Phases, pt)
 	}
+}
+
+// scorePowerOfN fills x's TTFT (scale 1, no ignore flags) and comparator
+// score.
+func (e *Engine) scorePowerOfN(snap *Snapshot, rv *reqView, x *est) {
+	c := &snap.Clusters[x.idx]
+	x.t = EstimateTTFT(c, rv.inputTokens, rv.priority, 1.0, false, false)
+	x.score, x.key = comparatorScore(e.cfg.Comparator, c, &x.t, rv.inputTokens)
 }
 
 // decideRandom is random (upstream random.rs): uniform over the
