@@ -45,9 +45,13 @@ type Engine struct {
 	open    []int
 	ests    []est
 	capl    []int32
+	sorted  []sortKey
+	order32 []int32
 	ranked  []rankEntry
-	feas    []Feasibility
-	choices []Choice
+	// rankedSorted is the ranking in rank order.
+	rankedSorted []rankEntry
+	feas         []Feasibility
+	choices      []Choice
 }
 
 // NewEngine returns an engine for cfg (a validated, normalised config from

@@ -12,20 +12,20 @@ import (
 // otherwise leading and trailing spaces and tabs are trimmed and an empty
 // result is absent. ok reports presence.
 func HeaderString(raw string) (v string, ok bool) {
+	lo, hi := 0, 0
 	for i := 0; i < len(raw); i++ {
-		b := raw[i]
-		if (b < 0x20 && b != '\t') || b > 0x7e {
+		switch b := raw[i]; {
+		case b == ' ' || b == '\t':
+		case b < 0x20 || b > 0x7e:
 			return "", false
+		default:
+			if hi == 0 {
+				lo = i
+			}
+			hi = i + 1
 		}
 	}
-	lo, hi := 0, len(raw)
-	for lo < hi && (raw[lo] == ' ' || raw[lo] == '\t') {
-		lo++
-	}
-	for hi > lo && (raw[hi-1] == ' ' || raw[hi-1] == '\t') {
-		hi--
-	}
-	if lo == hi {
+	if hi == 0 {
 		return "", false
 	}
 	return raw[lo:hi], true

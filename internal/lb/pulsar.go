@@ -57,42 +57,46 @@ func (e *Engine) rank(snap *Snapshot, rv *reqView, d *Decision) []rankEntry {
 	}
 	e.hashBuf = b
 	// Score descending, then cluster id ascending (a strict total order:
-	// ids are unique).
-	if len(out) <= smallSort {
-		for i := 1; i < len(out); i++ {
-			v := out[i]
-			j := i
-			for ; j > 0 && rankBefore(snap, &v, &out[j-1]); j-- {
-				out[j] = out[j-1]
-			}
-			out[j] = v
-		}
-	} else {
-		slices.SortFunc(out, func(a, b rankEntry) int {
-			if rankBefore(snap, &a, &b) {
-				return -1
-			}
-			if rankBefore(snap, &b, &a) {
-				return 1
-			}
-			return 0
-		})
+	// ids are unique). Sort compact keys, then lay the entries out in order.
+	keys := e.sorted[:0]
+	for i := range out {
+		keys = append(keys, sortKey{^out[i].key, int32(i)})
 	}
+	cmp := func(a, b sortKey) int {
+		switch {
+		case a.key < b.key:
+			return -1
+		case a.key > b.key:
+			return 1
+		}
+		return strings.Compare(snap.Clusters[out[a.pos].idx].ClusterID, snap.Clusters[out[b.pos].idx].ClusterID)
+	}
+	if len(keys) > smallSort {
+		slices.SortFunc(keys, cmp)
+	} else {
+		for i := 1; i < len(keys); i++ {
+			v := keys[i]
+			j := i
+			for ; j > 0 && cmp(v, keys[j-1]) < 0; j-- {
+				keys[j] = keys[j-1]
+			}
+			keys[j] = v
+		}
+	}
+	e.sorted = keys
+	sortedOut := e.rankedSorted[:0]
+	for _, k := range keys {
+		sortedOut = append(sortedOut, out[k.pos])
+	}
+	e.ranked, e.rankedSorted = out, sortedOut
+	out = sortedOut
 	for i := 1; i < len(out); i++ {
 		a, b := out[i-1].score, out[i].score
 		if a != b && !math.IsInf(a, 0) && math.Abs(a-b) < 1e-12*math.Max(math.Abs(a), math.Abs(b)) {
 			d.Ambiguous = true
 		}
 	}
-	e.ranked = out
 	return out
-}
-
-func rankBefore(snap *Snapshot, a, b *rankEntry) bool {
-	if a.key != b.key {
-		return a.key > b.key
-	}
-	return strings.Compare(snap.Clusters[a.idx].ClusterID, snap.Clusters[b.idx].ClusterID) < 0
 }
 
 // feasibility is the Pulsar gate of pulsar.md §5 for candidate i.

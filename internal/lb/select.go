@@ -117,6 +117,7 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 		return res
 	}
 	unlocked := len(ests)
+	sorted := false
 	var nextWait time.Duration
 	hasNext := false
 	if allFinite && slowest-fastest <= e.bucketMs {
@@ -128,13 +129,14 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 			}
 		}
 	} else {
-		sortEsts(ests, snap)
+		order := e.sortEsts(ests, snap)
+		sorted = true
 		budget := DurationMs(unlock)
 		start := math.NaN()
 		bucket := 0
 		unlocked = 0
-		for i := range ests {
-			b := ests[i].t.BucketMs
+		for i := range order {
+			b := ests[order[i]].t.BucketMs
 			if !isFinite(b) {
 				break
 			}
@@ -145,8 +147,8 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 			if gap > e.bucketMs {
 				need := gap * e.cfg.NextBucketUnlockFactor
 				if budget < need {
-					for j := i; j < len(ests); j++ {
-						if isFinite(ests[j].t.BucketMs) && HasCapacity(&snap.Clusters[ests[j].idx].Stats, mq) {
+					for j := i; j < len(order); j++ {
+						if x := &ests[order[j]]; isFinite(x.t.BucketMs) && HasCapacity(&snap.Clusters[x.idx].Stats, mq) {
 							if w, ok := durationFromSecsF64((need - budget) / 1000.0); ok {
 								nextWait, hasNext = w.duration(), true
 							}
@@ -154,9 +156,9 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 						}
 					}
 					if pt != nil {
-						for j := i; j < len(ests); j++ {
-							ct := &pt.Candidates[ests[j].trace]
-							if isFinite(ests[j].t.BucketMs) {
+						for j := i; j < len(order); j++ {
+							ct := &pt.Candidates[ests[order[j]].trace]
+							if isFinite(ests[order[j]].t.BucketMs) {
 								ct.Why = "in a TTFT bucket that is still locked"
 							} else {
 								ct.Why = "TTFT is infinite (no valid capacity signal)"
@@ -170,25 +172,29 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 				bucket++
 			}
 			if pt != nil {
-				pt.Candidates[ests[i].trace].Bucket = bucket
-				pt.Candidates[ests[i].trace].Unlocked = true
+				pt.Candidates[ests[order[i]].trace].Bucket = bucket
+				pt.Candidates[ests[order[i]].trace].Unlocked = true
 			}
 			unlocked++
 		}
 		if pt != nil {
-			for j := unlocked; j < len(ests); j++ {
-				if !isFinite(ests[j].t.BucketMs) {
-					pt.Candidates[ests[j].trace].Why = "TTFT is infinite (no valid capacity signal)"
+			for j := unlocked; j < len(order); j++ {
+				if !isFinite(ests[order[j]].t.BucketMs) {
+					pt.Candidates[ests[order[j]].trace].Why = "TTFT is infinite (no valid capacity signal)"
 				}
 			}
 		}
 	}
 	capl := e.capl[:0]
 	for i := 0; i < unlocked; i++ {
-		if HasCapacity(&snap.Clusters[ests[i].idx].Stats, mq) {
-			capl = append(capl, int32(i))
+		p := int32(i)
+		if sorted {
+			p = e.sorted[i].pos
+		}
+		if HasCapacity(&snap.Clusters[ests[p].idx].Stats, mq) {
+			capl = append(capl, p)
 		} else if pt != nil {
-			pt.Candidates[ests[i].trace].Why = "unlocked but no capacity (queue admission)"
+			pt.Candidates[ests[p].trace].Why = "unlocked but no capacity (queue admission)"
 		}
 	}
 	e.capl = capl
@@ -263,32 +269,50 @@ func (e *Engine) finishPhase(pt *PhaseTrace, r selResult) {
 // smallSort is the length up to which insertion sort beats slices.SortFunc.
 const smallSort = 12
 
-// sortEsts sorts by (bucket TTFT in total order, cluster id bytes), the
-// bucket walk's order (wait-and-widen.md §3.3 step 4); cluster ids are
-// unique, so the order is strict.
-func sortEsts(s []est, snap *Snapshot) {
-	cmp := func(a, b *est) int {
-		ka, kb := totalKey(a.t.BucketMs), totalKey(b.t.BucketMs)
+// sortKey is a compact sort entry: the bucket TTFT's total-order key and
+// the position in ests.
+type sortKey struct {
+	key uint64
+	pos int32
+}
+
+// sortEsts orders the survivors by (bucket TTFT in total order, cluster id
+// bytes), the bucket walk's order (wait-and-widen.md §3.3 step 4; ids are
+// unique, so the order is strict). It sorts compact keys in e.sorted and
+// returns the positions in order (e.order32).
+func (e *Engine) sortEsts(ests []est, snap *Snapshot) []int32 {
+	keys := e.sorted[:0]
+	for i := range ests {
+		keys = append(keys, sortKey{totalKey(ests[i].t.BucketMs), int32(i)})
+	}
+	cmp := func(a, b sortKey) int {
 		switch {
-		case ka < kb:
+		case a.key < b.key:
 			return -1
-		case ka > kb:
+		case a.key > b.key:
 			return 1
 		}
-		return strings.Compare(snap.Clusters[a.idx].ClusterID, snap.Clusters[b.idx].ClusterID)
+		return strings.Compare(snap.Clusters[ests[a.pos].idx].ClusterID, snap.Clusters[ests[b.pos].idx].ClusterID)
 	}
-	if len(s) > smallSort {
-		slices.SortFunc(s, func(a, b est) int { return cmp(&a, &b) })
-		return
-	}
-	for i := 1; i < len(s); i++ {
-		v := s[i]
-		j := i
-		for ; j > 0 && cmp(&v, &s[j-1]) < 0; j-- {
-			s[j] = s[j-1]
+	if len(keys) > smallSort {
+		slices.SortFunc(keys, cmp)
+	} else {
+		for i := 1; i < len(keys); i++ {
+			v := keys[i]
+			j := i
+			for ; j > 0 && cmp(v, keys[j-1]) < 0; j-- {
+				keys[j] = keys[j-1]
+			}
+			keys[j] = v
 		}
-		s[j] = v
 	}
+	e.sorted = keys
+	order := e.order32[:0]
+	for _, k := range keys {
+		order = append(order, k.pos)
+	}
+	e.order32 = order
+	return order
 }
 
 func isFinite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }

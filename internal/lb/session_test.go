@@ -216,3 +216,35 @@ func TestSessionS18PromotionNotCached(t *testing.T) {
 		t.Fatalf("ww unpromoted: %v", ids(ws, d.AffinityOrder))
 	}
 }
+
+// session.md §6.1 and S17: the metric's selection label.
+func TestSessionSelectionLabel(t *testing.T) {
+	e := NewEngine(scfg(withK(2)))
+	for _, tc := range []struct {
+		snap *Snapshot
+		hint string
+		want string
+	}{
+		{freeExcept("A"), "", "primary"},                 // new, depth 2 ≤ k 2
+		{freeExcept("A", "B", "D", "E"), "", "fallback"}, // new, depth 3
+	} {
+		d := e.Decide(tc.snap, prq(last(tc.hint)), nil, Options{})
+		if got := e.SessionSelection(&d, tc.hint); got != tc.want {
+			t.Errorf("hint %q: %s depth %d: %q, want %q", tc.hint, d.ClusterID, d.RankDepth, got, tc.want)
+		}
+	}
+	e1 := NewEngine(scfg())
+	d := e1.Decide(freeExcept(), prq(last("B")), nil, Options{})
+	if d.ClusterID != "B" || e1.SessionSelection(&d, " B ") != "primary" {
+		t.Errorf("returning primary: %s %q", d.ClusterID, e1.SessionSelection(&d, "B"))
+	}
+	d = e.Decide(freeExcept("A", "C", "D", "E"), prq(last("C"), at(300)), nil, Options{})
+	if d.ClusterID != "B" || e.SessionSelection(&d, "C") != "fallback" {
+		t.Errorf("returning fallback: %s %q", d.ClusterID, e.SessionSelection(&d, "C"))
+	}
+	off := NewEngine(pcfg(PulsarWaitAndWiden))
+	d = off.Decide(freeExcept(), prq(), nil, Options{})
+	if off.SessionSelection(&d, "") != "" {
+		t.Error("unclassified decisions record nothing")
+	}
+}
