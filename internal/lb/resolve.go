@@ -278,10 +278,7 @@ func overlayExpression(c *AlgorithmConfig, params string) ([]string, error) {
 		if rest[0] != ';' {
 			return nil, malformed("expected ';'")
 		}
-		rest = rest[1:]
-		if strings.HasPrefix(rest, " ") {
-			rest = rest[1:]
-		}
+		rest = strings.TrimPrefix(rest[1:], " ")
 		eq := strings.IndexByte(rest, '=')
 		semi := strings.IndexByte(rest, ';')
 		if eq < 0 || (semi >= 0 && semi < eq) {
