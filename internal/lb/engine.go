@@ -149,22 +149,31 @@ func (e *Engine) prepare(snap *Snapshot, req *Request, rv *reqView) int {
 		e.excl = make([]bool, n)
 		e.seen = make([]bool, n)
 		e.feas = make([]Feasibility, n)
-		e.all = make([]int, n)
+		e.all = make([]int, 0, n)
 	}
-	e.excl, e.seen, e.feas, e.all = e.excl[:n], e.seen[:n], e.feas[:n], e.all[:n]
-	eligible := 0
-	for i := range snap.Clusters {
-		e.all[i] = i
-		x := false
-		for _, id := range req.ExcludedClusterIDs {
-			if id == snap.Clusters[i].ClusterID {
-				x = true
-				break
-			}
+	e.excl, e.seen, e.feas = e.excl[:n], e.seen[:n], e.feas[:n]
+	if len(e.all) != n {
+		e.all = e.all[:n] // cap(e.all) ≥ n: allocated with the other buffers
+		for i := range e.all {
+			e.all[i] = i
 		}
-		e.excl[i] = x
-		if !x {
-			eligible++
+	}
+	eligible := n
+	if len(req.ExcludedClusterIDs) == 0 {
+		clear(e.excl)
+	} else {
+		for i := range snap.Clusters {
+			x := false
+			for _, id := range req.ExcludedClusterIDs {
+				if id == snap.Clusters[i].ClusterID {
+					x = true
+					break
+				}
+			}
+			e.excl[i] = x
+			if x {
+				eligible--
+			}
 		}
 	}
 	if e.hasSLO {

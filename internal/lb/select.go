@@ -214,10 +214,7 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 	if opt.Probabilities {
 		e.selectProbabilities(snap, ests, capl, m, d)
 	}
-	for i := 0; i < m; i++ {
-		j := i + rng.IntN(len(capl)-i)
-		capl[i], capl[j] = capl[j], capl[i]
-	}
+	shufflePrefix(capl, m, rng)
 	best := capl[0]
 	for _, p := range capl[1:m] {
 		if e.lessSampled(snap, &ests[best], &ests[p]) {
@@ -244,6 +241,18 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 		pt.Chosen = snap.Clusters[res.idx].ClusterID
 	}
 	return res
+}
+
+// shufflePrefix is the partial Fisher–Yates shuffle of wait-and-widen.md
+// §3.3 step 7: for i in [0, m) swap position i with a uniform position in
+// [i, len). The draw for the last position (a range of one) is skipped.
+func shufflePrefix(s []int32, m int, rng Rand) {
+	for i := 0; i < m; i++ {
+		if n := len(s) - i; n > 1 {
+			j := i + rng.IntN(n)
+			s[i], s[j] = s[j], s[i]
+		}
+	}
 }
 
 // lessSampled reports whether y replaces the current best in the sampled

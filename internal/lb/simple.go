@@ -50,10 +50,7 @@ func (e *Engine) decidePowerOfN(snap *Snapshot, rv *reqView, eligible int, rng R
 	if opt.Probabilities {
 		e.selectProbabilities(snap, ests, capl, m, d)
 	}
-	for i := 0; i < m; i++ {
-		j := i + rng.IntN(len(capl)-i)
-		capl[i], capl[j] = capl[j], capl[i]
-	}
+	shufflePrefix(capl, m, rng)
 	if !scoreAll {
 		for _, p := range capl[:m] {
 			e.scorePowerOfN(snap, rv, &ests[p])
