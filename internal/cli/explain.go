@@ -347,6 +347,10 @@ func writeCaseText(env *Env, file string, r *conformance.Result, check bool) {
 		}
 		fmt.Fprintln(w)
 		for _, ct := range p.Candidates {
+			if p.Phase == lb.PhaseRankWalk || ct.Excluded || ct.Feasibility != lb.Eligible {
+				fmt.Fprintf(w, "    %-12s rank %d: %s\n", ct.ClusterID, ct.Rank, ct.Why)
+				continue
+			}
 			fmt.Fprintf(w, "    %-12s bucket ttft %s (rtt %s, queue %s, prefill %s)", ct.ClusterID, msText(ct.BucketTTFTMs),
 				msText(ct.RTTMs), msText(ct.QueueMs), msText(ct.PrefillMs))
 			if ct.Bucket >= 0 {

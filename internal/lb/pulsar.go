@@ -159,11 +159,30 @@ func (e *Engine) decidePulsar(snap *Snapshot, rv *reqView, d *Decision) {
 		return
 	}
 	kv := false
+	var pt *PhaseTrace
+	if d.Trace != nil {
+		d.Trace.Phases = append(d.Trace.Phases, PhaseTrace{Phase: PhaseRankWalk, Scale: 1})
+		pt = &d.Trace.Phases[len(d.Trace.Phases)-1]
+	}
 	for p, idx := range order {
 		f := e.feas[idx]
+		if pt != nil {
+			ct := CandidateTrace{ClusterID: snap.Clusters[idx].ClusterID, Cluster: idx, Rank: p + 1, Feasibility: f,
+				Excluded: f == RetryExcluded, Bucket: -1, SLOEligible: true, HasCapacity: true, Why: "not reached"}
+			switch {
+			case f == Eligible:
+				ct.Chosen, ct.Why = true, "chosen: first feasible cluster in ranking order"
+			default:
+				ct.Why = "skipped: " + f.String()
+			}
+			pt.Candidates = append(pt.Candidates, ct)
+		}
 		if f == Eligible {
 			d.selected(idx, p+1, PhaseRankWalk)
 			d.SelectedAfterKVFreeTokensSkip = kv
+			if pt != nil {
+				pt.Result, pt.Chosen = KindSelected, snap.Clusters[idx].ClusterID
+			}
 			return
 		}
 		if f.KVSkip() {
@@ -171,6 +190,22 @@ func (e *Engine) decidePulsar(snap *Snapshot, rv *reqView, d *Decision) {
 		}
 	}
 	d.Reason = ReasonNoFeasible
+}
+
+// noteGated adds the candidates of list that the feasibility gate removed
+// to the last phase trace (pulsar.md §7.2: only feasible members enter
+// the selection).
+func (e *Engine) noteGated(snap *Snapshot, list []int, d *Decision) {
+	if d.Trace == nil || len(d.Trace.Phases) == 0 {
+		return
+	}
+	pt := &d.Trace.Phases[len(d.Trace.Phases)-1]
+	for p, idx := range list {
+		if f := e.feas[idx]; f != Eligible {
+			pt.Candidates = append(pt.Candidates, CandidateTrace{ClusterID: snap.Clusters[idx].ClusterID, Cluster: idx,
+				Rank: p + 1, Feasibility: f, Excluded: f == RetryExcluded, Bucket: -1, Why: "removed by the feasibility gate: " + f.String()})
+		}
+	}
 }
 
 // decidePulsarWaitAndWiden is pulsar-wait-and-widen (pulsar.md §7.2, the
@@ -204,6 +239,7 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 	}
 	e.open = open
 	a := e.wwSelect(snap, rv, open, scale, rv.elapsed, e.cfg.MaxQueued, PhaseAffinity, rng, opt, d)
+	e.noteGated(snap, order[:g], d)
 	if a.kind == KindSelected {
 		d.OpenSet = order[:g]
 		e.pulsarChoice(order, a.idx, PhaseAffinity, d)
@@ -260,6 +296,7 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 	}
 	e.open = open
 	o := e.wwSelect(snap, rv, open, 1.0, w, e.cfg.FallbackMaxQueued, PhaseOpen, rng, opt, d)
+	e.noteGated(snap, order[:end], d)
 	if o.kind == KindSelected {
 		e.pulsarChoice(order, o.idx, PhaseOpen, d)
 		return
