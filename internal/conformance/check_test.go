@@ -98,3 +98,36 @@ func TestConfigOnlyChecks(t *testing.T) {
 		t.Errorf("wrong: %v", r.Mismatches)
 	}
 }
+
+// A request's routing_method resolves against the case config as the
+// model entry (E3) before the decision.
+func TestRoutingMethodInCase(t *testing.T) {
+	src := `
+- name: override
+  config: {algorithm: wait-and-widen, seed: seed-1, cache_affinity_backend_selection_count: 1, last_cluster_affinity: true,
+           request_algorithms: {pulsar-wait-and-widen: {algorithm: pulsar-wait-and-widen, seed: seed-1}}}
+  request: {model: model-a, routing_method: Pulsar_Wait_And_Widen, cache_affinity_key: k, last_cluster_id: a, input_tokens: 1}
+  snapshot: {clusters: [{cluster_id: a, stats: {max_input_tps: 100, last_mean_input_tps: 100}}]}
+  expect: {outcome: dispatch, cluster: a, session_state: null}
+- name: unavailable
+  config: {algorithm: pulsar}
+  request: {model: model-a, routing_method: random, input_tokens: 1}
+  snapshot: {clusters: [{cluster_id: a}]}
+  expect: {outcome: error, error_contains: "routing method random is not configured"}
+- name: expression
+  config: {algorithm: pulsar, seed: x}
+  request: {model: model-a, routing_method: "pulsar;consider_kv_free_tokens=true", input_tokens: 100}
+  snapshot: {clusters: [{cluster_id: a, stats: {max_input_tps: 100, kv_cache_capacity_tokens: 10, kv_cache_free_tokens: 10}},
+                        {cluster_id: b, stats: {max_input_tps: 1, kv_cache_capacity_tokens: 1000, kv_cache_free_tokens: 1000}}]}
+  expect: {outcome: dispatch, cluster: b, selected_after_kv_free_tokens_skip: true}
+`
+	cs, err := formats.DecodeCases("c.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		if r := Evaluate(c); !r.Pass() {
+			t.Errorf("%s: %v", c.Name, r.Mismatches)
+		}
+	}
+}
