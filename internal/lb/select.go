@@ -9,11 +9,12 @@ import (
 
 // est is one surviving candidate of a selection run.
 type est struct {
-	idx   int32   // candidate index in the snapshot
-	trace int32   // index into the phase trace's Candidates, or -1
-	key   uint64  // comparator key (unsigned order = comparator order)
-	score float64 // comparator value, for explain
-	t     TTFT
+	idx    int32   // candidate index in the snapshot
+	trace  int32   // index into the phase trace's Candidates, or -1
+	key    uint64  // comparator key (unsigned order = comparator order)
+	score  float64 // comparator value, for explain
+	bucket float64 // bucket TTFT (ms)
+	queue  float64 // queue estimate (ms)
 }
 
 // selResult is the result of one selection run (SELECT / WWSelect).
@@ -90,7 +91,7 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 		} else {
 			allFinite = false
 		}
-		ests = append(ests, est{idx: int32(idx), trace: ti, key: key, score: score, t: t})
+		ests = append(ests, est{idx: int32(idx), trace: ti, key: key, score: score, bucket: t.BucketMs, queue: t.QueueMs})
 	}
 	e.ests = ests
 	res := selResult{kind: KindUnavailable, idx: -1}
@@ -136,7 +137,7 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 		bucket := 0
 		unlocked = 0
 		for i := range order {
-			b := ests[order[i]].t.BucketMs
+			b := ests[order[i]].bucket
 			if !isFinite(b) {
 				break
 			}
@@ -148,7 +149,7 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 				need := gap * e.cfg.NextBucketUnlockFactor
 				if budget < need {
 					for j := i; j < len(order); j++ {
-						if x := &ests[order[j]]; isFinite(x.t.BucketMs) && HasCapacity(&snap.Clusters[x.idx].Stats, mq) {
+						if x := &ests[order[j]]; isFinite(x.bucket) && HasCapacity(&snap.Clusters[x.idx].Stats, mq) {
 							if w, ok := durationFromSecsF64((need - budget) / 1000.0); ok {
 								nextWait, hasNext = w.duration(), true
 							}
@@ -158,7 +159,7 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 					if pt != nil {
 						for j := i; j < len(order); j++ {
 							ct := &pt.Candidates[ests[order[j]].trace]
-							if isFinite(ests[order[j]].t.BucketMs) {
+							if isFinite(ests[order[j]].bucket) {
 								ct.Why = "in a TTFT bucket that is still locked"
 							} else {
 								ct.Why = "TTFT is infinite (no valid capacity signal)"
@@ -179,7 +180,7 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 		}
 		if pt != nil {
 			for j := unlocked; j < len(order); j++ {
-				if !isFinite(ests[order[j]].t.BucketMs) {
+				if !isFinite(ests[order[j]].bucket) {
 					pt.Candidates[ests[order[j]].trace].Why = "TTFT is infinite (no valid capacity signal)"
 				}
 			}
@@ -262,7 +263,7 @@ func (e *Engine) lessSampled(snap *Snapshot, best, y *est) bool {
 	if !e.pww {
 		return best.key > y.key
 	}
-	return compareLeastQueue(&snap.Clusters[best.idx], &snap.Clusters[y.idx], best.t.QueueMs, y.t.QueueMs) > 0
+	return compareLeastQueue(&snap.Clusters[best.idx], &snap.Clusters[y.idx], best.queue, y.queue) > 0
 }
 
 func (e *Engine) finishPhase(pt *PhaseTrace, r selResult) {
@@ -292,7 +293,7 @@ type sortKey struct {
 func (e *Engine) sortEsts(ests []est, snap *Snapshot) []int32 {
 	keys := e.sorted[:0]
 	for i := range ests {
-		keys = append(keys, sortKey{totalKey(ests[i].t.BucketMs), int32(i)})
+		keys = append(keys, sortKey{totalKey(ests[i].bucket), int32(i)})
 	}
 	cmp := func(a, b sortKey) int {
 		switch {

@@ -67,9 +67,10 @@ func (e *Engine) decidePowerOfN(snap *Snapshot, rv *reqView, eligible int, rng R
 		pt := PhaseTrace{Phase: PhaseSample, Scale: 1, Result: KindSelected, Chosen: snap.Clusters[ests[best].idx].ClusterID}
 		for i := range ests {
 			x := &ests[i]
+			t := EstimateTTFT(&snap.Clusters[x.idx], rv.inputTokens, rv.priority, 1.0, false, false)
 			pt.Candidates = append(pt.Candidates, CandidateTrace{ClusterID: snap.Clusters[x.idx].ClusterID, Cluster: int(x.idx),
-				RTTMs: Millis(x.t.RTTMs), QueueMs: Millis(x.t.QueueMs), PrefillMs: Millis(x.t.PrefillMs),
-				BucketTTFTMs: Millis(x.t.BucketMs), ScoreMs: Millis(x.score), SLOEligible: true, Bucket: -1, HasCapacity: true,
+				RTTMs: Millis(t.RTTMs), QueueMs: Millis(t.QueueMs), PrefillMs: Millis(t.PrefillMs),
+				BucketTTFTMs: Millis(t.BucketMs), ScoreMs: Millis(x.score), SLOEligible: true, Bucket: -1, HasCapacity: true,
 				Why: "not sampled"})
 		}
 		for _, p := range capl[:m] {
@@ -88,8 +89,9 @@ func (e *Engine) decidePowerOfN(snap *Snapshot, rv *reqView, eligible int, rng R
 // score.
 func (e *Engine) scorePowerOfN(snap *Snapshot, rv *reqView, x *est) {
 	c := &snap.Clusters[x.idx]
-	x.t = EstimateTTFT(c, rv.inputTokens, rv.priority, 1.0, false, false)
-	x.score, x.key = comparatorScore(e.cfg.Comparator, c, &x.t, rv.inputTokens)
+	t := EstimateTTFT(c, rv.inputTokens, rv.priority, 1.0, false, false)
+	x.bucket, x.queue = t.BucketMs, t.QueueMs
+	x.score, x.key = comparatorScore(e.cfg.Comparator, c, &t, rv.inputTokens)
 }
 
 // decideRandom is random (upstream random.rs): uniform over the
