@@ -134,6 +134,27 @@ func BenchmarkDecide(b *testing.B) {
 	}
 }
 
+// BenchmarkStep is the proxy step (request policy, admission, decision,
+// wait budget) around wait-and-widen-affinity: what the simulator runs.
+func BenchmarkStep(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("wait-and-widen-affinity/clusters=%d", n), func(b *testing.B) {
+			snap := benchSnapshot(n)
+			c := DefaultAlgorithmConfig(WaitAndWiden)
+			c.Seed, c.CacheAffinityBackendSelectionCount, c.CacheAffinityWaitMs, c.CacheAffinityInputTokensScale = "bench", 2, 300, 0.1
+			e := NewEngine(&c)
+			req := &Request{Model: "model-a", RoutingKey: "rk-1", CacheAffinityKey: "prefix-key", InputTokens: 1000, HasInputTokens: true}
+			rng := rand.New(rand.NewPCG(1, 2))
+			b.ReportAllocs()
+			cpu := startCPU(b)
+			for i := 0; i < b.N; i++ {
+				e.Step(snap, req, rng, Options{})
+			}
+			cpu.stop(b)
+		})
+	}
+}
+
 // BenchmarkDecideTrace is wait-and-widen-affinity with trace and
 // probabilities on (the explain path), for comparison.
 func BenchmarkDecideTrace(b *testing.B) {
@@ -204,5 +225,28 @@ func (c cpuClock) stop(b *testing.B) {
 	b.StopTimer()
 	if d := processCPU() - c.start; d > 0 && b.N > 0 {
 		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// The hot path (Options zero) does not allocate once the engine is warm,
+// for every algorithm, in Decide and in Step.
+func TestHotPathAllocationFree(t *testing.T) {
+	for _, sc := range benchScenarios() {
+		snap := benchSnapshot(8)
+		e := NewEngine(sc.cfg(8))
+		req := &Request{Model: "model-a", RoutingKey: "rk-1", CacheAffinityKey: sc.key, InputTokens: 1000, HasInputTokens: true}
+		for i := 0; i < sc.exclude; i++ {
+			req.ExcludedClusterIDs = append(req.ExcludedClusterIDs, snap.Clusters[i*3+1].ClusterID)
+		}
+		if sc.hint {
+			req.LastClusterID = snap.Clusters[4].ClusterID
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		if a := testing.AllocsPerRun(100, func() { e.Decide(snap, req, rng, Options{}) }); a != 0 {
+			t.Errorf("%s: Decide allocates %v per run", sc.name, a)
+		}
+		if a := testing.AllocsPerRun(100, func() { e.Step(snap, req, rng, Options{}) }); a != 0 {
+			t.Errorf("%s: Step allocates %v per run", sc.name, a)
+		}
 	}
 }
