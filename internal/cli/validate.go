@@ -126,7 +126,7 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 	}
 	report := ValidateReport{SchemaVersion: 1, Valid: true}
 	results := make([]*validate.Result, 0, len(files))
-	unreadable := false
+	unreadable := 0
 	for _, name := range files {
 		var r *validate.Result
 		data, err := readInput(env, name, validate.MaxInputBytes)
@@ -138,7 +138,7 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 		results = append(results, r)
 		fr := fileReport(r)
 		if !fr.Readable {
-			unreadable = true
+			unreadable++
 		}
 		if fr.Errors > 0 || (opts.Strict && fr.Warnings > 0) {
 			report.Valid = false
@@ -158,8 +158,8 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 		printValidateText(env.Out, env.Style, results, &report, opts)
 	}
 	switch {
-	case unreadable:
-		return &ExitError{Code: ExitUsage}
+	case unreadable > 0:
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%d of %d files could not be read as JSON or YAML (see the LC1000/LC1001/LC11xx findings)", unreadable, len(files))}
 	case !report.Valid:
 		return ErrFindings
 	}
