@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"fmt"
 	"strconv"
 
 	"gopkg.in/yaml.v3"
@@ -152,6 +153,9 @@ func (v *Value) Get(key string) *Value {
 // as "not set" for Option fields (lb-config.md §7.1).
 func (v *Value) IsNull() bool { return v == nil || v.Kind == KindNull }
 
+// maxQuotedRunes bounds how much of a string value a message quotes.
+const maxQuotedRunes = 120
+
 // describe renders the value the way serde's Unexpected does in error
 // messages: "string \"x\"", "integer `5`", "floating point `2.0`",
 // "boolean `true`", "null", "map", "sequence".
@@ -162,6 +166,11 @@ func (v *Value) describe() string {
 	case KindBool:
 		return "boolean `" + v.Text + "`"
 	case KindString:
+		if r := []rune(v.Text); len(r) > maxQuotedRunes {
+			// Stargate would print it whole; a message quoting a whole
+			// file (a text given as an lb-config) helps nobody.
+			return "string " + rustDebugString(string(r[:maxQuotedRunes])) + fmt.Sprintf("… (%d characters)", len(r))
+		}
 		return "string " + rustDebugString(v.Text)
 	case KindObject:
 		return "map"
