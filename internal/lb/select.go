@@ -69,6 +69,8 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 			ct := &pt.Candidates[ti]
 			ct.RTTMs, ct.QueueMs, ct.PrefillMs = Millis(t.RTTMs), Millis(t.QueueMs), Millis(t.PrefillMs)
 			ct.BucketTTFTMs, ct.ScoreMs = Millis(t.BucketMs), Millis(score)
+			ct.ComparatorTTFTMs = Millis(t.ComparatorMs)
+			ct.UnlockAtMs = Millis(math.Inf(1))
 			ct.SLOEligible = slo
 			ct.HasCapacity = HasCapacity(&c.Stats, mq)
 			if !slo {
@@ -118,12 +120,15 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 	unlocked := len(ests)
 	var nextWait time.Duration
 	hasNext := false
+	// originMs is the phase clock's origin as request elapsed time (trace
+	// only: bucket unlock instants).
+	originMs := DurationMs(rv.elapsed - unlock)
 	if allFinite && slowest-fastest <= e.bucketMs {
 		if pt != nil {
 			pt.SingleBucket = true
 			for i := range ests {
-				pt.Candidates[ests[i].trace].Bucket = 0
-				pt.Candidates[ests[i].trace].Unlocked = true
+				ct := &pt.Candidates[ests[i].trace]
+				ct.Bucket, ct.Unlocked, ct.UnlockAtMs = 0, true, Millis(originMs)
 			}
 		}
 	} else {
@@ -131,6 +136,7 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 		budget := DurationMs(unlock)
 		start := math.NaN()
 		bucket := 0
+		cum := 0.0 // trace only: unlock budget spent up to the current bucket
 		unlocked = 0
 		for i := range ests {
 			b := ests[i].t.BucketMs
@@ -153,24 +159,33 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 						}
 					}
 					if pt != nil {
+						lcum, lbucket, lstart := cum, bucket, start
 						for j := i; j < len(ests); j++ {
 							ct := &pt.Candidates[ests[j].trace]
-							if isFinite(ests[j].t.BucketMs) {
-								ct.Why = "in a TTFT bucket that is still locked"
-							} else {
+							bj := ests[j].t.BucketMs
+							if !isFinite(bj) {
 								ct.Why = "TTFT is infinite (no valid capacity signal)"
+								continue
 							}
+							if bj-lstart > e.bucketMs {
+								lcum += (bj - lstart) * e.cfg.NextBucketUnlockFactor
+								lbucket++
+								lstart = bj
+							}
+							ct.Why = "in a TTFT bucket that is still locked"
+							ct.Bucket, ct.UnlockAtMs = lbucket, Millis(originMs+lcum)
 						}
 					}
 					break
 				}
 				budget -= need
+				cum += need
 				start = b
 				bucket++
 			}
 			if pt != nil {
-				pt.Candidates[ests[i].trace].Bucket = bucket
-				pt.Candidates[ests[i].trace].Unlocked = true
+				ct := &pt.Candidates[ests[i].trace]
+				ct.Bucket, ct.Unlocked, ct.UnlockAtMs = bucket, true, Millis(originMs+cum)
 			}
 			unlocked++
 		}
