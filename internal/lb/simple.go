@@ -1,6 +1,9 @@
 package lb
 
-import "math/big"
+import (
+	"math"
+	"math/big"
+)
 
 // eligibleList fills e.list with the non-excluded candidates in slice order.
 func (e *Engine) eligibleList(snap *Snapshot) []int {
@@ -63,8 +66,8 @@ func (e *Engine) decidePowerOfN(snap *Snapshot, rv *reqView, eligible int, rng R
 			x := &ests[i]
 			pt.Candidates = append(pt.Candidates, CandidateTrace{ClusterID: snap.Clusters[x.idx].ClusterID, Cluster: int(x.idx),
 				RTTMs: Millis(x.t.RTTMs), QueueMs: Millis(x.t.QueueMs), PrefillMs: Millis(x.t.PrefillMs),
-				BucketTTFTMs: Millis(x.t.BucketMs), ScoreMs: Millis(x.score), SLOEligible: true, Bucket: -1, HasCapacity: true,
-				Why: "not sampled"})
+				BucketTTFTMs: Millis(x.t.BucketMs), ScoreMs: Millis(x.score), ComparatorTTFTMs: Millis(x.t.ComparatorMs),
+				SLOEligible: true, Bucket: -1, UnlockAtMs: Millis(math.Inf(1)), HasCapacity: true, Why: "not sampled"})
 		}
 		for _, p := range capl[:m] {
 			ct := &pt.Candidates[p]

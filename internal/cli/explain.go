@@ -1,0 +1,407 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"github.com/lcctl/lcctl/internal/explain"
+	"github.com/lcctl/lcctl/internal/formats"
+	"github.com/lcctl/lcctl/internal/lb"
+)
+
+// explainOptions are the flags of `lcctl explain` (docs/explain.md).
+type explainOptions struct {
+	Config, AlgorithmConfig, Snapshot string
+	Headers                           []string
+	// Convenience flags, each one request header value.
+	Model, RoutingKey, RoutingMethod, AffinityKey, InputTokens, Priority,
+	SLOMs, MaxWaitMs, LastCluster, RequestID string
+	Elapsed             string
+	Exclude             []string
+	FirstClassification string
+	Timeline            bool
+	Chart               string
+	Compare             string
+	Width               int
+	Case                string
+	Check               bool
+
+	changed func(name string) bool
+}
+
+// headerFlags maps each convenience flag to the header it sets.
+var headerFlags = []struct{ flag, header string }{
+	{"model", lb.HeaderModel},
+	{"routing-key", lb.HeaderRoutingKey},
+	{"routing-method", lb.HeaderRoutingMethod},
+	{"affinity-key", lb.HeaderCacheAffinityKey},
+	{"input-tokens", lb.HeaderInputTokens},
+	{"priority", lb.HeaderPriority},
+	{"slo-ms", lb.HeaderRequestSLOMs},
+	{"max-wait-ms", lb.HeaderMaxWaitMs},
+	{"last-cluster", lb.HeaderLastClusterID},
+	{"request-id", lb.HeaderRequestID},
+}
+
+func (o *explainOptions) flagValue(name string) string {
+	switch name {
+	case "model":
+		return o.Model
+	case "routing-key":
+		return o.RoutingKey
+	case "routing-method":
+		return o.RoutingMethod
+	case "affinity-key":
+		return o.AffinityKey
+	case "input-tokens":
+		return o.InputTokens
+	case "priority":
+		return o.Priority
+	case "slo-ms":
+		return o.SLOMs
+	case "max-wait-ms":
+		return o.MaxWaitMs
+	case "last-cluster":
+		return o.LastCluster
+	case "request-id":
+		return o.RequestID
+	}
+	return ""
+}
+
+func newExplainCommand(env *Env) *cobra.Command {
+	o := &explainOptions{}
+	cmd := &cobra.Command{
+		Use:   "explain --snapshot FILE --model NAME [--config FILE] [request flags]",
+		Short: "Show why a request goes where it goes, over time, flag off vs on",
+		Long: `Explain one routing decision: the effective algorithm (resolved from the
+lb-config exactly as Stargate resolves it), the session state and the
+affinity order before and after last-cluster promotion, every cluster's TTFT
+estimate, bucket, admission and verdict, and the decision: dispatch, wait
+until when, or reject and why.
+
+The request is given as Stargate's headers (-H 'name: value', parsed with
+Stargate's rules) or with the convenience flags. --timeline follows the
+decision through every change point (affinity deadline, bucket unlocks, band
+openings); --compare flag decides the same request with last_cluster_affinity
+off and on; --compare config=OTHER with another config.
+
+--case FILE explains conformance cases instead (formats.md); --check
+compares each with its expect block and exits 1 on a mismatch.
+
+Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
+2 usage or input error.`,
+		Example: `  lcctl explain --config examples/explain/returning-outside-group.lb-config.yaml \
+    --snapshot examples/explain/returning-outside-group.snapshot.yaml \
+    --model model-a --affinity-key session-6 --last-cluster D --timeline
+  lcctl explain --snapshot snap.yaml -H 'x-model: model-a' -H 'x-input-tokens: 100' --elapsed 250ms
+  lcctl explain --config lb.json --snapshot snap.yaml --model model-a --compare flag
+  lcctl explain --check --case ../shared/conformance/session.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.changed = cmd.Flags().Changed
+			return runExplain(cmd.Context(), o, env)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Config, "config", "", "lb-config `FILE` (JSON or YAML; validated first)")
+	f.StringVar(&o.AlgorithmConfig, "algorithm-config", "", "one detailed algorithm object `FILE` instead of a whole lb-config")
+	f.StringVar(&o.Snapshot, "snapshot", "", "routing snapshot `FILE` (formats.md; - for standard input)")
+	f.StringArrayVarP(&o.Headers, "header", "H", nil, "request header 'name: value' (repeatable; Stargate's header names)")
+	f.StringVar(&o.Model, "model", "", "x-model: the model `NAME`")
+	f.StringVar(&o.RoutingKey, "routing-key", "", "x-routing-key")
+	f.StringVar(&o.RoutingMethod, "routing-method", "", "x-routing-method: an algorithm name")
+	f.StringVar(&o.AffinityKey, "affinity-key", "", "x-cache-affinity-key")
+	f.StringVar(&o.InputTokens, "input-tokens", "", "x-input-tokens (default 0 when not given)")
+	f.StringVar(&o.Priority, "priority", "", "x-priority")
+	f.StringVar(&o.SLOMs, "slo-ms", "", "x-request-slo-ms")
+	f.StringVar(&o.MaxWaitMs, "max-wait-ms", "", "x-max-wait-ms")
+	f.StringVar(&o.LastCluster, "last-cluster", "", "x-stargate-last-cluster-id: the session's last `CLUSTER`")
+	f.StringVar(&o.RequestID, "request-id", "", "x-request-id (default lcctl-explain)")
+	f.StringVar(&o.Elapsed, "elapsed", "0", "time since the request arrived (`DURATION`: 250ms, 1.5s, or milliseconds)")
+	f.StringSliceVar(&o.Exclude, "exclude", nil, "clusters already tried by earlier attempts (`A,B`)")
+	f.StringVar(&o.FirstClassification, "first-classification", "", "session state pinned by the request's first decision: new, returning or stale")
+	f.BoolVar(&o.Timeline, "timeline", false, "show the decisions at every change point until dispatch or the wait budget")
+	f.StringVar(&o.Chart, "chart", "auto", "open-set bar chart with --timeline: auto (terminal only), always or never")
+	f.StringVar(&o.Compare, "compare", "", "compare with last_cluster_affinity off and on (flag) or with another config (config=`FILE`)")
+	f.IntVar(&o.Width, "width", 0, "layout width in columns (default: the terminal's, else $COLUMNS, else 100)")
+	f.StringVar(&o.Case, "case", "", "explain the conformance cases in `FILE` instead of one request")
+	f.BoolVar(&o.Check, "check", false, "with --case: compare each case with its expect block; exit 1 on a mismatch")
+	_ = cmd.RegisterFlagCompletionFunc("chart", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("first-classification", cobra.FixedCompletions([]string{"new", "returning", "stale"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("compare", cobra.FixedCompletions([]string{"flag", "config="}, cobra.ShellCompDirectiveNoSpace))
+	return cmd
+}
+
+// runExplain is `lcctl explain`: it gathers the inputs, runs the engine
+// (explain_run.go) and renders the report (internal/explain).
+func runExplain(_ context.Context, o *explainOptions, env *Env) error {
+	if o.Case != "" {
+		return runExplainCases(o, env)
+	}
+	if o.Check {
+		return Usagef("--check needs --case FILE")
+	}
+	in, notes, err := gatherExplainInputs(o, env)
+	if err != nil {
+		return err
+	}
+	var cfg *lb.Config
+	if in.configFile != "" {
+		if cfg, err = loadExplainConfig(env, in.configFile, in.algObject, in.req.Model); err != nil {
+			return err
+		}
+	}
+	var other *lb.Config
+	otherFile := ""
+	switch {
+	case o.Compare == "" || o.Compare == "flag":
+	case strings.HasPrefix(o.Compare, "config="):
+		otherFile = strings.TrimPrefix(o.Compare, "config=")
+		if otherFile == "" {
+			return Usagef("--compare config=FILE: the file name is empty")
+		}
+		if other, err = loadExplainConfig(env, otherFile, in.algObject, in.req.Model); err != nil {
+			return err
+		}
+	default:
+		return Usagef("--compare %q: want flag or config=FILE", o.Compare)
+	}
+
+	rep := &explain.Report{Model: in.req.Model, Snapshot: in.snap, Notes: notes}
+	rep.Request = requestView(in)
+	rep.Run = decideRun(in, cfg, "", nil)
+	switch {
+	case o.Compare == "flag":
+		c := rep.Run.Config
+		if c == nil {
+			return Usagef("--compare flag: the request is rejected before an algorithm is chosen (%s)", rep.Run.Decision.Message)
+		}
+		if c.Algorithm != lb.WaitAndWiden && c.Algorithm != lb.PulsarWaitAndWiden {
+			return Usagef("--compare flag: last_cluster_affinity exists only for wait-and-widen and pulsar-wait-and-widen; the effective algorithm is %s", c.Algorithm)
+		}
+		rep.Compare = &explain.Comparison{What: "flag",
+			Left:  decideRun(in, cfg, "off", func(a *lb.AlgorithmConfig) { a.LastClusterAffinity = false }),
+			Right: decideRun(in, cfg, "on", func(a *lb.AlgorithmConfig) { a.LastClusterAffinity = true })}
+	case other != nil:
+		left := rep.Run
+		left.Label = labelFor(in.configFile)
+		right := decideRun(&explainInputs{snap: in.snap, req: in.req, headerErr: in.headerErr, configFile: otherFile, algObject: in.algObject},
+			other, labelFor(otherFile), nil)
+		if right.Label == left.Label {
+			left.Label, right.Label = "--config", "--compare"
+		}
+		rep.Compare = &explain.Comparison{What: "config", Left: left, Right: right}
+	}
+	if rep.Compare != nil {
+		rep.Compare.Differences = explain.Differences(rep, rep.Compare)
+	}
+	if !o.Timeline {
+		rep.Run.Timeline, rep.Run.TimelineTruncated = nil, false
+	}
+	if env.Global.JSON() {
+		return explain.JSON(env.Out, rep)
+	}
+	chart := false
+	switch o.Chart {
+	case "auto":
+		chart = env.OutTTY
+	case "always":
+		chart = true
+	case "never":
+	default:
+		return Usagef("--chart %q: want auto, always or never", o.Chart)
+	}
+	return explain.Text(env.Out, rep, env.Style, explain.Options{Width: explainWidth(o, env), Timeline: o.Timeline, Chart: chart})
+}
+
+func labelFor(file string) string {
+	if file == "" {
+		return "no config"
+	}
+	if i := strings.LastIndexAny(file, `/\`); i >= 0 {
+		return file[i+1:]
+	}
+	return file
+}
+
+// explainWidth picks the layout width: --width, else the terminal's width,
+// else $COLUMNS, else explain.DefaultWidth.
+func explainWidth(o *explainOptions, env *Env) int {
+	if o.Width > 0 {
+		return o.Width
+	}
+	if env.OutTTY {
+		if f, ok := env.Out.(*os.File); ok {
+			if w, _, err := term.GetSize(f.Fd()); err == nil && w > 0 {
+				return w
+			}
+		}
+	}
+	if n, err := strconv.Atoi(env.Env("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return explain.DefaultWidth
+}
+
+// gatherExplainInputs checks the flags, reads the snapshot and turns the
+// headers into a request. Problems with the command line or the files are
+// usage errors; a request Stargate would answer with 400 is not an error
+// here (it is explained as outcome error).
+func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string, error) {
+	if o.Config != "" && o.AlgorithmConfig != "" {
+		return nil, nil, Usagef("--config and --algorithm-config are exclusive")
+	}
+	if o.Snapshot == "" {
+		return nil, nil, Usagef("--snapshot FILE is required (or --case FILE)")
+	}
+	in := &explainInputs{configFile: o.Config}
+	if o.AlgorithmConfig != "" {
+		in.configFile, in.algObject = o.AlgorithmConfig, true
+	}
+	if in.configFile == "-" && o.Snapshot == "-" {
+		return nil, nil, Usagef("--config and --snapshot cannot both read standard input")
+	}
+	var notes []string
+	var hs lb.Headers
+	for _, line := range o.Headers {
+		h, err := ParseHeaderLine(line)
+		if err != nil {
+			return nil, nil, Usagef("-H: %v", err)
+		}
+		hs = append(hs, h)
+	}
+	for _, hf := range headerFlags {
+		if o.changed == nil || !o.changed(hf.flag) {
+			continue
+		}
+		if hs.Count(hf.header) > 0 {
+			return nil, nil, Usagef("--%s and -H '%s: …' both set %s; give one", hf.flag, hf.header, hf.header)
+		}
+		v := o.flagValue(hf.flag)
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return nil, nil, Usagef("--%s: the value contains a control character an HTTP header cannot carry", hf.flag)
+		}
+		hs = append(hs, lb.Header{Name: hf.header, Value: v})
+	}
+	if hs.Count(lb.HeaderModel) == 0 {
+		return nil, nil, Usagef("the model is required: --model NAME or -H 'x-model: NAME'")
+	}
+	if hs.Count(lb.HeaderRequestID) == 0 {
+		hs = append(hs, lb.Header{Name: lb.HeaderRequestID, Value: "lcctl-explain"})
+	}
+	if hs.Count(lb.HeaderInputTokens) == 0 {
+		hs = append(hs, lb.Header{Name: lb.HeaderInputTokens, Value: "0"})
+		notes = append(notes, "x-input-tokens not given: assuming 0 (Stargate itself answers 400 without it, H4)")
+	}
+	seen := map[string]bool{}
+	for _, h := range hs {
+		name := strings.ToLower(h.Name)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		switch {
+		case name == lb.HeaderStargateMaxWaitMs:
+			notes = append(notes, "x-stargate-max-wait-ms is the proxy's retry budget, not a load-balancer input (H11); ignored")
+		case !lb.IsLoadBalancerHeader(name):
+			notes = append(notes, fmt.Sprintf("header %s is not read by the load balancer; ignored", h.Name))
+		case hs.Count(name) > 1:
+			notes = append(notes, fmt.Sprintf("%s is repeated: Stargate reads only the first value", name))
+		}
+	}
+	req, herr := lb.ParseRequestHeaders(hs)
+	if herr != nil {
+		in.headerErr = herr
+		if req.Model == "" {
+			req.Model, _ = lb.HeaderString(headerValue(hs, lb.HeaderModel))
+		}
+	}
+	if v, ok := hs.Get(lb.HeaderRoutingMethod); ok && !req.RoutingMethod.Set {
+		req.RoutingMethod = lb.OptionalString{Value: v, Set: true}
+	}
+	if l := len(req.LastClusterID); l > 256 {
+		notes = append(notes, fmt.Sprintf("x-stargate-last-cluster-id is %d bytes; the gateway stores ids of at most 256 bytes", l))
+	}
+	elapsed, err := ParseElapsed(o.Elapsed)
+	if err != nil {
+		return nil, nil, UsageErr(err)
+	}
+	req.Elapsed = elapsed
+	excl, err := ParseExcludeList(o.Exclude)
+	if err != nil {
+		return nil, nil, UsageErr(err)
+	}
+	req.ExcludedClusterIDs = excl
+	if o.FirstClassification != "" {
+		s, ok := lb.ParseSessionState(o.FirstClassification)
+		if !ok {
+			return nil, nil, Usagef("--first-classification %q: want new, returning or stale", o.FirstClassification)
+		}
+		req.FirstClassification = s
+	}
+	in.req = req
+	in.headers = hs
+	data, err := explainReadFile(env, o.Snapshot, "snapshot")
+	if err != nil {
+		return nil, nil, UsageErr(err)
+	}
+	snap, err := formats.DecodeSnapshot(o.Snapshot, data)
+	if err != nil {
+		return nil, nil, UsageErr(err)
+	}
+	in.snap = snap
+	for _, id := range excl {
+		if snap.Index(id) < 0 {
+			notes = append(notes, fmt.Sprintf("--exclude %s: no such cluster in the snapshot; it has no effect (Stargate ignores unknown ids too)", id))
+		}
+	}
+	if snap.Model != "" && in.req.Model != "" && snap.Model != in.req.Model {
+		notes = append(notes, fmt.Sprintf("the snapshot is for model %s; the request's x-model %s wins", snap.Model, in.req.Model))
+	}
+	return in, notes, nil
+}
+
+func headerValue(hs lb.Headers, name string) string {
+	v, _ := hs.Get(name)
+	return v
+}
+
+// requestView is the request part of the report.
+func requestView(in *explainInputs) explain.Request {
+	r := &in.req
+	v := explain.Request{
+		RoutingKey: r.RoutingKey, CacheAffinityKey: r.CacheAffinityKey, LastClusterID: r.LastClusterID,
+		InputTokens: r.InputTokens, Priority: r.Priority, ExcludedClusterIDs: r.ExcludedClusterIDs,
+		ElapsedMs: lb.DurationMs(r.Elapsed),
+	}
+	for _, h := range in.headers {
+		v.Headers = append(v.Headers, explain.Header{Name: h.Name, Value: h.Value})
+	}
+	if r.RoutingMethod.Set {
+		m := r.RoutingMethod.Value
+		v.RoutingMethod = &m
+	}
+	if r.RequestSLOMs.Set {
+		x := r.RequestSLOMs.Value
+		v.RequestSLOMs = &x
+	}
+	if r.MaxWaitMs.Set {
+		x := r.MaxWaitMs.Value
+		v.MaxWaitMs = &x
+	}
+	if r.FirstClassification != lb.SessionNone {
+		s := r.FirstClassification.String()
+		v.FirstClassification = &s
+	}
+	if e := in.headerErr; e != nil {
+		v.Error = &explain.HeaderError{Header: e.Header, Rule: e.Rule, Code: e.Code, Message: e.Message}
+	}
+	return v
+}
