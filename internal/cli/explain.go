@@ -125,7 +125,7 @@ Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
 	f.StringVar(&o.LastCluster, "last-cluster", "", "x-stargate-last-cluster-id: the session's last `CLUSTER`")
 	f.StringVar(&o.RequestID, "request-id", "", "x-request-id (default lcctl-explain)")
 	f.StringVar(&o.Elapsed, "elapsed", "0", "time since the request arrived (`DURATION`: 250ms, 1.5s, or milliseconds)")
-	f.StringSliceVar(&o.Exclude, "exclude", nil, "clusters already tried by earlier attempts (`A,B`)")
+	f.StringArrayVar(&o.Exclude, "exclude", nil, "clusters already tried by earlier attempts (`A,B`; repeatable)")
 	f.StringVar(&o.FirstClassification, "first-classification", "", "session state pinned by the request's first decision: new, returning or stale")
 	f.BoolVar(&o.Timeline, "timeline", false, "show the decisions at every change point until dispatch or the wait budget")
 	f.StringVar(&o.Chart, "chart", "auto", "open-set bar chart with --timeline: auto (terminal only), always or never")
@@ -322,6 +322,10 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 		if req.Model == "" {
 			req.Model, _ = lb.HeaderString(headerValue(hs, lb.HeaderModel))
 		}
+	}
+	if v, ok := hs.Get(lb.HeaderRoutingMethod); ok && lb.IsRoutingExpression(v) {
+		return nil, nil, Usagef("x-routing-method %q is a routing expression (lb-config.md §12), which lcctl explain does not evaluate; "+
+			"write the overridden algorithm object to a file and pass it with --algorithm-config", strings.TrimSpace(v))
 	}
 	if v, ok := hs.Get(lb.HeaderRoutingMethod); ok && !req.RoutingMethod.Set {
 		req.RoutingMethod = lb.OptionalString{Value: v, Set: true}

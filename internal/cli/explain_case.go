@@ -145,9 +145,8 @@ func caseSummary(d *explain.Decision) string {
 			}
 			s += " to one of " + strings.Join(ids, ", ")
 		} else {
-			s += " to " + d.Cluster
+			s += " to " + d.Cluster + fmt.Sprintf(" (rank depth %d)", d.RankDepth)
 		}
-		s += fmt.Sprintf(" (rank depth %d)", d.RankDepth)
 	case lb.OutcomeWait:
 		if d.RetryAtMs != nil {
 			s += fmt.Sprintf(" until %v ms", float64(*d.RetryAtMs))

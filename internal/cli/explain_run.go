@@ -2,6 +2,7 @@ package cli
 
 import (
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/lcctl/lcctl/internal/explain"
@@ -71,7 +72,14 @@ func decideRun(in *explainInputs, cfg *lb.Config, label string, mutate func(*lb.
 	run.Resolution.Rule = res.Source.Rule()
 	run.Resolution.Path = res.Path
 	if in.algObject {
-		run.Resolution.Path = ""
+		// The object stands for the model's entry: paths are relative to it.
+		p := res.Path
+		if i := strings.Index(p, "].request_algorithms["); i >= 0 && strings.HasPrefix(p, "models[") {
+			p = p[i+2:]
+		} else if strings.HasPrefix(p, "models[") {
+			p = ""
+		}
+		run.Resolution.Path = p
 	}
 
 	e := lb.NewEngine(&ac)

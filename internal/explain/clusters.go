@@ -353,14 +353,29 @@ func clusterCells(row *ClusterRow, cols []string) []string {
 	return out
 }
 
-// Column sets of the per-cluster table: all in one table when it fits the
-// width, else split into estimates and admission/verdict.
-var (
-	clusterColsAll  = []string{"cluster", "rank", "phase", "rtt", "queue", "prefill", "ttft bkt", "ttft cmp", "bucket", "running", "queued", "kv", "excl", "verdict"}
-	clusterColsEst  = []string{"cluster", "rank", "phase", "rtt", "queue", "prefill", "ttft bkt", "ttft cmp", "bucket"}
-	clusterColsAdm  = []string{"cluster", "phase", "running", "queued", "kv", "excl", "verdict"}
-	clusterColsNoKV = []string{"cluster", "phase", "running", "queued", "excl", "verdict"}
-)
+// clusterLayouts are the ways to lay out the per-cluster table, widest
+// first: all columns in one table, then split into estimates and
+// admission/verdict, then into three tables. The first layout whose tables
+// fit the width is used; the last one wraps if it must.
+var clusterLayouts = [][][]string{
+	{{"cluster", "rank", "phase", "rtt", "queue", "prefill", "ttft bkt", "ttft cmp", "bucket", "running", "queued", "kv", "excl", "verdict"}},
+	{{"cluster", "rank", "phase", "rtt", "queue", "prefill", "ttft bkt", "ttft cmp", "bucket"},
+		{"cluster", "phase", "running", "queued", "kv", "excl", "verdict"}},
+	{{"cluster", "rank", "phase", "rtt", "queue", "prefill"},
+		{"cluster", "phase", "ttft bkt", "ttft cmp", "bucket"},
+		{"cluster", "phase", "running", "queued", "kv", "excl", "verdict"}},
+}
+
+// withoutKV drops the kv column for algorithms without the KV gate.
+func withoutKV(cols []string) []string {
+	out := make([]string, 0, len(cols))
+	for _, c := range cols {
+		if c != "kv" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
 
 func (p *printer) clusters(r *Run) {
 	rows := ClusterRows(p.rep, r)
@@ -381,17 +396,28 @@ func (p *printer) clusters(r *Run) {
 		}
 		return out
 	}
-	all := cells(clusterColsAll)
-	if naturalWidth(clusterColsAll, all) <= p.o.Width-1 {
-		p.table(clusterColsAll, all, style)
-	} else {
-		p.table(clusterColsEst, cells(clusterColsEst), style)
-		p.b.WriteByte('\n')
-		adm := clusterColsAdm
-		if !rows[0].HasFeasibility {
-			adm = clusterColsNoKV
+	layout := clusterLayouts[len(clusterLayouts)-1]
+	for _, l := range clusterLayouts {
+		fits := true
+		for _, cols := range l {
+			if naturalWidth(cols, cells(cols)) > p.o.Width-1 {
+				fits = false
+				break
+			}
 		}
-		p.table(adm, cells(adm), style)
+		if fits {
+			layout = l
+			break
+		}
+	}
+	for i, cols := range layout {
+		if !rows[0].HasFeasibility {
+			cols = withoutKV(cols)
+		}
+		if i > 0 {
+			p.b.WriteByte('\n')
+		}
+		p.table(cols, cells(cols), style)
 	}
 	var legend []string
 	for _, row := range rows {

@@ -115,9 +115,16 @@ func (p *printer) kv(label string, lines ...string) {
 	}
 }
 
-func (p *printer) para(s string) {
-	for _, l := range strings.Split(lipgloss.NewStyle().Width(p.o.Width-2).Render(s), "\n") {
+func (p *printer) para(s string) { p.hanging(s, "") }
+
+// hanging writes s wrapped at the width, indented by two spaces, with
+// continuation lines indented by len(indent) more.
+func (p *printer) hanging(s, indent string) {
+	for i, l := range strings.Split(lipgloss.NewStyle().Width(p.o.Width-2-len(indent)).Render(s), "\n") {
 		p.b.WriteString("  ")
+		if i > 0 {
+			p.b.WriteString(indent)
+		}
 		p.b.WriteString(strings.TrimRight(l, " "))
 		p.b.WriteByte('\n')
 	}
@@ -142,7 +149,7 @@ func (p *printer) run(r *Run, main bool) {
 	if main && len(rep.Notes) > 0 {
 		p.title("Notes")
 		for _, n := range rep.Notes {
-			p.para("- " + n)
+			p.hanging("- "+n, "  ")
 		}
 	}
 }
@@ -176,27 +183,27 @@ func algorithmLines(r *Run) []string {
 	if res.Spelling != "" && res.Spelling != name {
 		name += " (written " + res.Spelling + ")"
 	}
-	var why string
+	where, why := res.Path, ""
 	switch res.Source {
 	case lb.SourceModelEntry:
-		why = "the model's own entry " + res.Path
-	case lb.SourceDefault:
+		why = "the model's own entry"
 		if res.AlgorithmConfigFile {
-			why = "the given algorithm object"
-		} else {
-			why = "no models entry for the model: `default` with default settings"
+			where, why = "the given algorithm object", "--algorithm-config"
 		}
+	case lb.SourceDefault:
+		why = "no models entry for the model; default settings"
 	case lb.SourceOverrideOwn:
-		why = "x-routing-method names the algorithm the model already uses: " + res.Path
-	case lb.SourceOverrideModel:
-		why = "x-routing-method override from the model's request_algorithms: " + res.Path
-	case lb.SourceOverrideTopLevel:
-		why = "x-routing-method override from the top-level request_algorithms: " + res.Path
+		why = "x-routing-method names the model's own algorithm"
+		if res.AlgorithmConfigFile {
+			where = "the given algorithm object"
+		}
+	case lb.SourceOverrideModel, lb.SourceOverrideTopLevel:
+		why = "x-routing-method override"
 	}
 	if res.Rule != "" {
-		why += " (" + res.Rule + ")"
+		why += ", " + res.Rule
 	}
-	lines := []string{name + " ← " + why}
+	lines := []string{name + " ← " + where + " (" + why + ")"}
 	if res.RoutingMethod != nil {
 		lines = append(lines, "x-routing-method "+strconv.Quote(*res.RoutingMethod))
 	}
@@ -502,11 +509,11 @@ func decisionSentence(d *Decision, proxyNote bool) string {
 		}
 		return s + ". (The proxy re-checks every " + fmtMs(*d.SleepMs) + " on a fresh snapshot; with this snapshot nothing changes before then.)"
 	case lb.OutcomeReject:
-		s := fmt.Sprintf("Reject: HTTP %d %s", d.HTTPStatus, d.Code)
+		s := fmt.Sprintf("Reject: HTTP %d %s — ", d.HTTPStatus, d.Code)
 		if d.Balanced && d.Reason != lb.ReasonNone {
-			s += " — " + reasonText(d.Reason)
+			s += reasonText(d.Reason) + "; "
 		}
-		return s + ". " + d.Message + "."
+		return s + d.Message + "."
 	case lb.OutcomeError:
 		return fmt.Sprintf("Error: HTTP %d %s — %s.", d.HTTPStatus, d.Code, d.Message)
 	}
