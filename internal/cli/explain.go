@@ -174,7 +174,7 @@ func runExplain(_ context.Context, o *explainOptions, env *Env) error {
 		return Usagef("--compare %q: want flag or config=FILE", o.Compare)
 	}
 
-	rep := &explain.Report{Model: in.req.Model, Snapshot: in.snap, Notes: notes}
+	rep := &explain.Report{Model: in.req.Model, Snapshot: explain.NewSnapshot(in.snap), Notes: notes}
 	rep.Request = requestView(in)
 	rep.Run = decideRun(in, cfg, "", nil)
 	switch {

@@ -167,7 +167,7 @@ func caseReport(file string, c *formats.Case, r *conformance.Result) *explain.Re
 	req := c.Request
 	model, _ := lb.HeaderString(req.Model)
 	in := &explainInputs{snap: c.Snapshot, req: *req, configFile: file, algObject: true}
-	rep := &explain.Report{Model: model, Snapshot: c.Snapshot, Request: requestView(in)}
+	rep := &explain.Report{Model: model, Snapshot: explain.NewSnapshot(c.Snapshot), Request: requestView(in)}
 	cfg := *c.Config
 	rep.Run = explain.Run{Label: c.Name, Config: &cfg,
 		Resolution: explain.Resolution{ConfigFile: file, AlgorithmConfigFile: true, Algorithm: cfg.Algorithm,

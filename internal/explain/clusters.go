@@ -30,7 +30,7 @@ type ClusterRow struct {
 	// MaxQueued is the phase's admission slack (requests).
 	MaxQueued uint64
 	// Stats are the cluster's snapshot statistics; RTTMs its RTT.
-	Stats lb.Stats
+	Stats Stats
 	RTTMs float64
 	// Feasibility is the Pulsar gate result; HasFeasibility whether the
 	// algorithm has the gate (pulsar, pulsar-wait-and-widen).
@@ -97,7 +97,7 @@ func ClusterRows(rep *Report, r *Run) []ClusterRow {
 	for _, id := range ids {
 		c := &snap.Clusters[snap.Index(id)]
 		base := ClusterRow{Cluster: id, Last: id == rep.Request.LastClusterID && id != "",
-			Rank: indexOf(order, id) + 1, Stats: c.Stats, RTTMs: lb.DurationMs(c.RTT), Excluded: excluded[id]}
+			Rank: indexOf(order, id) + 1, Stats: c.Stats, RTTMs: float64(c.RTTMs), Excluded: excluded[id]}
 		if pulsarFamily {
 			base.HasFeasibility = true
 			base.Feasibility = feas[id]

@@ -22,9 +22,8 @@ type Report struct {
 	Model string `json:"model"`
 	// Request is the request as the proxy read it.
 	Request Request `json:"request"`
-	// Snapshot is the candidate slice as the engine saw it (formats.md
-	// snapshot, with rtt in nanoseconds: lb.Snapshot's JSON form).
-	Snapshot *lb.Snapshot `json:"snapshot"`
+	// Snapshot is the candidate slice as the engine saw it.
+	Snapshot *Snapshot `json:"snapshot"`
 	// Run is the decision with the configuration as given.
 	Run Run `json:"run"`
 	// Compare is the --compare run, nil without --compare.

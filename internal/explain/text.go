@@ -88,8 +88,10 @@ func (p *printer) title(s string) {
 	if p.b.Len() > 0 {
 		p.b.WriteByte('\n')
 	}
-	p.b.WriteString(p.st.Header.Render(s))
-	p.b.WriteByte('\n')
+	for _, l := range strings.Split(lipgloss.NewStyle().Width(p.o.Width).Render(s), "\n") {
+		p.b.WriteString(p.st.Header.Render(strings.TrimRight(l, " ")))
+		p.b.WriteByte('\n')
+	}
 }
 
 // kv writes "label  value" lines with the value wrapped at the width and
@@ -433,7 +435,7 @@ func (p *printer) orders(r *Run) {
 			why = "no affinity group: the request has no x-cache-affinity-key"
 		case c.Algorithm == lb.WaitAndWiden:
 			why = "no affinity group: cache_affinity_backend_selection_count is unset"
-		case len(p.rep.Snapshot.Clusters) > 0:
+		case p.rep.Snapshot != nil && len(p.rep.Snapshot.Clusters) > 0:
 			why = "nothing is ranked: no candidate has a valid " + c.RendezvousWeight.String() + " weight"
 		}
 		p.kv("order", why)
@@ -577,9 +579,25 @@ func (p *printer) chart(r *Run, n int) {
 		if d.Outcome == lb.OutcomeDispatch {
 			tail += " → " + choiceText(d)
 		}
-		line := fmt.Sprintf("  %*s ms │%s│ %s", lw, fmtNum(d.ElapsedMs), bar, tail)
-		p.b.WriteString(line + "\n")
+		prefix := fmt.Sprintf("  %*s ms │", lw, fmtNum(d.ElapsedMs))
+		room := p.o.Width - lipgloss.Width(prefix) - bw - 2
+		p.b.WriteString(prefix + bar + "│ " + truncate(tail, room) + "\n")
 	}
+}
+
+// truncate shortens s to at most w columns, ending in "…" when cut.
+func truncate(s string, w int) string {
+	if lipgloss.Width(s) <= w {
+		return s
+	}
+	if w <= 1 {
+		return ""
+	}
+	r := []rune(s)
+	for len(r) > 0 && lipgloss.Width(string(r))+1 > w {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
 }
 
 // table renders a borderless table with a header rule, fitted to the
