@@ -171,6 +171,9 @@ func whyShort(d *Decision) string {
 		}
 		return reasonText(d.Reason)
 	case lb.OutcomeReject:
+		if d.Kind != nil && *d.Kind == lb.KindWait {
+			return "wait budget spent (" + reasonText(d.Reason) + " pending)"
+		}
 		if d.Balanced && d.Reason != lb.ReasonNone {
 			return reasonText(d.Reason)
 		}

@@ -350,7 +350,7 @@ func sessionLines(rep *Report, r *Run) []string {
 		return []string{"new" + pinned + ": no x-stargate-last-cluster-id → affinity wait 0, prefill scale 1, order unchanged (overflows at once)"}
 	case "stale":
 		s := "stale" + pinned + ": "
-		if hint != "" {
+		if hint != "" && pinned == "" {
 			s += "last cluster " + hint + " is not a candidate → "
 		}
 		return []string{s + "routed as new (affinity wait 0, prefill scale 1, order unchanged)"}
@@ -499,7 +499,7 @@ func decisionSentence(d *Decision, proxyNote bool) string {
 		return s + ")."
 	case lb.OutcomeWait:
 		if d.GenericRetry {
-			return fmt.Sprintf("Nothing can take the request now (%s) and no timer is pending; with x-max-wait-ms the proxy retries every 1–9 ms until %s, then answers 503.",
+			return fmt.Sprintf("Nothing can take the request now (%s); with x-max-wait-ms the proxy retries every 1–9 ms until %s, then answers 503.",
 				reasonText(d.Reason), fmtMs(*d.RetryDeadlineMs))
 		}
 		s := "Wait until " + fmtMs(*d.RetryAtMs) + ": " + reasonText(d.Reason)
@@ -512,7 +512,10 @@ func decisionSentence(d *Decision, proxyNote bool) string {
 		return s + ". (The proxy re-checks every " + fmtMs(*d.SleepMs) + " on a fresh snapshot; with this snapshot nothing changes before then.)"
 	case lb.OutcomeReject:
 		s := fmt.Sprintf("Reject: HTTP %d %s — ", d.HTTPStatus, d.Code)
-		if d.Balanced && d.Reason != lb.ReasonNone {
+		switch {
+		case d.Kind != nil && *d.Kind == lb.KindWait:
+			s += "the wait budget ends before the load balancer's wait does (" + reasonText(d.Reason) + "); "
+		case d.Balanced && d.Reason != lb.ReasonNone:
 			s += reasonText(d.Reason) + "; "
 		}
 		return s + d.Message + "."
