@@ -3,7 +3,9 @@ package cli_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -44,7 +46,8 @@ func TestMain(m *testing.M) {
 
 // TestScript runs every testdata/script/*.txtar. Scripts get NO_COLOR=1,
 // $SHARED (the read-only shared folder: specs, conformance cases,
-// upstream examples) and $REPO (the repository root).
+// upstream examples), $REPO (the repository root) and the commands of
+// scriptCmds. Any command's scripts can live here.
 func TestScript(t *testing.T) {
 	shared := testutil.SharedDir(t)
 	repo := testutil.RepoRoot(t)
@@ -56,8 +59,55 @@ func TestScript(t *testing.T) {
 			env.Setenv("REPO", repo)
 			return nil
 		},
+		Cmds:                scriptCmds,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
-		UpdateScripts:       os.Getenv("LCCTL_UPDATE_SCRIPTS") == "1",
 	})
+}
+
+// scriptCmds are helper commands for scripts that need inputs too large
+// or too binary for a txtar archive.
+var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
+	// gen-lbconfig MODELS FILE: a valid lb-config with MODELS models.
+	"gen-lbconfig": func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 2 {
+			ts.Fatalf("usage: gen-lbconfig MODELS FILE")
+		}
+		n, err := strconv.Atoi(args[0])
+		ts.Check(err)
+		ts.Check(os.WriteFile(ts.MkAbs(args[1]), testutil.GenerateLBConfig(n), 0o644))
+	},
+	// gen-bytes SIZE FILE [SEED]: SIZE pseudo-random bytes (binary data).
+	"gen-bytes": func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) < 2 || len(args) > 3 {
+			ts.Fatalf("usage: gen-bytes SIZE FILE [SEED]")
+		}
+		size, err := strconv.Atoi(args[0])
+		ts.Check(err)
+		seed := uint64(1)
+		if len(args) == 3 {
+			seed, err = strconv.ParseUint(args[2], 10, 64)
+			ts.Check(err)
+		}
+		r := rand.New(rand.NewPCG(seed, seed))
+		buf := make([]byte, size)
+		for i := range buf {
+			buf[i] = byte(r.Uint32())
+		}
+		ts.Check(os.WriteFile(ts.MkAbs(args[1]), buf, 0o644))
+	},
+	// file-size FILE MIN: fail unless FILE has at least MIN bytes.
+	"file-size": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 2 {
+			ts.Fatalf("usage: file-size FILE MIN")
+		}
+		st, err := os.Stat(ts.MkAbs(args[0]))
+		ts.Check(err)
+		min, err := strconv.ParseInt(args[1], 10, 64)
+		ts.Check(err)
+		if (st.Size() >= min) == neg {
+			ts.Fatalf("%s has %d bytes (want at least %d: %v)", filepath.Base(args[0]), st.Size(), min, !neg)
+		}
+		fmt.Fprintf(ts.Stdout(), "%d\n", st.Size())
+	},
 }

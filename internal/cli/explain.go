@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,16 +39,16 @@ type explainOptions struct {
 
 // headerFlags maps each convenience flag to the header it sets.
 var headerFlags = []struct{ flag, header string }{
-	{"model", lb.HeaderModel},
-	{"routing-key", lb.HeaderRoutingKey},
-	{"routing-method", lb.HeaderRoutingMethod},
-	{"affinity-key", lb.HeaderCacheAffinityKey},
-	{"input-tokens", lb.HeaderInputTokens},
-	{"priority", lb.HeaderPriority},
-	{"slo-ms", lb.HeaderRequestSLOMs},
-	{"max-wait-ms", lb.HeaderMaxWaitMs},
-	{"last-cluster", lb.HeaderLastClusterID},
-	{"request-id", lb.HeaderRequestID},
+	{"model", hdrModel},
+	{"routing-key", hdrRoutingKey},
+	{"routing-method", hdrRoutingMethod},
+	{"affinity-key", hdrCacheAffinity},
+	{"input-tokens", hdrInputTokens},
+	{"priority", hdrPriority},
+	{"slo-ms", hdrRequestSLOMs},
+	{"max-wait-ms", hdrMaxWaitMs},
+	{"last-cluster", hdrLastClusterID},
+	{"request-id", hdrRequestID},
 }
 
 func (o *explainOptions) flagValue(name string) string {
@@ -192,7 +194,7 @@ func runExplain(_ context.Context, o *explainOptions, env *Env) error {
 	case other != nil:
 		left := rep.Run
 		left.Label = labelFor(in.configFile)
-		right := decideRun(&explainInputs{snap: in.snap, req: in.req, headerErr: in.headerErr, configFile: otherFile, algObject: in.algObject},
+		right := decideRun(&explainInputs{snap: in.snap, req: in.req, routingErr: in.routingErr, configFile: otherFile, algObject: in.algObject},
 			other, labelFor(otherFile), nil)
 		if right.Label == left.Label {
 			left.Label, right.Label = "--config", "--compare"
@@ -259,7 +261,7 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 		return nil, nil, Usagef("--config and --algorithm-config are exclusive")
 	}
 	if o.Snapshot == "" {
-		return nil, nil, Usagef("--snapshot FILE is required (or --case FILE)")
+		return nil, nil, Usagef("explain needs --case FILE, or --snapshot FILE and a request (see lcctl explain --help)")
 	}
 	in := &explainInputs{configFile: o.Config}
 	if o.AlgorithmConfig != "" {
@@ -269,7 +271,7 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 		return nil, nil, Usagef("--config and --snapshot cannot both read standard input")
 	}
 	var notes []string
-	var hs lb.Headers
+	var hs HeaderLines
 	for _, line := range o.Headers {
 		h, err := ParseHeaderLine(line)
 		if err != nil {
@@ -288,16 +290,16 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 		if strings.ContainsAny(v, "\r\n\x00") {
 			return nil, nil, Usagef("--%s: the value contains a control character an HTTP header cannot carry", hf.flag)
 		}
-		hs = append(hs, lb.Header{Name: hf.header, Value: v})
+		hs = append(hs, HeaderLine{Name: hf.header, Value: v})
 	}
-	if hs.Count(lb.HeaderModel) == 0 {
+	if hs.Count(hdrModel) == 0 {
 		return nil, nil, Usagef("the model is required: --model NAME or -H 'x-model: NAME'")
 	}
-	if hs.Count(lb.HeaderRequestID) == 0 {
-		hs = append(hs, lb.Header{Name: lb.HeaderRequestID, Value: "lcctl-explain"})
+	if hs.Count(hdrRequestID) == 0 {
+		hs = append(hs, HeaderLine{Name: hdrRequestID, Value: "lcctl-explain"})
 	}
-	if hs.Count(lb.HeaderInputTokens) == 0 {
-		hs = append(hs, lb.Header{Name: lb.HeaderInputTokens, Value: "0"})
+	if hs.Count(hdrInputTokens) == 0 {
+		hs = append(hs, HeaderLine{Name: hdrInputTokens, Value: "0"})
 		notes = append(notes, "x-input-tokens not given: assuming 0 (Stargate itself answers 400 without it, H4)")
 	}
 	seen := map[string]bool{}
@@ -308,26 +310,24 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 		}
 		seen[name] = true
 		switch {
-		case name == lb.HeaderStargateMaxWaitMs:
+		case name == hdrStargateMaxWait:
 			notes = append(notes, "x-stargate-max-wait-ms is the proxy's retry budget, not a load-balancer input (H11); ignored")
-		case !lb.IsLoadBalancerHeader(name):
+		case !slices.Contains(loadBalancerHeaders, name):
 			notes = append(notes, fmt.Sprintf("header %s is not read by the load balancer; ignored", h.Name))
 		case hs.Count(name) > 1:
 			notes = append(notes, fmt.Sprintf("%s is repeated: Stargate reads only the first value", name))
 		}
 	}
-	req, herr := lb.ParseRequestHeaders(hs)
-	if herr != nil {
-		in.headerErr = herr
-		if req.Model == "" {
-			req.Model, _ = lb.HeaderString(headerValue(hs, lb.HeaderModel))
+	req, err := hs.Request()
+	if err != nil {
+		var re *lb.RoutingError
+		if !errors.As(err, &re) {
+			return nil, nil, UsageErr(err)
 		}
+		in.routingErr = re
+		req.Model, _ = lb.HeaderString(headerValue(hs, hdrModel))
 	}
-	if v, ok := hs.Get(lb.HeaderRoutingMethod); ok && lb.IsRoutingExpression(v) {
-		return nil, nil, Usagef("x-routing-method %q is a routing expression (lb-config.md §12), which lcctl explain does not evaluate; "+
-			"write the overridden algorithm object to a file and pass it with --algorithm-config", strings.TrimSpace(v))
-	}
-	if v, ok := hs.Get(lb.HeaderRoutingMethod); ok && !req.RoutingMethod.Set {
+	if v, ok := hs.Get(hdrRoutingMethod); ok && !req.RoutingMethod.Set {
 		req.RoutingMethod = lb.OptionalString{Value: v, Set: true}
 	}
 	if l := len(req.LastClusterID); l > 256 {
@@ -352,7 +352,7 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 	}
 	in.req = req
 	in.headers = hs
-	data, err := explainReadFile(env, o.Snapshot, "snapshot")
+	data, err := readInput(env, o.Snapshot, explainInputLimit)
 	if err != nil {
 		return nil, nil, UsageErr(err)
 	}
@@ -372,7 +372,7 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 	return in, notes, nil
 }
 
-func headerValue(hs lb.Headers, name string) string {
+func headerValue(hs HeaderLines, name string) string {
 	v, _ := hs.Get(name)
 	return v
 }
@@ -404,8 +404,8 @@ func requestView(in *explainInputs) explain.Request {
 		s := r.FirstClassification.String()
 		v.FirstClassification = &s
 	}
-	if e := in.headerErr; e != nil {
-		v.Error = &explain.HeaderError{Header: e.Header, Rule: e.Rule, Code: e.Code, Message: e.Message}
+	if e := in.routingErr; e != nil {
+		v.Error = &explain.RoutingError{Status: e.Status, Code: e.Code, Header: e.Header, Message: e.Message}
 	}
 	return v
 }

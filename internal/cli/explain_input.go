@@ -3,10 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -18,35 +15,62 @@ import (
 // explainInputLimit bounds every file explain reads (bytes).
 const explainInputLimit = 64 << 20
 
-// explainReadFile reads a named input; "-" is standard input.
-func explainReadFile(env *Env, name, what string) ([]byte, error) {
-	var r io.Reader
-	label := name
-	if name == "-" {
-		r, label = env.In, "standard input"
-	} else {
-		f, err := os.Open(name)
-		if err != nil {
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return nil, fmt.Errorf("%s %s: %w", what, name, err)
+// Header names of the headers Stargate's proxy reads before routing
+// (lb-config.md H1–H10) and the proxy-only retry budget (H11).
+const (
+	hdrRequestID       = "x-request-id"
+	hdrModel           = "x-model"
+	hdrRoutingKey      = "x-routing-key"
+	hdrInputTokens     = "x-input-tokens"
+	hdrPriority        = "x-priority"
+	hdrRequestSLOMs    = "x-request-slo-ms"
+	hdrMaxWaitMs       = "x-max-wait-ms"
+	hdrCacheAffinity   = "x-cache-affinity-key"
+	hdrRoutingMethod   = "x-routing-method"
+	hdrLastClusterID   = "x-stargate-last-cluster-id"
+	hdrStargateMaxWait = "x-stargate-max-wait-ms"
+)
+
+var loadBalancerHeaders = []string{hdrRequestID, hdrModel, hdrRoutingKey, hdrInputTokens, hdrPriority,
+	hdrRequestSLOMs, hdrMaxWaitMs, hdrCacheAffinity, hdrRoutingMethod, hdrLastClusterID}
+
+// HeaderLine is one request header as given: its name in any case and its
+// raw value bytes (not necessarily UTF-8).
+type HeaderLine struct {
+	Name, Value string
+}
+
+// HeaderLines is a request's header list in order.
+type HeaderLines []HeaderLine
+
+// Get returns the first value whose name equals name case-insensitively.
+// Like Stargate's http::HeaderMap::get, later repetitions of a header are
+// never read.
+func (h HeaderLines) Get(name string) (string, bool) {
+	for _, x := range h {
+		if strings.EqualFold(x.Name, name) {
+			return x.Value, true
 		}
-		defer f.Close()
-		if st, err := f.Stat(); err == nil && st.IsDir() {
-			return nil, fmt.Errorf("%s %s: is a directory", what, name)
+	}
+	return "", false
+}
+
+// Count returns how many times name (any case) occurs.
+func (h HeaderLines) Count(name string) int {
+	n := 0
+	for _, x := range h {
+		if strings.EqualFold(x.Name, name) {
+			n++
 		}
-		r = f
 	}
-	data, err := io.ReadAll(io.LimitReader(r, explainInputLimit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", what, label, err)
-	}
-	if len(data) > explainInputLimit {
-		return nil, fmt.Errorf("%s %s: larger than lcctl's %d-byte input limit", what, label, explainInputLimit)
-	}
-	return data, nil
+	return n
+}
+
+// Request parses the headers the way Stargate's proxy does
+// (lb.RequestFromHeaders: lb-config.md H1–H10), reading the first value of
+// a repeated header. The error is an *lb.RoutingError (HTTP 400).
+func (h HeaderLines) Request() (lb.Request, error) {
+	return lb.RequestFromHeaders(func(name string) (string, bool) { return h.Get(name) })
 }
 
 // ParseHeaderLine parses one -H argument, "name: value" (curl's form).
@@ -56,26 +80,26 @@ func explainReadFile(env *Env, name, what string) ([]byte, error) {
 // Values with bytes an HTTP header cannot carry (control characters other
 // than tab, DEL) are refused; bytes 0x80–0xFF are kept (they make the
 // value "not visible ASCII", which the H-rules handle).
-func ParseHeaderLine(s string) (lb.Header, error) {
+func ParseHeaderLine(s string) (HeaderLine, error) {
 	name, value, ok := strings.Cut(s, ":")
 	if !ok {
-		return lb.Header{}, fmt.Errorf("header %q: want 'name: value'", s)
+		return HeaderLine{}, fmt.Errorf("header %q: want 'name: value'", s)
 	}
 	name = strings.Trim(name, " \t")
 	if name == "" {
-		return lb.Header{}, fmt.Errorf("header %q: the name is empty", s)
+		return HeaderLine{}, fmt.Errorf("header %q: the name is empty", s)
 	}
 	for i := 0; i < len(name); i++ {
 		if !isTChar(name[i]) {
-			return lb.Header{}, fmt.Errorf("header %q: the name contains %q, which HTTP header names cannot", s, name[i])
+			return HeaderLine{}, fmt.Errorf("header %q: the name contains %q, which HTTP header names cannot", s, name[i])
 		}
 	}
 	for i := 0; i < len(value); i++ {
 		if b := value[i]; (b < 0x20 && b != '\t') || b == 0x7f {
-			return lb.Header{}, fmt.Errorf("header %q: the value contains control byte 0x%02x, which an HTTP header cannot carry", name, b)
+			return HeaderLine{}, fmt.Errorf("header %q: the value contains control byte 0x%02x, which an HTTP header cannot carry", name, b)
 		}
 	}
-	return lb.Header{Name: name, Value: value}, nil
+	return HeaderLine{Name: name, Value: value}, nil
 }
 
 func isTChar(b byte) bool {
@@ -149,14 +173,11 @@ func ParseExcludeList(values []string) ([]string, error) {
 // model. Invalid files print their error diagnostics to stderr the way
 // `lcctl validate` reports them and return a usage error (exit 2).
 func loadExplainConfig(env *Env, file string, algObject bool, model string) (*lb.Config, error) {
-	data, err := explainReadFile(env, file, "config")
+	data, err := readInput(env, file, explainInputLimit)
 	if err != nil {
 		return nil, UsageErr(err)
 	}
 	name := file
-	if file == "-" {
-		name = "-"
-	}
 	if algObject {
 		cfg, diags := validate.AlgorithmConfigFromBytes(name, data)
 		if cfg == nil {

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,11 +26,11 @@ const maxTimelineSteps = 256
 // configuration.
 type explainInputs struct {
 	snap       *lb.Snapshot
-	req        lb.Request // parsed headers plus elapsed, exclusions, pinned state
-	headerErr  *lb.HeaderError
+	req        lb.Request       // parsed headers plus elapsed, exclusions, pinned state
+	routingErr *lb.RoutingError // a 400 from the headers
 	configFile string
 	algObject  bool
-	headers    lb.Headers // as given, defaults added
+	headers    HeaderLines // as given, defaults added
 }
 
 // decideRun resolves the effective algorithm in cfg for the request and
@@ -46,21 +48,21 @@ func decideRun(in *explainInputs, cfg *lb.Config, label string, mutate func(*lb.
 		m := in.req.RoutingMethod.Value
 		run.Resolution.RoutingMethod = &m
 	}
-	if in.headerErr != nil {
-		run.Decision = errorDecision(in.req.Elapsed, in.headerErr)
+	if in.routingErr != nil {
+		run.Decision = errorDecision(in.req.Elapsed, in.routingErr)
 		return run
 	}
-	res, herr := cfg.Resolve(in.req.Model, in.req.RoutingMethod)
-	if res.Requested != "" {
-		r := res.Requested
-		run.Resolution.RoutingMethod = &r
-	}
-	run.Resolution.ModelEntry = res.HasModelEntry
-	if herr != nil {
-		run.Decision = errorDecision(in.req.Elapsed, herr)
+	cfgp, res, err := cfg.Resolve(in.req.Model, in.req.RoutingMethod)
+	run.Resolution.ModelEntry = res.Model != ""
+	if err != nil {
+		var re *lb.RoutingError
+		if !errors.As(err, &re) {
+			re = &lb.RoutingError{Status: 400, Code: "invalid_request", Message: err.Error()}
+		}
+		run.Decision = errorDecision(in.req.Elapsed, re)
 		return run
 	}
-	ac := *res.Config
+	ac := *cfgp
 	ac.RequestAlgorithms = nil
 	if mutate != nil {
 		mutate(&ac)
@@ -68,19 +70,9 @@ func decideRun(in *explainInputs, cfg *lb.Config, label string, mutate func(*lb.
 	run.Config = &ac
 	run.Resolution.Algorithm = ac.Algorithm
 	run.Resolution.Spelling = ac.Spelling
-	run.Resolution.Source = res.Source
-	run.Resolution.Rule = res.Source.Rule()
-	run.Resolution.Path = res.Path
-	if in.algObject {
-		// The object stands for the model's entry: paths are relative to it.
-		p := res.Path
-		if i := strings.Index(p, "].request_algorithms["); i >= 0 && strings.HasPrefix(p, "models[") {
-			p = p[i+2:]
-		} else if strings.HasPrefix(p, "models[") {
-			p = ""
-		}
-		run.Resolution.Path = p
-	}
+	run.Resolution.Rule = res.Source
+	run.Resolution.Path = entryPath(res, in.algObject)
+	run.Resolution.Parameters = res.Parameters
 
 	e := lb.NewEngine(&ac)
 	rng := rand.New(rand.NewPCG(explainSeed, explainSeed))
@@ -144,12 +136,38 @@ func followWaits(e *lb.Engine, snap *lb.Snapshot, req lb.Request, first lb.Step,
 }
 
 // errorDecision is the 400 the proxy answers before routing.
-func errorDecision(elapsed time.Duration, e *lb.HeaderError) explain.Decision {
+func errorDecision(elapsed time.Duration, e *lb.RoutingError) explain.Decision {
+	msg := e.Message
+	if e.Header != "" && !strings.Contains(msg, e.Header) {
+		msg = e.Header + ": " + msg
+	}
 	return explain.Decision{
 		ElapsedMs:  lb.DurationMs(elapsed),
 		Outcome:    lb.OutcomeError,
-		HTTPStatus: e.HTTPStatus(),
+		HTTPStatus: e.Status,
 		Code:       e.Code,
-		Message:    e.Error(),
+		Message:    msg,
 	}
+}
+
+// entryPath locates the effective entry in the lb-config from the rule
+// that chose it (lb-config.md §10); paths inside an --algorithm-config
+// object are relative to the object.
+func entryPath(res lb.Resolution, algObject bool) string {
+	model := "models[" + strconv.Quote(res.Model) + "]"
+	alg := "request_algorithms[" + strconv.Quote(res.Algorithm.String()) + "]"
+	switch {
+	case strings.HasPrefix(res.Source, "E3.2 model"):
+		if algObject {
+			return alg
+		}
+		return model + "." + alg
+	case strings.HasPrefix(res.Source, "E3.2") || strings.HasPrefix(res.Source, "E3.3"):
+		return alg
+	case res.Model == "":
+		return "default"
+	case algObject:
+		return ""
+	}
+	return model
 }

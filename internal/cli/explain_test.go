@@ -1,179 +1,133 @@
-package cli_test
+package cli
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/lcctl/lcctl/internal/cli"
-	"github.com/lcctl/lcctl/internal/explain"
-	"github.com/lcctl/lcctl/internal/lb"
 	"github.com/lcctl/lcctl/internal/testutil"
 	"github.com/lcctl/lcctl/internal/ui"
 )
 
-// runLcctl runs lcctl in-process from the repository root with injected
-// streams and returns stdout, stderr and the exit code.
-func runLcctl(t *testing.T, env map[string]string, tty bool, args ...string) (string, string, int) {
+func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
-	t.Chdir(testutil.RepoRoot(t))
 	var out, errb bytes.Buffer
-	s := &ui.Streams{In: strings.NewReader(""), Out: &out, Err: &errb, OutTTY: tty, ErrTTY: tty,
-		Getenv: func(k string) string { return env[k] }}
-	code := cli.Main(context.Background(), args, s)
-	return out.String(), errb.String(), code
+	s := &ui.Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
+	code := Main(context.Background(), args, s)
+	return code, out.String(), errb.String()
 }
 
-var pwawBands = []string{"explain", "--config", "examples/explain/pwaw-bands.lb-config.yaml",
-	"--snapshot", "examples/explain/pwaw-bands.snapshot.yaml", "--model", "model-a",
-	"--routing-key", "rk-1", "--affinity-key", "session-6", "--last-cluster", "D"}
-
-func decodeReport(t *testing.T, out string) *explain.Report {
-	t.Helper()
-	var rep explain.Report
-	dec := json.NewDecoder(strings.NewReader(out))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rep); err != nil {
-		t.Fatalf("JSON output does not decode into explain.Report: %v\n%s", err, out)
+func TestExplainCheckSharedConformance(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(testutil.SharedDir(t), "conformance", "*.yaml"))
+	if len(files) == 0 {
+		t.Fatal("no conformance files")
 	}
-	return &rep
-}
-
-// The JSON output decodes into the report (and its decision values) and
-// encodes back to the same bytes.
-func TestExplainJSONRoundTrip(t *testing.T) {
-	for _, extra := range [][]string{
-		{"--timeline", "--compare", "flag"},
-		{"--elapsed", "300ms", "--exclude", "A", "--priority", "2", "--slo-ms", "900", "--max-wait-ms", "350"},
-		{"--compare", "config=examples/explain/rank1-full.lb-config.yaml", "--timeline"},
-		{"--routing-method", "sticky"},
-	} {
-		args := append(append(append([]string{}, pwawBands...), extra...), "-o", "json")
-		out, stderr, code := runLcctl(t, nil, false, args...)
-		if code != 0 || stderr != "" {
-			t.Fatalf("%v: exit %d, stderr %q", extra, code, stderr)
+	for _, f := range files {
+		code, out, errs := runCLI(t, "", "explain", "--check", "--case", f)
+		if code != 0 {
+			t.Errorf("%s: exit %d\n%s%s", f, code, out, errs)
 		}
-		rep := decodeReport(t, out)
-		var buf bytes.Buffer
-		if err := explain.JSON(&buf, rep); err != nil {
-			t.Fatal(err)
-		}
-		if buf.String() != out {
-			t.Fatalf("%v: re-encoded JSON differs from the output", extra)
+		if !strings.Contains(out, "cases passed") {
+			t.Errorf("%s: no summary line", f)
 		}
 	}
 }
 
-// session.md S3 through the JSON output: D, A, B open after X, then C.
-func TestExplainJSONPwawBands(t *testing.T) {
-	out, _, code := runLcctl(t, nil, false, append(append([]string{}, pwawBands...), "--timeline", "-o", "json")...)
+const mismatchCase = `
+- name: wrong-cluster
+  config: {algorithm: pulsar, seed: seed-1}
+  request: {model: model-a, routing_key: rk-1, cache_affinity_key: prefix-123, input_tokens: 1, elapsed_ms: 0}
+  snapshot:
+    clusters:
+      - {cluster_id: inst-a, rtt_ms: 5, stats: {max_input_tps: 100, last_mean_input_tps: 100}}
+      - {cluster_id: inst-b, rtt_ms: 5, stats: {max_input_tps: 100, last_mean_input_tps: 100}}
+  expect: {outcome: dispatch, cluster: nope, rank_depth: 7, session_state: returning}
+- name: right
+  config: {algorithm: random}
+  request: {model: model-a, input_tokens: 1}
+  snapshot: {clusters: [{cluster_id: A}, {cluster_id: B}, {cluster_id: C}]}
+  expect: {outcome: dispatch, one_of: [A, B, C], session_state: null}
+`
+
+func TestExplainCheckMismatchJSON(t *testing.T) {
+	code, out, errs := runCLI(t, mismatchCase, "explain", "--check", "--case", "-", "-o", "json")
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want 1\n%s", code, errs)
+	}
+	var rep struct {
+		Cases []struct {
+			Name       string          `json:"name"`
+			Pass       bool            `json:"pass"`
+			Mismatches []string        `json:"mismatches"`
+			Decision   json.RawMessage `json:"decision"`
+		} `json:"cases"`
+		Passed int `json:"passed"`
+		Total  int `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	if rep.Total != 2 || rep.Passed != 1 || rep.Cases[0].Pass || !rep.Cases[1].Pass {
+		t.Fatalf("report: %+v", rep)
+	}
+	if len(rep.Cases[0].Mismatches) != 3 {
+		t.Fatalf("mismatches: %v", rep.Cases[0].Mismatches)
+	}
+	var dec map[string]any
+	if err := json.Unmarshal(rep.Cases[1].Decision, &dec); err != nil {
+		t.Fatal(err)
+	}
+	if dec["outcome"] != "dispatch" || dec["session_state"] != nil || len(dec["choices"].([]any)) != 3 {
+		t.Fatalf("decision: %v", dec)
+	}
+	ch := dec["choices"].([]any)[0].(map[string]any)
+	if ch["fraction"] != "1/3" {
+		t.Fatalf("choice: %v", ch)
+	}
+}
+
+func TestExplainText(t *testing.T) {
+	code, out, _ := runCLI(t, mismatchCase, "explain", "--case", "-")
 	if code != 0 {
-		t.Fatalf("exit %d", code)
+		t.Fatalf("exit %d without --check", code)
 	}
-	rep := decodeReport(t, out)
-	d := rep.Run.Decision
-	if d.Outcome != lb.OutcomeWait || d.RetryAtMs == nil || *d.RetryAtMs != 300 || d.SessionState == nil ||
-		*d.SessionState != "returning" || !d.Promoted || strings.Join(d.AffinityOrder, "") != "DABCE" {
-		t.Fatalf("decision at 0: %+v", d)
-	}
-	want := []struct {
-		at      float64
-		open    string
-		outcome lb.Outcome
-		cluster string
-	}{{0, "D", lb.OutcomeWait, ""}, {300, "DAB", lb.OutcomeWait, ""}, {400, "DABCE", lb.OutcomeDispatch, "C"}}
-	if len(rep.Run.Timeline) != len(want) {
-		t.Fatalf("timeline has %d points, want %d", len(rep.Run.Timeline), len(want))
-	}
-	for i, w := range want {
-		p := rep.Run.Timeline[i]
-		if p.ElapsedMs != w.at || strings.Join(p.OpenSet, "") != w.open || p.Outcome != w.outcome || p.Cluster != w.cluster {
-			t.Errorf("timeline[%d] = %v %v %v %q; want %v %v %v %q", i, p.ElapsedMs, p.OpenSet, p.Outcome, p.Cluster, w.at, w.open, w.outcome, w.cluster)
-		}
-	}
-	if last := rep.Run.Timeline[2]; last.RankDepth != 4 {
-		t.Errorf("C dispatched at rank depth %d, want 4", last.RankDepth)
-	}
-}
-
-// A returning session with k = 1 is never sent anywhere but its last
-// cluster B before X (session.md S4), whatever the elapsed time.
-func TestExplainReturningNeverLeavesBeforeX(t *testing.T) {
-	for _, el := range []string{"0", "1", "150", "299.999"} {
-		out, _, code := runLcctl(t, nil, false, "explain", "--config", "examples/explain/rank1-full.lb-config.yaml",
-			"--snapshot", "examples/explain/returning-k1.snapshot.yaml", "--model", "model-a", "--routing-key", "rk-1",
-			"--affinity-key", "session-6", "--last-cluster", "B", "--elapsed", el, "--timeline", "-o", "json")
-		if code != 0 {
-			t.Fatalf("exit %d", code)
-		}
-		rep := decodeReport(t, out)
-		for _, p := range rep.Run.Timeline {
-			if p.ElapsedMs < 300 && (p.Outcome != lb.OutcomeWait || strings.Join(p.OpenSet, "") != "B") {
-				t.Fatalf("elapsed %s: at %v ms the request must wait for B alone, got %v open %v", el, p.ElapsedMs, p.Outcome, p.OpenSet)
-			}
-		}
-		final := rep.Run.Timeline[len(rep.Run.Timeline)-1]
-		if final.ElapsedMs != 300 || final.Outcome != lb.OutcomeDispatch || len(final.Choices) != 2 ||
-			final.Choices[0].ClusterID != "A" || final.Choices[1].ClusterID != "C" {
-			t.Fatalf("elapsed %s: final %+v, want one of A, C at 300", el, final)
+	for _, want := range []string{"case wrong-cluster", "outcome: dispatch to inst-b", "pulsar ranking:", "sampling could choose: A 1/3, B 1/3, C 1/3", "mismatch: cluster: want nope"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
 		}
 	}
 }
 
-// Colour only on a terminal, never with NO_COLOR or --no-color.
-func TestExplainColour(t *testing.T) {
-	args := append(append([]string{}, pwawBands...), "--timeline")
-	out, _, _ := runLcctl(t, map[string]string{"TERM": "xterm-256color"}, true, args...)
-	if !strings.Contains(out, "\x1b[") {
-		t.Fatal("a terminal gets ANSI styling")
+func TestExplainUsageErrors(t *testing.T) {
+	if code, _, errs := runCLI(t, "", "explain"); code != ExitUsage || !strings.Contains(errs, "--case") {
+		t.Fatalf("no --case: %d %s", code, errs)
 	}
-	if !strings.Contains(out, "│") || !strings.Contains(out, "Open set over time") {
-		t.Fatal("a terminal gets the open-set chart with --timeline")
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("- name: x\n  config: {algorithm: random}\n  request: {model: m, input_tokens: 1}\n  snapshot: {clusters: [{cluster_id: A, rtt: 5}]}\n  expect: {}\n"), 0o644)
+	code, _, errs := runCLI(t, "", "explain", "--case", bad)
+	if code != ExitUsage || !strings.Contains(errs, "bad.yaml:4:") || !strings.Contains(errs, `unknown field "rtt"`) {
+		t.Fatalf("unknown field: %d %s", code, errs)
 	}
-	for _, tc := range []struct {
-		env  map[string]string
-		tty  bool
-		args []string
-	}{
-		{map[string]string{"TERM": "xterm", "NO_COLOR": "1"}, true, args},
-		{map[string]string{"TERM": "xterm"}, true, append(append([]string{}, args...), "--no-color")},
-		{map[string]string{"TERM": "xterm"}, false, args},
-	} {
-		out, _, code := runLcctl(t, tc.env, tc.tty, tc.args...)
-		if code != 0 || strings.Contains(out, "\x1b[") {
-			t.Fatalf("env %v tty %v: exit %d, ANSI in plain output", tc.env, tc.tty, code)
-		}
-	}
-	// Piped: no chart unless asked for.
-	out, _, _ = runLcctl(t, nil, false, args...)
-	if strings.Contains(out, "Open set over time") {
-		t.Fatal("no chart when stdout is not a terminal (--chart auto)")
+	if code, _, errs := runCLI(t, "", "explain", "--case", filepath.Join(dir, "missing.yaml")); code != ExitUsage || !strings.Contains(errs, "failed to read") {
+		t.Fatalf("missing file: %d %s", code, errs)
 	}
 }
 
-// --width and $COLUMNS bound every line.
-func TestExplainWidth(t *testing.T) {
-	for _, tc := range []struct {
-		env   map[string]string
-		flags []string
-		max   int
-	}{
-		{nil, nil, 100},
-		{map[string]string{"COLUMNS": "80"}, nil, 80},
-		{nil, []string{"--width", "72"}, 72},
-		{map[string]string{"COLUMNS": "80"}, []string{"--width", "120"}, 120},
-	} {
-		args := append(append(append([]string{}, pwawBands...), "--timeline", "--chart", "always", "--compare", "flag"), tc.flags...)
-		out, _, code := runLcctl(t, tc.env, false, args...)
-		if code != 0 {
-			t.Fatalf("exit %d", code)
-		}
-		for _, l := range strings.Split(out, "\n") {
-			if n := len([]rune(l)); n > tc.max {
-				t.Fatalf("%v %v: line of %d columns > %d: %q", tc.env, tc.flags, n, tc.max, l)
-			}
-		}
+func TestExplainConfigErrorCase(t *testing.T) {
+	in := `
+name: bad-config
+config: {algorithm: power-of-n, last_cluster_affinity: true}
+request: {model: m, input_tokens: 1}
+snapshot: {clusters: [{cluster_id: A}]}
+expect: {outcome: error, error_contains: last_cluster_affinity, session_state: null}
+`
+	code, out, errs := runCLI(t, in, "explain", "--check", "--case", "-")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 }

@@ -61,9 +61,13 @@ func Evaluate(c *formats.Case) *Result {
 		if r.Error == "" {
 			r.Error = "config is missing"
 		}
+	} else if cfg, err := effectiveConfig(c); err != nil {
+		r.Valid = true
+		r.Outcome = lb.OutcomeError
+		r.Error = err.Error()
 	} else {
 		r.Valid = true
-		e := lb.NewEngine(c.Config)
+		e := lb.NewEngine(cfg)
 		st := e.Step(c.Snapshot, c.Request, rand.New(rand.NewPCG(Seed, Seed)), lb.Options{Trace: true, Probabilities: true})
 		st.Decision = st.Decision.Clone()
 		r.Step = &st
@@ -74,6 +78,20 @@ func Evaluate(c *formats.Case) *Result {
 	}
 	r.checkDecision()
 	return r
+}
+
+// effectiveConfig applies the request's x-routing-method, if any, with the
+// case config as the model's entry (lb-config.md E3: the entry itself,
+// then its model-level request_algorithms; there is no top-level map in a
+// case), including routing-expression overlays (§12).
+func effectiveConfig(c *formats.Case) (*lb.AlgorithmConfig, error) {
+	if c.Request == nil || !c.Request.RoutingMethod.Set {
+		return c.Config, nil
+	}
+	model, _ := lb.HeaderString(c.Request.Model)
+	set := &lb.Config{Default: c.Config.Algorithm, Models: map[string]*lb.AlgorithmConfig{model: c.Config}}
+	cfg, _, err := set.Resolve(model, c.Request.RoutingMethod)
+	return cfg, err
 }
 
 func (r *Result) mismatch(format string, args ...any) {

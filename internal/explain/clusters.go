@@ -25,8 +25,10 @@ type ClusterRow struct {
 	// Scale is the phase's prefill multiplier.
 	Scale float64
 	// Candidate is the engine's trace of the cluster in Phase (nil when
-	// not evaluated).
+	// not evaluated); Estimated reports whether it carries TTFT estimates
+	// (not for plain pulsar's walk, excluded or gated candidates).
 	Candidate *lb.CandidateTrace
+	Estimated bool
 	// MaxQueued is the phase's admission slack (requests).
 	MaxQueued uint64
 	// Stats are the cluster's snapshot statistics; RTTMs its RTT.
@@ -116,7 +118,11 @@ func ClusterRows(rep *Report, r *Run) []ClusterRow {
 					}
 					row := base
 					row.Phase, row.Scale, row.MaxQueued, row.Candidate = pt.Phase, pt.Scale, pt.MaxQueued, ct
-					row.Verdict, row.Chosen = candidateVerdict(d, pt, ct, choice, r.Config)
+					row.Estimated = pt.Phase != lb.PhaseRankWalk && !ct.Excluded && ct.Feasibility == lb.Eligible
+					if ct.Feasibility != lb.Eligible {
+						row.Feasibility = ct.Feasibility
+					}
+					row.Verdict, row.Chosen = candidateVerdict(rep, d, pt, ct, choice, r.Config)
 					rows = append(rows, row)
 					n++
 				}
@@ -132,11 +138,20 @@ func ClusterRows(rep *Report, r *Run) []ClusterRow {
 }
 
 // candidateVerdict is the fate of a candidate inside one phase.
-func candidateVerdict(d *Decision, pt *lb.PhaseTrace, ct *lb.CandidateTrace, choice map[string]Choice, cfg *lb.AlgorithmConfig) (string, bool) {
+func candidateVerdict(rep *Report, d *Decision, pt *lb.PhaseTrace, ct *lb.CandidateTrace, choice map[string]Choice, cfg *lb.AlgorithmConfig) (string, bool) {
 	decidingPhase := d.Outcome == lb.OutcomeDispatch && pt.Phase == d.Phase && pt.Result == lb.KindSelected
 	switch {
-	case ct.Excluded:
+	case ct.Excluded || ct.Feasibility == lb.RetryExcluded:
 		return "excluded: tried by an earlier attempt", false
+	case ct.Feasibility.KVSkip():
+		return kvVerdict(rep, ct.Feasibility, ct.ClusterID), false
+	case ct.Feasibility == lb.MissingRequiredInputTokens:
+		return "KV check: the request has no input tokens", false
+	case pt.Phase == lb.PhaseRankWalk:
+		if ct.Chosen {
+			return "chosen: first feasible in ranking order", true
+		}
+		return ct.Why, false
 	case !ct.SLOEligible:
 		return "queue " + fmtNum(float64(ct.QueueMs)) + " ms over the SLO limit " + fmtNum(float64(pt.QueueLimitMs)) + " ms", false
 	case ct.Bucket < 0 && math.IsInf(float64(ct.BucketTTFTMs), 1):
@@ -280,30 +295,32 @@ func clusterCells(row *ClusterRow, cols []string) []string {
 				v = "open"
 			case lb.PhaseSample:
 				v = "sample"
+			case lb.PhaseRankWalk:
+				v = "walk"
 			}
 		case "rtt":
 			v = fmtNum(row.RTTMs)
 		case "queue":
-			if ct != nil {
+			if row.Estimated {
 				v = fmtNum(float64(ct.QueueMs))
 			}
 		case "prefill":
-			if ct != nil {
+			if row.Estimated {
 				v = fmtNum(float64(ct.PrefillMs))
 				if row.Scale != 1 {
 					v += " ×" + fmtScale(row.Scale)
 				}
 			}
 		case "ttft bkt":
-			if ct != nil {
+			if row.Estimated {
 				v = fmtNum(float64(ct.BucketTTFTMs))
 			}
 		case "ttft cmp":
-			if ct != nil {
+			if row.Estimated {
 				v = fmtNum(float64(ct.ComparatorTTFTMs))
 			}
 		case "bucket":
-			if ct != nil && ct.Bucket >= 0 {
+			if row.Estimated && ct.Bucket >= 0 {
 				v = strconv.Itoa(ct.Bucket)
 				if ct.Bucket > 0 || !ct.Unlocked {
 					v += " @" + fmtNum(float64(ct.UnlockAtMs))
@@ -318,7 +335,7 @@ func clusterCells(row *ClusterRow, cols []string) []string {
 			v = strconv.FormatUint(st.NumRunningQueries, 10) + "/" + lim
 		case "queued":
 			st := &row.Stats
-			if ct != nil && st.MaxEngineConcurrency > 0 {
+			if row.Estimated && st.MaxEngineConcurrency > 0 {
 				q := uint64(0)
 				if st.NumRunningQueries > st.MaxEngineConcurrency {
 					q = st.NumRunningQueries - st.MaxEngineConcurrency

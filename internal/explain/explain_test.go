@@ -53,7 +53,7 @@ func report(t tb, cfg lb.AlgorithmConfig, snap *lb.Snapshot, req lb.Request) *Re
 		RoutingKey: req.RoutingKey, LastClusterID: req.LastClusterID, InputTokens: req.InputTokens,
 		ExcludedClusterIDs: req.ExcludedClusterIDs, ElapsedMs: lb.DurationMs(req.Elapsed)}}
 	run := Run{Config: &cfg, Resolution: Resolution{ConfigFile: "test.yaml", Algorithm: cfg.Algorithm,
-		Source: lb.SourceModelEntry, Rule: "E2", Path: `models["model-a"]`, ModelEntry: true}}
+		Rule: "E2 model entry", Path: `models["model-a"]`, ModelEntry: true}}
 	run.Decision = NewDecision(&st, snap, req.Elapsed, true)
 	run.Timeline = append(run.Timeline, NewDecision(&st, snap, req.Elapsed, false))
 	cur, at := st, req.Elapsed
@@ -141,15 +141,19 @@ func TestClusterVerdictsPulsarKV(t *testing.T) {
 	}
 	rep := report(t, cfg, snapshot(cs...), lb.Request{Model: "model-a", RoutingKey: "rk-1", CacheAffinityKey: "session-6", InputTokens: 600})
 	rows := ClusterRows(rep, &rep.Run)
-	want := map[string]string{"A": "KV check: 500 free < 600 tokens", "B": "chosen: first feasible in ranking order",
-		"C": "not reached: a higher-ranked cluster was chosen"}
-	for id, v := range want {
-		if r := row(t, rows, id, lb.PhaseNone); r.Verdict != v {
-			t.Errorf("%s: %q, want %q", id, r.Verdict, v)
+	want := map[string]struct {
+		phase   lb.Phase
+		verdict string
+	}{"A": {lb.PhaseRankWalk, "KV check: 500 free < 600 tokens"}, "B": {lb.PhaseRankWalk, "chosen: first feasible in ranking order"},
+		"C": {lb.PhaseNone, "not reached: a higher-ranked cluster was chosen"}}
+	for id, w := range want {
+		if r := row(t, rows, id, w.phase); r.Verdict != w.verdict {
+			t.Errorf("%s: %q, want %q", id, r.Verdict, w.verdict)
 		}
 	}
-	if r := row(t, rows, "A", lb.PhaseNone); clusterCells(&r, []string{"kv", "rank"})[0] != "low" || r.Rank != 1 {
-		t.Errorf("A kv cell / rank: %+v", r)
+	a := row(t, rows, "A", lb.PhaseRankWalk)
+	if got := strings.Join(clusterCells(&a, []string{"kv", "rank", "phase", "queue", "ttft bkt"}), "|"); got != "low|1|walk|–|–" || a.Rank != 1 {
+		t.Errorf("A cells: %s (the walk has no TTFT estimates)", got)
 	}
 	out := render(t, rep, Options{})
 	if !strings.Contains(out, "Dispatch to B (rank depth 2, rank_walk phase, after a higher-ranked cluster failed the KV check).") {

@@ -8,7 +8,6 @@
 package explain
 
 import (
-	"math"
 	"time"
 
 	"github.com/lcctl/lcctl/internal/lb"
@@ -76,17 +75,22 @@ type Resolution struct {
 	// is an alias.
 	Algorithm lb.Algorithm `json:"algorithm,omitempty"`
 	Spelling  string       `json:"spelling,omitempty"`
-	// Source is the rule that chose the entry, Rule its lb-config.md
-	// number and Path the entry's place in the file.
-	Source lb.ResolutionSource `json:"source,omitempty"`
-	Rule   string              `json:"rule,omitempty"`
-	Path   string              `json:"path,omitempty"`
+	// Rule is the rule that chose the entry, as the engine reports it:
+	// "E2 model entry", "E2 default", "E3.1 own algorithm",
+	// "E3.2 model request_algorithms", "E3.2 request_algorithms" or
+	// "E3.3 request_algorithms". Path is the entry's place in the file
+	// (`models["m"]`, `request_algorithms["pulsar"]`, `default`, or ""
+	// for the --algorithm-config object itself).
+	Rule string `json:"rule,omitempty"`
+	Path string `json:"path,omitempty"`
 	// ModelEntry reports whether the config has a models entry for the
 	// request's model (E1).
 	ModelEntry bool `json:"model_entry"`
-	// RoutingMethod is the trimmed x-routing-method value, nil without
-	// the header.
-	RoutingMethod *string `json:"routing_method"`
+	// RoutingMethod is the x-routing-method value, nil without the header;
+	// Parameters are the routing-expression parameters applied on top of
+	// the entry (lb-config.md §12), in order.
+	RoutingMethod *string  `json:"routing_method"`
+	Parameters    []string `json:"parameters,omitempty"`
 }
 
 // Header is one request header as given (-H or a convenience flag).
@@ -95,11 +99,15 @@ type Header struct {
 	Value string `json:"value"`
 }
 
-// HeaderError is a request Stargate answers with HTTP 400 before routing.
-type HeaderError struct {
+// RoutingError is a request Stargate answers with HTTP 400 before routing
+// (lb-config.md H1–H9, E3, X1–X6).
+type RoutingError struct {
+	// Status is the HTTP status (400); Code the machine code
+	// ("invalid_header", "unknown_method", "unavailable", …).
+	Status int    `json:"status"`
+	Code   string `json:"code"`
+	// Header names the header at fault; Message is Stargate's text.
 	Header  string `json:"header"`
-	Rule    string `json:"rule"`
-	Code    string `json:"code"`
 	Message string `json:"message"`
 }
 
@@ -129,9 +137,9 @@ type Request struct {
 	// FirstClassification is the session state pinned by the request's
 	// first decision, nil when this is the first decision.
 	FirstClassification *string `json:"first_classification"`
-	// Error is the 400 the proxy answers before routing, nil when the
-	// headers are acceptable.
-	Error *HeaderError `json:"error,omitempty"`
+	// Error is the 400 the proxy answers before routing because of the
+	// headers, nil when they are acceptable.
+	Error *RoutingError `json:"error,omitempty"`
 }
 
 // Choice is one cluster sampling could choose, with its probability.
@@ -310,6 +318,3 @@ func (r *Run) Final() *Decision {
 	}
 	return &r.Decision
 }
-
-// isInf reports whether m is infinite.
-func isInf(m lb.Millis) bool { return math.IsInf(float64(m), 0) }

@@ -186,28 +186,31 @@ func algorithmLines(r *Run) []string {
 		name += " (written " + res.Spelling + ")"
 	}
 	where, why := res.Path, ""
-	switch res.Source {
-	case lb.SourceModelEntry:
+	switch {
+	case strings.HasPrefix(res.Rule, "E2 model"):
 		why = "the model's own entry"
 		if res.AlgorithmConfigFile {
 			where, why = "the given algorithm object", "--algorithm-config"
 		}
-	case lb.SourceDefault:
+	case strings.HasPrefix(res.Rule, "E2 default"):
 		why = "no models entry for the model; default settings"
-	case lb.SourceOverrideOwn:
+	case strings.HasPrefix(res.Rule, "E3.1"):
 		why = "x-routing-method names the model's own algorithm"
 		if res.AlgorithmConfigFile {
 			where = "the given algorithm object"
 		}
-	case lb.SourceOverrideModel, lb.SourceOverrideTopLevel:
+	case strings.HasPrefix(res.Rule, "E3"):
 		why = "x-routing-method override"
 	}
-	if res.Rule != "" {
-		why += ", " + res.Rule
+	if rule, _, _ := strings.Cut(res.Rule, " "); rule != "" {
+		why += ", " + rule
 	}
 	lines := []string{name + " ← " + where + " (" + why + ")"}
 	if res.RoutingMethod != nil {
 		lines = append(lines, "x-routing-method "+strconv.Quote(*res.RoutingMethod))
+	}
+	if len(res.Parameters) > 0 {
+		lines = append(lines, "routing-expression parameters applied: "+strings.Join(res.Parameters, ", "))
 	}
 	return lines
 }
@@ -409,7 +412,7 @@ func requestLines(q *Request) []string {
 	}
 	lines := []string{strings.Join(a, " · "), strings.Join(b, " · ")}
 	if q.Error != nil {
-		lines = append(lines, fmt.Sprintf("HTTP 400 %s: %s: %s (%s)", q.Error.Code, q.Error.Header, q.Error.Message, q.Error.Rule))
+		lines = append(lines, fmt.Sprintf("HTTP %d %s: %s", q.Error.Status, q.Error.Code, q.Error.Message))
 	}
 	return lines
 }

@@ -37,11 +37,15 @@ func (e *Engine) decidePowerOfN(snap *Snapshot, rv *reqView, eligible int, rng R
 	d.OpenSet = list
 	ests := e.ests[:0]
 	capl := e.capl[:0]
+	// Scores are needed for every candidate only for probabilities and
+	// the trace; otherwise only the sampled ones are scored.
+	scoreAll := opt.Probabilities || d.Trace != nil
 	for i, idx := range list {
-		c := &snap.Clusters[idx]
-		t := EstimateTTFT(c, rv.inputTokens, rv.priority, 1.0, false, false)
-		score, key := comparatorScore(e.cfg.Comparator, c, &t, rv.inputTokens)
-		ests = append(ests, est{idx: int32(idx), trace: -1, key: key, score: score, t: t})
+		x := est{idx: int32(idx), trace: -1}
+		if scoreAll {
+			e.scorePowerOfN(snap, rv, &x)
+		}
+		ests = append(ests, x)
 		capl = append(capl, int32(i))
 	}
 	e.ests, e.capl = ests, capl
@@ -49,9 +53,11 @@ func (e *Engine) decidePowerOfN(snap *Snapshot, rv *reqView, eligible int, rng R
 	if opt.Probabilities {
 		e.selectProbabilities(snap, ests, capl, m, d)
 	}
-	for i := 0; i < m; i++ {
-		j := i + rng.IntN(len(capl)-i)
-		capl[i], capl[j] = capl[j], capl[i]
+	shufflePrefix(capl, m, rng)
+	if !scoreAll {
+		for _, p := range capl[:m] {
+			e.scorePowerOfN(snap, rv, &ests[p])
+		}
 	}
 	best := capl[0]
 	for _, p := range capl[1:m] {
@@ -64,21 +70,31 @@ func (e *Engine) decidePowerOfN(snap *Snapshot, rv *reqView, eligible int, rng R
 		pt := PhaseTrace{Phase: PhaseSample, Scale: 1, Result: KindSelected, Chosen: snap.Clusters[ests[best].idx].ClusterID}
 		for i := range ests {
 			x := &ests[i]
+			t := EstimateTTFT(&snap.Clusters[x.idx], rv.inputTokens, rv.priority, 1.0, false, false)
 			pt.Candidates = append(pt.Candidates, CandidateTrace{ClusterID: snap.Clusters[x.idx].ClusterID, Cluster: int(x.idx),
-				RTTMs: Millis(x.t.RTTMs), QueueMs: Millis(x.t.QueueMs), PrefillMs: Millis(x.t.PrefillMs),
-				BucketTTFTMs: Millis(x.t.BucketMs), ScoreMs: Millis(x.score), ComparatorTTFTMs: Millis(x.t.ComparatorMs),
+				RTTMs: Millis(t.RTTMs), QueueMs: Millis(t.QueueMs), PrefillMs: Millis(t.PrefillMs),
+				BucketTTFTMs: Millis(t.BucketMs), ScoreMs: Millis(x.score), ComparatorTTFTMs: Millis(t.ComparatorMs),
 				SLOEligible: true, Bucket: -1, UnlockAtMs: Millis(math.Inf(1)), HasCapacity: true, Why: "not sampled"})
 		}
 		for _, p := range capl[:m] {
 			ct := &pt.Candidates[p]
 			ct.Sampled = true
-			ct.Why = "sampled; a lower comparator score won"
+			ct.Why = "sampled; another sampled candidate came first with a lower or equal score"
 			pt.Sampled = append(pt.Sampled, ct.ClusterID)
 		}
 		pt.Candidates[best].Chosen = true
 		pt.Candidates[best].Why = "chosen: lowest comparator score among the sampled candidates"
 		d.Trace.Phases = append(d.Trace.Phases, pt)
 	}
+}
+
+// scorePowerOfN fills x's TTFT (scale 1, no ignore flags) and comparator
+// score.
+func (e *Engine) scorePowerOfN(snap *Snapshot, rv *reqView, x *est) {
+	c := &snap.Clusters[x.idx]
+	t := EstimateTTFT(c, rv.inputTokens, rv.priority, 1.0, false, false)
+	x.bucket, x.queue = t.BucketMs, t.QueueMs
+	x.score, x.key = comparatorScore(e.cfg.Comparator, c, &t, rv.inputTokens)
 }
 
 // decideRandom is random (upstream random.rs): uniform over the
