@@ -47,7 +47,7 @@ func TestExplainJSONRoundTrip(t *testing.T) {
 	for _, extra := range [][]string{
 		{"--timeline", "--compare", "flag"},
 		{"--elapsed", "300ms", "--exclude", "A", "--priority", "2", "--slo-ms", "900", "--max-wait-ms", "350"},
-		{"--compare", "config=examples/explain/rank1-full.lb-config.yaml", "--timeline"},
+		{"--compare", "config=examples/explain/pwaw-sessions.lb-config.yaml", "--timeline"},
 		{"--routing-method", "sticky"},
 	} {
 		args := append(append(append([]string{}, pwawBands...), extra...), "-o", "json")
@@ -102,7 +102,7 @@ func TestExplainJSONPwawBands(t *testing.T) {
 // cluster B before X (session.md S4), whatever the elapsed time.
 func TestExplainReturningNeverLeavesBeforeX(t *testing.T) {
 	for _, el := range []string{"0", "1", "150", "299.999"} {
-		out, _, code := runLcctl(t, nil, false, "explain", "--config", "examples/explain/rank1-full.lb-config.yaml",
+		out, _, code := runLcctl(t, nil, false, "explain", "--config", "examples/explain/pwaw-sessions.lb-config.yaml",
 			"--snapshot", "examples/explain/returning-k1.snapshot.yaml", "--model", "model-a", "--routing-key", "rk-1",
 			"--affinity-key", "session-6", "--last-cluster", "B", "--elapsed", el, "--timeline", "-o", "json")
 		if code != 0 {
