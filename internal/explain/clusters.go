@@ -35,9 +35,11 @@ type ClusterRow struct {
 	Stats Stats
 	RTTMs float64
 	// Feasibility is the Pulsar gate result; HasFeasibility whether the
-	// algorithm has the gate (pulsar, pulsar-wait-and-widen).
+	// algorithm has the gate (pulsar, pulsar-wait-and-widen) and KVGate
+	// whether its KV check is on (consider_kv_free_tokens).
 	Feasibility    lb.Feasibility
 	HasFeasibility bool
+	KVGate         bool
 	// Excluded: the request already tried the cluster.
 	Excluded bool
 	// Verdict is a short reason for the cluster's fate in this row;
@@ -101,7 +103,7 @@ func ClusterRows(rep *Report, r *Run) []ClusterRow {
 		base := ClusterRow{Cluster: id, Last: id == rep.Request.LastClusterID && id != "",
 			Rank: indexOf(order, id) + 1, Stats: c.Stats, RTTMs: float64(c.RTTMs), Excluded: excluded[id]}
 		if pulsarFamily {
-			base.HasFeasibility = true
+			base.HasFeasibility, base.KVGate = true, r.Config.ConsiderKVFreeTokens
 			base.Feasibility = feas[id]
 			if excluded[id] {
 				base.Feasibility = lb.RetryExcluded
@@ -347,6 +349,9 @@ func clusterCells(row *ClusterRow, cols []string) []string {
 				switch row.Feasibility {
 				case lb.Eligible:
 					v = "ok"
+					if !row.KVGate {
+						v = "off"
+					}
 				case lb.RetryExcluded:
 					v = "excl"
 				case lb.MissingKVFreeTokens:
