@@ -32,10 +32,11 @@ type Engine struct {
 	rr  uint64 // round-robin counter
 	rng *rand.Rand
 
-	hdr      [4]headerMemo // model, routing key, cache affinity key, last cluster
-	rings    map[ringCacheKey]*ring
-	lastRing *ring
-	hashBuf  []byte
+	hdr       [4]headerMemo   // model, routing key, cache affinity key, last cluster
+	rankCache []rankSlotEntry // Pulsar ranking cache (direct-mapped)
+	rings     map[ringCacheKey]*ring
+	lastRing  *ring
+	hashBuf   []byte
 
 	// Scratch, reused across decisions.
 	excl    []bool
@@ -110,6 +111,7 @@ func (e *Engine) ResetState() {
 	e.rr = 0
 	clear(e.rings)
 	e.lastRing = nil
+	e.rankCache = nil
 }
 
 // reqView is the request after the proxy's header normalisation.
