@@ -315,3 +315,30 @@ func TestRenderProperty(t *testing.T) {
 		}
 	})
 }
+
+// Regressions found by TestRenderProperty: a NaN rate made the JSON encoder
+// fail; the comparison title and a long chart label overflowed 60 columns.
+func TestRenderRegressions(t *testing.T) {
+	snap := snapshot(cluster{id: "A", rttMs: 1, tps: math.NaN()})
+	rep := report(t, lb.DefaultAlgorithmConfig(lb.PowerOfN), snap, lb.Request{Model: "model-a"})
+	var b bytes.Buffer
+	if err := JSON(&b, rep); err != nil || !strings.Contains(b.String(), `"last_mean_input_tps": "nan"`) {
+		t.Fatalf("NaN rate in JSON: %v\n%s", err, b.String())
+	}
+
+	cs := []cluster{{id: "Aa"}, {id: "Ab"}, {id: "Ac"}, {id: "Ad"}}
+	for i := range cs {
+		cs[i].rttMs, cs[i].tps = 1, 100
+	}
+	rep = report(t, lb.DefaultAlgorithmConfig(lb.Random), snapshot(cs...), lb.Request{Model: "model-a"})
+	rep.Compare = &Comparison{What: "flag", Left: rep.Run, Right: rep.Run}
+	out := render(t, rep, Options{Width: 60, Timeline: true, Chart: true})
+	for _, l := range strings.Split(out, "\n") {
+		if len([]rune(l)) > 60 {
+			t.Fatalf("line over 60 columns: %q", l)
+		}
+	}
+	if !strings.Contains(out, "0 ms │██████████│ 4/4 → one of Aa 1/4, Ab 1/4, Ac 1/4, Ad…\n") {
+		t.Fatalf("the chart label is cut with an ellipsis:\n%s", out)
+	}
+}
