@@ -37,6 +37,7 @@ var loadBalancerHeaders = []string{hdrRequestID, hdrModel, hdrRoutingKey, hdrInp
 // HeaderLine is one request header as given: its name in any case and its
 // raw value bytes (not necessarily UTF-8).
 type HeaderLine struct {
+	// Name is the header name as given; Value the raw value.
 	Name, Value string
 }
 

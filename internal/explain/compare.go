@@ -25,6 +25,8 @@ type Comparison struct {
 // CompareRow is one aspect of a comparison: its name and its rendering
 // for each run.
 type CompareRow struct {
+	// Aspect names the row ("session", "final", …); Left and Right are
+	// its rendering for the two runs.
 	Aspect      string
 	Left, Right string
 }

@@ -95,8 +95,8 @@ type Resolution struct {
 
 // Header is one request header as given (-H or a convenience flag).
 type Header struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
+	Name  string `json:"name"`  // as given (any case)
+	Value string `json:"value"` // raw value
 }
 
 // RoutingError is a request Stargate answers with HTTP 400 before routing
@@ -144,8 +144,8 @@ type Request struct {
 
 // Choice is one cluster sampling could choose, with its probability.
 type Choice struct {
-	ClusterID string  `json:"cluster_id"`
-	P         float64 `json:"p"`
+	ClusterID string  `json:"cluster_id"` // the cluster
+	P         float64 `json:"p"`          // its probability, 0 < P ≤ 1
 	// Fraction is P as an exact fraction ("2/3") when known.
 	Fraction string `json:"fraction"`
 }

@@ -27,31 +27,31 @@ type Snapshot struct {
 
 // Cluster is one candidate of the snapshot.
 type Cluster struct {
-	ClusterID          string    `json:"cluster_id"`
-	RTTMs              lb.Millis `json:"rtt_ms"`
-	Status             lb.Status `json:"status"`
-	ActiveBackendCount uint64    `json:"active_backend_count"`
-	Stats              Stats     `json:"stats"`
+	ClusterID          string    `json:"cluster_id"`           // unique id
+	RTTMs              lb.Millis `json:"rtt_ms"`               // forwarded health RTT, ms
+	Status             lb.Status `json:"status"`               // informational
+	ActiveBackendCount uint64    `json:"active_backend_count"` // informational
+	Stats              Stats     `json:"stats"`                // ModelStats
 }
 
 // Stats are a cluster's ModelStats (formats.md "stats"; tokens, tokens/s,
 // requests, ms).
 type Stats struct {
-	LastMeanInputTPS              Float             `json:"last_mean_input_tps"`
-	MaxInputTPS                   Float             `json:"max_input_tps"`
-	OutputTPS                     Float             `json:"output_tps"`
-	MaxOutputTPS                  Float             `json:"max_output_tps"`
-	QueueSize                     uint64            `json:"queue_size"`
-	QueuedInputSize               uint64            `json:"queued_input_size"`
-	KVCacheCapacityTokens         uint64            `json:"kv_cache_capacity_tokens"`
-	KVCacheUsedTokens             uint64            `json:"kv_cache_used_tokens"`
-	KVCacheFreeTokens             uint64            `json:"kv_cache_free_tokens"`
-	NumRunningQueries             uint64            `json:"num_running_queries"`
-	MaxEngineConcurrency          uint64            `json:"max_engine_concurrency"`
-	TotalQueryInputSize           uint64            `json:"total_query_input_size"`
-	QueueTimeEstimateMsByPriority map[uint32]uint64 `json:"queue_time_estimate_ms_by_priority,omitempty"`
-	InputProcessingQueries        uint64            `json:"input_processing_queries"`
-	OutputGenerationQueries       uint64            `json:"output_generation_queries"`
+	LastMeanInputTPS              Float             `json:"last_mean_input_tps"`                          // tokens/s; capacity signal
+	MaxInputTPS                   Float             `json:"max_input_tps"`                                // tokens/s; Pulsar weight
+	OutputTPS                     Float             `json:"output_tps"`                                   // tokens/s; not read
+	MaxOutputTPS                  Float             `json:"max_output_tps"`                               // tokens/s; not read
+	QueueSize                     uint64            `json:"queue_size"`                                   // queued requests
+	QueuedInputSize               uint64            `json:"queued_input_size"`                            // queued input tokens
+	KVCacheCapacityTokens         uint64            `json:"kv_cache_capacity_tokens"`                     // tokens
+	KVCacheUsedTokens             uint64            `json:"kv_cache_used_tokens"`                         // tokens
+	KVCacheFreeTokens             uint64            `json:"kv_cache_free_tokens"`                         // tokens
+	NumRunningQueries             uint64            `json:"num_running_queries"`                          // running requests
+	MaxEngineConcurrency          uint64            `json:"max_engine_concurrency"`                       // 0 = unknown
+	TotalQueryInputSize           uint64            `json:"total_query_input_size"`                       // not read
+	QueueTimeEstimateMsByPriority map[uint32]uint64 `json:"queue_time_estimate_ms_by_priority,omitempty"` // priority → ms
+	InputProcessingQueries        uint64            `json:"input_processing_queries"`                     // not read
+	OutputGenerationQueries       uint64            `json:"output_generation_queries"`                    // not read
 }
 
 // NewSnapshot converts the engine's snapshot to its report form (nil for
