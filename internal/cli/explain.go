@@ -2,356 +2,410 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
-	"github.com/lcctl/lcctl/internal/conformance"
+	"github.com/lcctl/lcctl/internal/explain"
 	"github.com/lcctl/lcctl/internal/formats"
 	"github.com/lcctl/lcctl/internal/lb"
 )
 
-// explainOptions are the flags of `lcctl explain`.
+// explainOptions are the flags of `lcctl explain` (docs/explain.md).
 type explainOptions struct {
-	// Case is the case file ("-" = standard input).
-	Case string
-	// Check compares each decision with the case's expect block.
-	Check bool
+	Config, AlgorithmConfig, Snapshot string
+	Headers                           []string
+	// Convenience flags, each one request header value.
+	Model, RoutingKey, RoutingMethod, AffinityKey, InputTokens, Priority,
+	SLOMs, MaxWaitMs, LastCluster, RequestID string
+	Elapsed             string
+	Exclude             []string
+	FirstClassification string
+	Timeline            bool
+	Chart               string
+	Compare             string
+	Width               int
+	Case                string
+	Check               bool
+
+	changed func(name string) bool
+}
+
+// headerFlags maps each convenience flag to the header it sets.
+var headerFlags = []struct{ flag, header string }{
+	{"model", hdrModel},
+	{"routing-key", hdrRoutingKey},
+	{"routing-method", hdrRoutingMethod},
+	{"affinity-key", hdrCacheAffinity},
+	{"input-tokens", hdrInputTokens},
+	{"priority", hdrPriority},
+	{"slo-ms", hdrRequestSLOMs},
+	{"max-wait-ms", hdrMaxWaitMs},
+	{"last-cluster", hdrLastClusterID},
+	{"request-id", hdrRequestID},
+}
+
+func (o *explainOptions) flagValue(name string) string {
+	switch name {
+	case "model":
+		return o.Model
+	case "routing-key":
+		return o.RoutingKey
+	case "routing-method":
+		return o.RoutingMethod
+	case "affinity-key":
+		return o.AffinityKey
+	case "input-tokens":
+		return o.InputTokens
+	case "priority":
+		return o.Priority
+	case "slo-ms":
+		return o.SLOMs
+	case "max-wait-ms":
+		return o.MaxWaitMs
+	case "last-cluster":
+		return o.LastCluster
+	case "request-id":
+		return o.RequestID
+	}
+	return ""
 }
 
 func newExplainCommand(env *Env) *cobra.Command {
 	o := &explainOptions{}
 	cmd := &cobra.Command{
-		Use:   "explain --case FILE [--check]",
-		Short: "Explain Stargate's load-balancer decision for reproducible cases",
-		Long: `explain runs lcctl's reimplementation of Stargate's load balancer (and the
-proxy rules around it) on a case file: config, snapshot and request bundled
-as in shared/spec/formats.md, one case or a list. It prints, per case, the
-outcome (dispatch, wait, reject, error), the chosen cluster and every cluster
-sampling could have chosen with its exact probability, the session state,
-the affinity order, and why each candidate was or was not chosen.
+		Use:   "explain --snapshot FILE --model NAME [--config FILE] [request flags]",
+		Short: "Show why a request goes where it goes, over time, flag off vs on",
+		Long: `Explain one routing decision: the effective algorithm (resolved from the
+lb-config exactly as Stargate resolves it), the session state and the
+affinity order before and after last-cluster promotion, every cluster's TTFT
+estimate, bucket, admission and verdict, and the decision: dispatch, wait
+until when, or reject and why.
 
-With --check each decision is compared with the case's expect block; any
-mismatch makes the exit status 1. Config-only cases (lb_config) are
-validated with lcctl validate's rules.
+The request is given as Stargate's headers (-H 'name: value', parsed with
+Stargate's rules) or with the convenience flags. --timeline follows the
+decision through every change point (affinity deadline, bucket unlocks, band
+openings); --compare flag decides the same request with last_cluster_affinity
+off and on; --compare config=OTHER with another config.
 
---output json prints {"cases":[{"name","pass","mismatches","decision"}],
-"passed":N,"total":M}.`,
+--case FILE explains conformance cases instead (formats.md); --check
+compares each with its expect block and exits 1 on a mismatch.
+
+Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
+2 usage or input error.`,
+		Example: `  lcctl explain --config examples/explain/returning-outside-group.lb-config.yaml \
+    --snapshot examples/explain/returning-outside-group.snapshot.yaml \
+    --model model-a --affinity-key session-6 --last-cluster D --timeline
+  lcctl explain --snapshot snap.yaml -H 'x-model: model-a' -H 'x-input-tokens: 100' --elapsed 250ms
+  lcctl explain --config lb.json --snapshot snap.yaml --model model-a --compare flag
+  lcctl explain --check --case ../shared/conformance/session.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.changed = cmd.Flags().Changed
 			return runExplain(cmd.Context(), o, env)
 		},
 	}
-	cmd.Flags().StringVar(&o.Case, "case", "", "case file (YAML or JSON; - for standard input)")
-	cmd.Flags().BoolVar(&o.Check, "check", false, "compare each decision with the case's expect block; exit 1 on any mismatch")
+	f := cmd.Flags()
+	f.StringVar(&o.Config, "config", "", "lb-config `FILE` (JSON or YAML; validated first)")
+	f.StringVar(&o.AlgorithmConfig, "algorithm-config", "", "one detailed algorithm object `FILE` instead of a whole lb-config")
+	f.StringVar(&o.Snapshot, "snapshot", "", "routing snapshot `FILE` (formats.md; - for standard input)")
+	f.StringArrayVarP(&o.Headers, "header", "H", nil, "request header 'name: value' (repeatable; Stargate's header names)")
+	f.StringVar(&o.Model, "model", "", "x-model: the model `NAME`")
+	f.StringVar(&o.RoutingKey, "routing-key", "", "x-routing-key")
+	f.StringVar(&o.RoutingMethod, "routing-method", "", "x-routing-method: an algorithm name")
+	f.StringVar(&o.AffinityKey, "affinity-key", "", "x-cache-affinity-key")
+	f.StringVar(&o.InputTokens, "input-tokens", "", "x-input-tokens (default 0 when not given)")
+	f.StringVar(&o.Priority, "priority", "", "x-priority")
+	f.StringVar(&o.SLOMs, "slo-ms", "", "x-request-slo-ms")
+	f.StringVar(&o.MaxWaitMs, "max-wait-ms", "", "x-max-wait-ms")
+	f.StringVar(&o.LastCluster, "last-cluster", "", "x-stargate-last-cluster-id: the session's last `CLUSTER`")
+	f.StringVar(&o.RequestID, "request-id", "", "x-request-id (default lcctl-explain)")
+	f.StringVar(&o.Elapsed, "elapsed", "0", "time since the request arrived (`DURATION`: 250ms, 1.5s, or milliseconds)")
+	f.StringArrayVar(&o.Exclude, "exclude", nil, "clusters already tried by earlier attempts (`A,B`; repeatable)")
+	f.StringVar(&o.FirstClassification, "first-classification", "", "session state pinned by the request's first decision: new, returning or stale")
+	f.BoolVar(&o.Timeline, "timeline", false, "show the decisions at every change point until dispatch or the wait budget")
+	f.StringVar(&o.Chart, "chart", "auto", "open-set bar chart with --timeline: auto (terminal only), always or never")
+	f.StringVar(&o.Compare, "compare", "", "compare with last_cluster_affinity off and on (flag) or with another config (config=`FILE`)")
+	f.IntVar(&o.Width, "width", 0, "layout width in columns (default: the terminal's, else $COLUMNS, else 100)")
+	f.StringVar(&o.Case, "case", "", "explain the conformance cases in `FILE` instead of one request")
+	f.BoolVar(&o.Check, "check", false, "with --case: compare each case with its expect block; exit 1 on a mismatch")
+	_ = cmd.RegisterFlagCompletionFunc("chart", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("first-classification", cobra.FixedCompletions([]string{"new", "returning", "stale"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("compare", cobra.FixedCompletions([]string{"flag", "config="}, cobra.ShellCompDirectiveNoSpace))
 	return cmd
 }
 
-// explainReport is the JSON output of explain --case.
-type explainReport struct {
-	Cases  []explainCase `json:"cases"`
-	Passed int           `json:"passed"`
-	Total  int           `json:"total"`
-}
-
-type explainCase struct {
-	Name       string          `json:"name"`
-	Line       int             `json:"line"`
-	Pass       bool            `json:"pass"`
-	Mismatches []string        `json:"mismatches"`
-	Decision   decisionSummary `json:"decision"`
-}
-
-// decisionSummary is the documented JSON form of one case's decision.
-type decisionSummary struct {
-	// Valid is set for config-only cases.
-	Valid *bool `json:"valid,omitempty"`
-	// Outcome is dispatch, wait, reject or error ("" for config cases).
-	Outcome   string `json:"outcome,omitempty"`
-	Algorithm string `json:"algorithm,omitempty"`
-	// Cluster is the chosen cluster (dispatch).
-	Cluster   *string `json:"cluster"`
-	RankDepth int     `json:"rank_depth,omitempty"`
-	// SelectedAfterKVFreeTokensSkip as in formats.md.
-	SelectedAfterKVFreeTokensSkip bool `json:"selected_after_kv_free_tokens_skip"`
-	// RetryAtMs is the elapsed time at which selection runs again (wait).
-	RetryAtMs    *float64 `json:"retry_at_ms,omitempty"`
-	GenericRetry bool     `json:"generic_retry,omitempty"`
-	// LBDecision is the load balancer's own decision kind and wait.
-	LBDecision string   `json:"lb_decision,omitempty"`
-	LBWaitMs   *float64 `json:"lb_wait_ms,omitempty"`
-	Reason     string   `json:"reason,omitempty"`
-	// SessionState is null when not classified.
-	SessionState  *string  `json:"session_state"`
-	Promoted      bool     `json:"promoted"`
-	OriginalOrder []string `json:"original_order,omitempty"`
-	AffinityOrder []string `json:"affinity_order,omitempty"`
-	AffinityGroup []string `json:"affinity_group,omitempty"`
-	OpenSet       []string `json:"open_set,omitempty"`
-	// Choices are every cluster sampling could have chosen, with exact
-	// probabilities.
-	Choices      []lb.Choice `json:"choices,omitempty"`
-	ChoicesExact bool        `json:"choices_exact,omitempty"`
-	Ambiguous    bool        `json:"ambiguous_ranking,omitempty"`
-	HTTPStatus   int         `json:"http_status,omitempty"`
-	Code         string      `json:"code,omitempty"`
-	Error        string      `json:"error,omitempty"`
-	Message      string      `json:"message,omitempty"`
-	Trace        *lb.Trace   `json:"trace,omitempty"`
-}
-
+// runExplain is `lcctl explain`: it gathers the inputs, runs the engine
+// (explain_run.go) and renders the report (internal/explain).
 func runExplain(_ context.Context, o *explainOptions, env *Env) error {
-	if o.Case == "" {
-		return Usagef("explain needs --case FILE (a case file as in shared/spec/formats.md)")
+	if o.Case != "" {
+		return runExplainCases(o, env)
 	}
-	name := o.Case
-	data, err := readInput(env, name, caseInputLimit)
+	if o.Check {
+		return Usagef("--check needs --case FILE")
+	}
+	in, notes, err := gatherExplainInputs(o, env)
 	if err != nil {
-		return UsageErr(err)
+		return err
 	}
-	cases, err := formats.DecodeCases(name, data)
-	if err != nil {
-		return UsageErr(err)
-	}
-	rep := explainReport{Cases: []explainCase{}}
-	results := make([]*conformance.Result, 0, len(cases))
-	for _, c := range cases {
-		r := conformance.Evaluate(c)
-		results = append(results, r)
-		ec := explainCase{Name: c.Name, Line: c.Line, Pass: r.Pass(), Mismatches: r.Mismatches, Decision: summarize(r)}
-		if ec.Mismatches == nil {
-			ec.Mismatches = []string{}
-		}
-		rep.Cases = append(rep.Cases, ec)
-		rep.Total++
-		if r.Pass() {
-			rep.Passed++
-		}
-	}
-	if env.Global.JSON() {
-		enc := json.NewEncoder(env.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+	var cfg *lb.Config
+	if in.configFile != "" {
+		if cfg, err = loadExplainConfig(env, in.configFile, in.algObject, in.req.Model); err != nil {
 			return err
 		}
-	} else {
-		for i, r := range results {
-			writeCaseText(env, name, r, o.Check)
-			if i < len(results)-1 {
-				fmt.Fprintln(env.Out)
-			}
+	}
+	var other *lb.Config
+	otherFile := ""
+	switch {
+	case o.Compare == "" || o.Compare == "flag":
+	case strings.HasPrefix(o.Compare, "config="):
+		otherFile = strings.TrimPrefix(o.Compare, "config=")
+		if otherFile == "" {
+			return Usagef("--compare config=FILE: the file name is empty")
 		}
-		if o.Check {
-			fmt.Fprintf(env.Out, "\n%d of %d cases passed\n", rep.Passed, rep.Total)
+		if other, err = loadExplainConfig(env, otherFile, in.algObject, in.req.Model); err != nil {
+			return err
 		}
-	}
-	if o.Check && rep.Passed != rep.Total {
-		return ErrFindings
-	}
-	return nil
-}
-
-// caseInputLimit bounds a case file (bytes).
-const caseInputLimit = 64 << 20
-
-func summarize(r *conformance.Result) decisionSummary {
-	var s decisionSummary
-	c := r.Case
-	if c.ConfigOnly() {
-		v := r.Valid
-		s.Valid = &v
-		s.Error = r.Error
-		return s
-	}
-	s.Outcome = r.Outcome.String()
-	s.Error = r.Error
-	st := r.Step
-	if st == nil {
-		return s
-	}
-	s.HTTPStatus, s.Code, s.Message = st.HTTPStatus, st.Code, st.Message
-	if r.Outcome == lb.OutcomeWait {
-		v := lb.DurationMs(st.RetryAt)
-		s.RetryAtMs = &v
-		s.GenericRetry = st.GenericRetry
-	}
-	if !st.Balanced {
-		return s
-	}
-	d := &st.Decision
-	snap := c.Snapshot
-	s.Algorithm = d.Algorithm.String()
-	s.LBDecision = d.Kind.String()
-	if d.Kind == lb.KindWait {
-		v := lb.DurationMs(d.Wait)
-		s.LBWaitMs = &v
-	}
-	s.Reason = d.Reason.String()
-	if d.Kind == lb.KindSelected {
-		id := d.ClusterID
-		s.Cluster = &id
-		s.RankDepth = d.RankDepth
-		s.SelectedAfterKVFreeTokensSkip = d.SelectedAfterKVFreeTokensSkip
-		s.Choices, s.ChoicesExact = d.Choices, d.ChoicesExact
-	}
-	if d.Session != lb.SessionNone {
-		v := d.Session.String()
-		s.SessionState = &v
-	}
-	s.Promoted = d.Promoted
-	s.OriginalOrder = lb.IDs(snap, d.OriginalOrder)
-	s.AffinityOrder = lb.IDs(snap, d.AffinityOrder)
-	s.AffinityGroup = lb.IDs(snap, d.AffinityGroup)
-	s.OpenSet = lb.IDs(snap, d.OpenSet)
-	s.Ambiguous = d.Ambiguous
-	s.Trace = d.Trace
-	return s
-}
-
-func writeCaseText(env *Env, file string, r *conformance.Result, check bool) {
-	w := env.Out
-	st := env.Style
-	c := r.Case
-	title := c.Name
-	if title == "" {
-		title = "(unnamed)"
-	}
-	head := fmt.Sprintf("case %s  (%s:%d)", title, file, c.Line)
-	if check {
-		if r.Pass() {
-			head = st.OK.Render("PASS") + " " + head
-		} else {
-			head = st.Error.Render("FAIL") + " " + head
-		}
-	}
-	fmt.Fprintln(w, st.Bold.Render(head))
-	defer func() {
-		for _, m := range r.Mismatches {
-			fmt.Fprintf(w, "  %s %s\n", st.Error.Render("mismatch:"), m)
-		}
-	}()
-	if c.ConfigOnly() {
-		if r.Valid {
-			fmt.Fprintln(w, "  lb_config: valid")
-		} else {
-			fmt.Fprintf(w, "  lb_config: invalid: %s\n", r.Error)
-		}
-		return
-	}
-	if r.Step == nil {
-		fmt.Fprintf(w, "  outcome: error (config rejected): %s\n", r.Error)
-		return
-	}
-	s := r.Step
-	d := &s.Decision
-	snap := c.Snapshot
-	switch r.Outcome {
-	case lb.OutcomeDispatch:
-		fmt.Fprintf(w, "  outcome: dispatch to %s (rank depth %d", d.ClusterID, d.RankDepth)
-		if d.SelectedAfterKVFreeTokensSkip {
-			fmt.Fprint(w, ", after a KV free-token skip")
-		}
-		fmt.Fprintln(w, ")")
-		if len(d.Choices) > 1 {
-			parts := make([]string, len(d.Choices))
-			for i, ch := range d.Choices {
-				parts[i] = fmt.Sprintf("%s %s", ch.ClusterID, ch.Fraction())
-			}
-			exact := ""
-			if !d.ChoicesExact {
-				exact = " (estimated)"
-			}
-			fmt.Fprintf(w, "  sampling could choose: %s%s\n", strings.Join(parts, ", "), exact)
-		}
-	case lb.OutcomeWait:
-		fmt.Fprintf(w, "  outcome: wait; selection runs again at %g ms", lb.DurationMs(s.RetryAt))
-		if s.GenericRetry {
-			fmt.Fprint(w, " (generic capacity retry, random 1–9 ms)")
-		}
-		fmt.Fprintln(w)
 	default:
-		fmt.Fprintf(w, "  outcome: %s", r.Outcome)
-		if s.HTTPStatus != 0 {
-			fmt.Fprintf(w, " (HTTP %d %s)", s.HTTPStatus, s.Code)
+		return Usagef("--compare %q: want flag or config=FILE", o.Compare)
+	}
+
+	rep := &explain.Report{Model: in.req.Model, Snapshot: explain.NewSnapshot(in.snap), Notes: notes}
+	rep.Request = requestView(in)
+	rep.Run = decideRun(in, cfg, "", nil)
+	switch {
+	case o.Compare == "flag":
+		c := rep.Run.Config
+		if c == nil {
+			return Usagef("--compare flag: the request is rejected before an algorithm is chosen (%s)", rep.Run.Decision.Message)
 		}
-		fmt.Fprintln(w)
-		if s.Message != "" {
-			fmt.Fprintf(w, "  %s\n", s.Message)
+		if c.Algorithm != lb.WaitAndWiden && c.Algorithm != lb.PulsarWaitAndWiden {
+			return Usagef("--compare flag: last_cluster_affinity exists only for wait-and-widen and pulsar-wait-and-widen; the effective algorithm is %s", c.Algorithm)
 		}
-	}
-	if !s.Balanced {
-		return
-	}
-	fmt.Fprintf(w, "  load balancer: %s → %s", d.Algorithm, d.Kind)
-	if d.Kind == lb.KindWait {
-		fmt.Fprintf(w, " %g ms", lb.DurationMs(d.Wait))
-	}
-	if d.Reason != lb.ReasonNone {
-		fmt.Fprintf(w, " (%s)", d.Reason)
-	}
-	fmt.Fprintln(w)
-	state := "not classified"
-	if d.Session != lb.SessionNone {
-		state = d.Session.String()
-		if d.Promoted {
-			state += ", last cluster promoted"
+		rep.Compare = &explain.Comparison{What: "flag",
+			Left:  decideRun(in, cfg, "off", func(a *lb.AlgorithmConfig) { a.LastClusterAffinity = false }),
+			Right: decideRun(in, cfg, "on", func(a *lb.AlgorithmConfig) { a.LastClusterAffinity = true })}
+	case other != nil:
+		left := rep.Run
+		left.Label = labelFor(in.configFile)
+		right := decideRun(&explainInputs{snap: in.snap, req: in.req, routingErr: in.routingErr, configFile: otherFile, algObject: in.algObject},
+			other, labelFor(otherFile), nil)
+		if right.Label == left.Label {
+			left.Label, right.Label = "--config", "--compare"
 		}
+		rep.Compare = &explain.Comparison{What: "config", Left: left, Right: right}
 	}
-	fmt.Fprintf(w, "  session: %s\n", state)
-	if d.AffinityOrder != nil {
-		fmt.Fprintf(w, "  affinity order: %s", strings.Join(lb.IDs(snap, d.AffinityOrder), ", "))
-		if d.Promoted {
-			fmt.Fprintf(w, " (was %s)", strings.Join(lb.IDs(snap, d.OriginalOrder), ", "))
-		}
-		fmt.Fprintf(w, "; group: %s\n", strings.Join(lb.IDs(snap, d.AffinityGroup), ", "))
+	if rep.Compare != nil {
+		rep.Compare.Differences = explain.Differences(rep, rep.Compare)
 	}
-	if d.OpenSet != nil {
-		fmt.Fprintf(w, "  open set: %s\n", strings.Join(lb.IDs(snap, d.OpenSet), ", "))
+	if !o.Timeline {
+		rep.Run.Timeline, rep.Run.TimelineTruncated = nil, false
 	}
-	if d.Ambiguous {
-		fmt.Fprintln(w, "  note: two Pulsar scores agree to 1e-12; a last-ulp log difference could swap them")
+	if env.Global.JSON() {
+		return explain.JSON(env.Out, rep)
 	}
-	if d.Trace == nil {
-		return
+	chart := false
+	switch o.Chart {
+	case "auto":
+		chart = env.OutTTY
+	case "always":
+		chart = true
+	case "never":
+	default:
+		return Usagef("--chart %q: want auto, always or never", o.Chart)
 	}
-	if len(d.Trace.Ranking) > 0 {
-		fmt.Fprintln(w, "  pulsar ranking:")
-		for _, rk := range d.Trace.Ranking {
-			fmt.Fprintf(w, "    %2d. %-12s weight %g, score %s, %s\n", rk.Rank, rk.ClusterID, rk.Weight, msText(rk.Score), rk.Feasibility)
-		}
-	}
-	for _, n := range d.Trace.Notes {
-		fmt.Fprintf(w, "  · %s\n", n)
-	}
-	for _, p := range d.Trace.Phases {
-		fmt.Fprintf(w, "  phase %s (scale %g, clock %g ms, max_queued %d", p.Phase, p.Scale, float64(p.ClockMs), p.MaxQueued)
-		if p.HasQueueLimit {
-			fmt.Fprintf(w, ", queue limit %g ms", float64(p.QueueLimitMs))
-		}
-		fmt.Fprintf(w, ") → %s", p.Result)
-		if p.Result == lb.KindWait {
-			fmt.Fprintf(w, " %g ms", float64(p.WaitMs))
-		}
-		fmt.Fprintln(w)
-		for _, ct := range p.Candidates {
-			if p.Phase == lb.PhaseRankWalk || ct.Excluded || ct.Feasibility != lb.Eligible {
-				fmt.Fprintf(w, "    %-12s rank %d: %s\n", ct.ClusterID, ct.Rank, ct.Why)
-				continue
-			}
-			fmt.Fprintf(w, "    %-12s bucket ttft %s (rtt %s, queue %s, prefill %s)", ct.ClusterID, msText(ct.BucketTTFTMs),
-				msText(ct.RTTMs), msText(ct.QueueMs), msText(ct.PrefillMs))
-			if ct.Bucket >= 0 {
-				fmt.Fprintf(w, ", bucket %d", ct.Bucket)
-			}
-			fmt.Fprintf(w, ": %s\n", ct.Why)
-		}
-	}
+	return explain.Text(env.Out, rep, env.Style, explain.Options{Width: explainWidth(o, env), Timeline: o.Timeline, Chart: chart})
 }
 
-func msText(m lb.Millis) string {
-	return strings.Trim(string(must(m.MarshalJSON())), `"`)
+func labelFor(file string) string {
+	if file == "" {
+		return "no config"
+	}
+	if i := strings.LastIndexAny(file, `/\`); i >= 0 {
+		return file[i+1:]
+	}
+	return file
 }
 
-func must(b []byte, _ error) []byte { return b }
+// explainWidth picks the layout width: --width, else the terminal's width,
+// else $COLUMNS, else explain.DefaultWidth.
+func explainWidth(o *explainOptions, env *Env) int {
+	if o.Width > 0 {
+		return o.Width
+	}
+	if env.OutTTY {
+		if f, ok := env.Out.(*os.File); ok {
+			if w, _, err := term.GetSize(f.Fd()); err == nil && w > 0 {
+				return w
+			}
+		}
+	}
+	if n, err := strconv.Atoi(env.Env("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return explain.DefaultWidth
+}
+
+// gatherExplainInputs checks the flags, reads the snapshot and turns the
+// headers into a request. Problems with the command line or the files are
+// usage errors; a request Stargate would answer with 400 is not an error
+// here (it is explained as outcome error).
+func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string, error) {
+	if o.Config != "" && o.AlgorithmConfig != "" {
+		return nil, nil, Usagef("--config and --algorithm-config are exclusive")
+	}
+	if o.Snapshot == "" {
+		return nil, nil, Usagef("explain needs --case FILE, or --snapshot FILE and a request (see lcctl explain --help)")
+	}
+	in := &explainInputs{configFile: o.Config}
+	if o.AlgorithmConfig != "" {
+		in.configFile, in.algObject = o.AlgorithmConfig, true
+	}
+	if in.configFile == "-" && o.Snapshot == "-" {
+		return nil, nil, Usagef("--config and --snapshot cannot both read standard input")
+	}
+	var notes []string
+	var hs HeaderLines
+	for _, line := range o.Headers {
+		h, err := ParseHeaderLine(line)
+		if err != nil {
+			return nil, nil, Usagef("-H: %v", err)
+		}
+		hs = append(hs, h)
+	}
+	for _, hf := range headerFlags {
+		if o.changed == nil || !o.changed(hf.flag) {
+			continue
+		}
+		if hs.Count(hf.header) > 0 {
+			return nil, nil, Usagef("--%s and -H '%s: …' both set %s; give one", hf.flag, hf.header, hf.header)
+		}
+		v := o.flagValue(hf.flag)
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return nil, nil, Usagef("--%s: the value contains a control character an HTTP header cannot carry", hf.flag)
+		}
+		hs = append(hs, HeaderLine{Name: hf.header, Value: v})
+	}
+	if hs.Count(hdrModel) == 0 {
+		return nil, nil, Usagef("the model is required: --model NAME or -H 'x-model: NAME'")
+	}
+	if hs.Count(hdrRequestID) == 0 {
+		hs = append(hs, HeaderLine{Name: hdrRequestID, Value: "lcctl-explain"})
+	}
+	if hs.Count(hdrInputTokens) == 0 {
+		hs = append(hs, HeaderLine{Name: hdrInputTokens, Value: "0"})
+		notes = append(notes, "x-input-tokens not given: assuming 0 (Stargate itself answers 400 without it, H4)")
+	}
+	seen := map[string]bool{}
+	for _, h := range hs {
+		name := strings.ToLower(h.Name)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		switch {
+		case name == hdrStargateMaxWait:
+			notes = append(notes, "x-stargate-max-wait-ms is the proxy's retry budget, not a load-balancer input (H11); ignored")
+		case !slices.Contains(loadBalancerHeaders, name):
+			notes = append(notes, fmt.Sprintf("header %s is not read by the load balancer; ignored", h.Name))
+		case hs.Count(name) > 1:
+			notes = append(notes, fmt.Sprintf("%s is repeated: Stargate reads only the first value", name))
+		}
+	}
+	req, err := hs.Request()
+	if err != nil {
+		var re *lb.RoutingError
+		if !errors.As(err, &re) {
+			return nil, nil, UsageErr(err)
+		}
+		in.routingErr = re
+		req.Model, _ = lb.HeaderString(headerValue(hs, hdrModel))
+	}
+	if v, ok := hs.Get(hdrRoutingMethod); ok && !req.RoutingMethod.Set {
+		req.RoutingMethod = lb.OptionalString{Value: v, Set: true}
+	}
+	if l := len(req.LastClusterID); l > 256 {
+		notes = append(notes, fmt.Sprintf("x-stargate-last-cluster-id is %d bytes; the gateway stores ids of at most 256 bytes", l))
+	}
+	elapsed, err := ParseElapsed(o.Elapsed)
+	if err != nil {
+		return nil, nil, UsageErr(err)
+	}
+	req.Elapsed = elapsed
+	excl, err := ParseExcludeList(o.Exclude)
+	if err != nil {
+		return nil, nil, UsageErr(err)
+	}
+	req.ExcludedClusterIDs = excl
+	if o.FirstClassification != "" {
+		s, ok := lb.ParseSessionState(o.FirstClassification)
+		if !ok {
+			return nil, nil, Usagef("--first-classification %q: want new, returning or stale", o.FirstClassification)
+		}
+		req.FirstClassification = s
+	}
+	in.req = req
+	in.headers = hs
+	data, err := readInput(env, o.Snapshot, explainInputLimit)
+	if err != nil {
+		return nil, nil, UsageErr(err)
+	}
+	snap, err := formats.DecodeSnapshot(o.Snapshot, data)
+	if err != nil {
+		return nil, nil, UsageErr(err)
+	}
+	in.snap = snap
+	for _, id := range excl {
+		if snap.Index(id) < 0 {
+			notes = append(notes, fmt.Sprintf("--exclude %s: no such cluster in the snapshot; it has no effect (Stargate ignores unknown ids too)", id))
+		}
+	}
+	if snap.Model != "" && in.req.Model != "" && snap.Model != in.req.Model {
+		notes = append(notes, fmt.Sprintf("the snapshot is for model %s; the request's x-model %s wins", snap.Model, in.req.Model))
+	}
+	return in, notes, nil
+}
+
+func headerValue(hs HeaderLines, name string) string {
+	v, _ := hs.Get(name)
+	return v
+}
+
+// requestView is the request part of the report.
+func requestView(in *explainInputs) explain.Request {
+	r := &in.req
+	v := explain.Request{
+		RoutingKey: r.RoutingKey, CacheAffinityKey: r.CacheAffinityKey, LastClusterID: r.LastClusterID,
+		InputTokens: r.InputTokens, Priority: r.Priority, ExcludedClusterIDs: r.ExcludedClusterIDs,
+		ElapsedMs: lb.DurationMs(r.Elapsed),
+	}
+	for _, h := range in.headers {
+		v.Headers = append(v.Headers, explain.Header{Name: h.Name, Value: h.Value})
+	}
+	if r.RoutingMethod.Set {
+		m := r.RoutingMethod.Value
+		v.RoutingMethod = &m
+	}
+	if r.RequestSLOMs.Set {
+		x := r.RequestSLOMs.Value
+		v.RequestSLOMs = &x
+	}
+	if r.MaxWaitMs.Set {
+		x := r.MaxWaitMs.Value
+		v.MaxWaitMs = &x
+	}
+	if r.FirstClassification != lb.SessionNone {
+		s := r.FirstClassification.String()
+		v.FirstClassification = &s
+	}
+	if e := in.routingErr; e != nil {
+		v.Error = &explain.RoutingError{Status: e.Status, Code: e.Code, Header: e.Header, Message: e.Message}
+	}
+	return v
+}

@@ -71,6 +71,8 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 			ct := &pt.Candidates[ti]
 			ct.RTTMs, ct.QueueMs, ct.PrefillMs = Millis(t.RTTMs), Millis(t.QueueMs), Millis(t.PrefillMs)
 			ct.BucketTTFTMs, ct.ScoreMs = Millis(t.BucketMs), Millis(score)
+			ct.ComparatorTTFTMs = Millis(t.ComparatorMs)
+			ct.UnlockAtMs = Millis(math.Inf(1))
 			ct.SLOEligible = slo
 			ct.HasCapacity = HasCapacity(&c.Stats, mq)
 			if !slo {
@@ -121,12 +123,15 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 	sorted := false
 	var nextWait time.Duration
 	hasNext := false
+	// originMs is the phase clock's origin as request elapsed time (trace
+	// only: bucket unlock instants).
+	originMs := DurationMs(rv.elapsed - unlock)
 	if allFinite && slowest-fastest <= e.bucketMs {
 		if pt != nil {
 			pt.SingleBucket = true
 			for i := range ests {
-				pt.Candidates[ests[i].trace].Bucket = 0
-				pt.Candidates[ests[i].trace].Unlocked = true
+				ct := &pt.Candidates[ests[i].trace]
+				ct.Bucket, ct.Unlocked, ct.UnlockAtMs = 0, true, Millis(originMs)
 			}
 		}
 	} else {
@@ -135,6 +140,7 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 		budget := DurationMs(unlock)
 		start := math.NaN()
 		bucket := 0
+		cum := 0.0 // trace only: unlock budget spent up to the current bucket
 		unlocked = 0
 		for i := range order {
 			b := ests[order[i]].bucket
@@ -157,24 +163,33 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 						}
 					}
 					if pt != nil {
+						lcum, lbucket, lstart := cum, bucket, start
 						for j := i; j < len(order); j++ {
 							ct := &pt.Candidates[ests[order[j]].trace]
-							if isFinite(ests[order[j]].bucket) {
-								ct.Why = "in a TTFT bucket that is still locked"
-							} else {
+							bj := ests[order[j]].bucket
+							if !isFinite(bj) {
 								ct.Why = "TTFT is infinite (no valid capacity signal)"
+								continue
 							}
+							if bj-lstart > e.bucketMs {
+								lcum += (bj - lstart) * e.cfg.NextBucketUnlockFactor
+								lbucket++
+								lstart = bj
+							}
+							ct.Why = "in a TTFT bucket that is still locked"
+							ct.Bucket, ct.UnlockAtMs = lbucket, Millis(originMs+lcum)
 						}
 					}
 					break
 				}
 				budget -= need
+				cum += need
 				start = b
 				bucket++
 			}
 			if pt != nil {
-				pt.Candidates[ests[order[i]].trace].Bucket = bucket
-				pt.Candidates[ests[order[i]].trace].Unlocked = true
+				ct := &pt.Candidates[ests[order[i]].trace]
+				ct.Bucket, ct.Unlocked, ct.UnlockAtMs = bucket, true, Millis(originMs+cum)
 			}
 			unlocked++
 		}

@@ -1,6 +1,9 @@
 package lb
 
-import "math/big"
+import (
+	"math"
+	"math/big"
+)
 
 // eligibleList fills e.list with the non-excluded candidates in slice order.
 func (e *Engine) eligibleList(snap *Snapshot) []int {
@@ -70,8 +73,8 @@ func (e *Engine) decidePowerOfN(snap *Snapshot, rv *reqView, eligible int, rng R
 			t := EstimateTTFT(&snap.Clusters[x.idx], rv.inputTokens, rv.priority, 1.0, false, false)
 			pt.Candidates = append(pt.Candidates, CandidateTrace{ClusterID: snap.Clusters[x.idx].ClusterID, Cluster: int(x.idx),
 				RTTMs: Millis(t.RTTMs), QueueMs: Millis(t.QueueMs), PrefillMs: Millis(t.PrefillMs),
-				BucketTTFTMs: Millis(t.BucketMs), ScoreMs: Millis(x.score), SLOEligible: true, Bucket: -1, HasCapacity: true,
-				Why: "not sampled"})
+				BucketTTFTMs: Millis(t.BucketMs), ScoreMs: Millis(x.score), ComparatorTTFTMs: Millis(t.ComparatorMs),
+				SLOEligible: true, Bucket: -1, UnlockAtMs: Millis(math.Inf(1)), HasCapacity: true, Why: "not sampled"})
 		}
 		for _, p := range capl[:m] {
 			ct := &pt.Candidates[p]

@@ -129,12 +129,23 @@ type CandidateTrace struct {
 	PrefillMs    Millis `json:"prefill_ms"`
 	BucketTTFTMs Millis `json:"bucket_ttft_ms"`
 	ScoreMs      Millis `json:"score"`
+	// ComparatorTTFTMs is comparator_ttft of wait-and-widen.md §2.6:
+	// rtt + queue + prefill at the phase scale, ignore_* flags not applied
+	// (the ttft comparator's score; informational for other comparators).
+	ComparatorTTFTMs Millis `json:"comparator_ttft_ms"`
 	// SLOEligible: within the queue-SLO limit.
 	SLOEligible bool `json:"slo_eligible"`
-	// Bucket is the 0-based TTFT bucket (−1: not reached, locked or
-	// infinite); Unlocked whether it is open at the phase clock.
+	// Bucket is the 0-based TTFT bucket, also for a bucket that is still
+	// locked (−1: not bucketed: excluded, over the queue SLO, or an
+	// infinite TTFT); Unlocked whether it is open at the phase clock.
 	Bucket   int  `json:"bucket"`
 	Unlocked bool `json:"unlocked"`
+	// UnlockAtMs is the request elapsed time (ms since arrival) at which
+	// the candidate's bucket unlocks with an unchanged snapshot: the phase
+	// clock's origin (0 for the affinity phase, X for the global phase and
+	// the open set) plus the unlock budgets of every bucket boundary up to
+	// its bucket (wait-and-widen.md §3.3 step 4). +Inf when not bucketed.
+	UnlockAtMs Millis `json:"unlock_at_ms"`
 	// HasCapacity is queue admission (running < max + slack, or unknown
 	// limit).
 	HasCapacity bool `json:"has_capacity"`

@@ -1,0 +1,699 @@
+package explain
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/lipgloss/table"
+
+	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/ui"
+)
+
+// DefaultWidth is the layout width (columns) when the terminal width is
+// unknown (output piped to a file or another program).
+const DefaultWidth = 100
+
+// MinWidth is the narrowest layout Text produces; narrower requests are
+// laid out at MinWidth.
+const MinWidth = 60
+
+// Options control the text layout.
+type Options struct {
+	// Width is the number of terminal columns (DefaultWidth when ≤ 0).
+	Width int
+	// Timeline renders the decisions over time (part 5).
+	Timeline bool
+	// Chart adds the open-set bar chart to the timeline (meant for
+	// terminals).
+	Chart bool
+}
+
+// JSON writes rep as indented JSON followed by a newline. The schema is
+// documented in docs/explain.md; it decodes back into a Report.
+func JSON(w io.Writer, rep *Report) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the explain report as JSON: %w", err)
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
+
+// Text writes the human explanation of rep: the header (model, algorithm
+// and why, effective settings, session), the affinity order before and
+// after promotion with the group and the open set, the per-cluster table,
+// the decision, the timeline (Options.Timeline) and the comparison
+// (rep.Compare). Styles come from st (plain text when colour is off); the
+// layout fits Options.Width columns.
+func Text(w io.Writer, rep *Report, st *ui.Styles, o Options) error {
+	if o.Width <= 0 {
+		o.Width = DefaultWidth
+	}
+	o.Width = max(o.Width, MinWidth)
+	p := &printer{st: st, o: o, rep: rep}
+	p.run(&rep.Run, true)
+	if rep.Compare != nil {
+		p.compare(rep.Compare)
+	}
+	out := p.b.String()
+	if !st.Color {
+		out = trimTrailingSpaces(out)
+	}
+	_, err := io.WriteString(w, out)
+	return err
+}
+
+func trimTrailingSpaces(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+type printer struct {
+	b   strings.Builder
+	st  *ui.Styles
+	o   Options
+	rep *Report
+}
+
+func (p *printer) title(s string) {
+	if p.b.Len() > 0 {
+		p.b.WriteByte('\n')
+	}
+	for _, l := range strings.Split(lipgloss.NewStyle().Width(p.o.Width).Render(s), "\n") {
+		p.b.WriteString(p.st.Header.Render(strings.TrimRight(l, " ")))
+		p.b.WriteByte('\n')
+	}
+}
+
+// kv writes "label  value" lines with the value wrapped at the width and
+// continuation lines indented under it.
+func (p *printer) kv(label string, lines ...string) {
+	const lw = 12
+	vw := p.o.Width - lw - 2
+	for i, l := range lines {
+		lab := ""
+		if i == 0 {
+			lab = label
+		}
+		wrapped := strings.Split(lipgloss.NewStyle().Width(vw).Render(l), "\n")
+		for j, wl := range wrapped {
+			if j > 0 || i > 0 {
+				lab = ""
+			}
+			p.b.WriteString("  ")
+			p.b.WriteString(p.st.Bold.Render(fmt.Sprintf("%-*s", lw, lab)))
+			p.b.WriteString(strings.TrimRight(wl, " "))
+			p.b.WriteByte('\n')
+		}
+	}
+}
+
+func (p *printer) para(s string) { p.hanging(s, "") }
+
+// hanging writes s wrapped at the width, indented by two spaces, with
+// continuation lines indented by len(indent) more.
+func (p *printer) hanging(s, indent string) {
+	for i, l := range strings.Split(lipgloss.NewStyle().Width(p.o.Width-2-len(indent)).Render(s), "\n") {
+		p.b.WriteString("  ")
+		if i > 0 {
+			p.b.WriteString(indent)
+		}
+		p.b.WriteString(strings.TrimRight(l, " "))
+		p.b.WriteByte('\n')
+	}
+}
+
+func (p *printer) run(r *Run, main bool) {
+	rep := p.rep
+	head := "lcctl explain: model " + rep.Model + " at " + fmtMs(lb.Millis(rep.Request.ElapsedMs))
+	if rep.Model == "" {
+		head = "lcctl explain at " + fmtMs(lb.Millis(rep.Request.ElapsedMs))
+	}
+	p.title(head)
+	p.header(r)
+	if r.Config != nil && r.Decision.Balanced {
+		p.orders(r)
+		p.clusters(r)
+	}
+	p.decision(r)
+	if p.o.Timeline && len(r.Timeline) > 0 {
+		p.timeline(r)
+	}
+	if main && len(rep.Notes) > 0 {
+		p.title("Notes")
+		for _, n := range rep.Notes {
+			p.hanging("- "+n, "  ")
+		}
+	}
+}
+
+// ---- part 1: header -------------------------------------------------
+
+func (p *printer) header(r *Run) {
+	rep := p.rep
+	res := &r.Resolution
+	cfgLine := res.ConfigFile
+	switch {
+	case cfgLine == "":
+		cfgLine = "none: Stargate's permissive default (E6)"
+	case res.AlgorithmConfigFile:
+		cfgLine += " (one algorithm object, --algorithm-config)"
+	}
+	p.kv("Config", cfgLine)
+	if r.Config == nil {
+		p.kv("Algorithm", "none: the request is rejected before an algorithm is chosen")
+	} else {
+		p.kv("Algorithm", algorithmLines(r)...)
+		p.kv("Settings", settingsLines(r)...)
+		p.kv("Session", sessionLines(rep, r)...)
+	}
+	p.kv("Request", requestLines(&rep.Request)...)
+}
+
+func algorithmLines(r *Run) []string {
+	res := &r.Resolution
+	name := r.Config.Algorithm.String()
+	if res.Spelling != "" && res.Spelling != name {
+		name += " (written " + res.Spelling + ")"
+	}
+	where, why := res.Path, ""
+	switch {
+	case strings.HasPrefix(res.Rule, "E2 model"):
+		why = "the model's own entry"
+		if res.AlgorithmConfigFile {
+			where, why = "the given algorithm object", "--algorithm-config"
+		}
+	case strings.HasPrefix(res.Rule, "E2 default"):
+		why = "no models entry for the model; default settings"
+	case strings.HasPrefix(res.Rule, "E3.1"):
+		why = "x-routing-method names the model's own algorithm"
+		if res.AlgorithmConfigFile {
+			where = "the given algorithm object"
+		}
+	case strings.HasPrefix(res.Rule, "E3"):
+		why = "x-routing-method override"
+	}
+	if rule, _, _ := strings.Cut(res.Rule, " "); rule != "" {
+		why += ", " + rule
+	}
+	lines := []string{name + " ← " + where + " (" + why + ")"}
+	if res.RoutingMethod != nil {
+		lines = append(lines, "x-routing-method "+strconv.Quote(*res.RoutingMethod))
+	}
+	if len(res.Parameters) > 0 {
+		lines = append(lines, "routing-expression parameters applied: "+strings.Join(res.Parameters, ", "))
+	}
+	return lines
+}
+
+func settingsLines(r *Run) []string {
+	c := r.Config
+	d := &r.Decision
+	var out []string
+	eff := func(eff *lb.Millis, configured uint64) string {
+		s := strconv.FormatUint(configured, 10) + " ms"
+		if eff != nil && float64(*eff) != float64(configured) {
+			s = fmtMs(*eff) + " (configured " + s + ")"
+		}
+		return s
+	}
+	scale := func() string {
+		s := fmtScale(c.CacheAffinityInputTokensScale)
+		if d.PrefillScale != nil && *d.PrefillScale != c.CacheAffinityInputTokensScale {
+			s = fmtScale(*d.PrefillScale) + " (configured " + s + ")"
+		}
+		return s
+	}
+	slo := func() string {
+		if c.HasQueueSLO() {
+			return fmt.Sprintf("queue SLO %d–%d ms", *c.MaxQueueTimeFloorMs, *c.MaxQueueTimeCeilMs)
+		}
+		return "no queue SLO"
+	}
+	ignores := func() string {
+		var f []string
+		if c.IgnoreQueueTime {
+			f = append(f, "ignore_queue_time")
+		}
+		if c.IgnoreInputProcessingTime {
+			f = append(f, "ignore_input_processing_time")
+		}
+		if len(f) == 0 {
+			return ""
+		}
+		return " · " + strings.Join(f, ", ")
+	}
+	switch c.Algorithm {
+	case lb.WaitAndWiden:
+		if c.CacheAffinityBackendSelectionCount <= 0 {
+			out = append(out, "no affinity group (cache_affinity_backend_selection_count unset): no affinity wait, no discount, no session rules")
+		} else {
+			out = append(out, fmt.Sprintf("k %d (ring group, %d virtual nodes) · X %s · s %s",
+				c.CacheAffinityBackendSelectionCount, c.CacheAffinityVirtualNodes, eff(d.AffinityWaitMs, c.CacheAffinityWaitMs), scale()))
+		}
+		out = append(out, fmt.Sprintf("comparator %s · n %d · bucket %d ms, unlock factor %s · max_queued %d",
+			c.Comparator, c.N, c.TTFTBucketSizeMs, fmtScale(c.NextBucketUnlockFactor), c.MaxQueued))
+		out = append(out, slo()+ignores())
+	case lb.PulsarWaitAndWiden:
+		k := max(c.CacheAffinityBackendSelectionCount, 1)
+		band := "S = effective X"
+		if c.BandWidenIntervalMs != nil {
+			band = "S " + strconv.FormatUint(*c.BandWidenIntervalMs, 10) + " ms"
+		}
+		if d.BandIntervalMs != nil && (c.BandWidenIntervalMs == nil || float64(*c.BandWidenIntervalMs) != float64(*d.BandIntervalMs)) {
+			band += " → " + fmtMs(*d.BandIntervalMs)
+		}
+		out = append(out, fmt.Sprintf("k %d · X %s · s %s · %s", k, eff(d.AffinityWaitMs, c.CacheAffinityWaitMs), scale(), band))
+		group := "rank 1 waits"
+		if k > 1 {
+			group = fmt.Sprintf("ranks 1–%d wait", k)
+		}
+		bandLine := fmt.Sprintf("bands: %s for X; then ranks 1–%d open, and 4, 8, 16, … more ranks every S", group, k+2)
+		if d.BandIntervalMs != nil && float64(*d.BandIntervalMs) == 0 {
+			bandLine = fmt.Sprintf("bands: %s for X; S is 0, so every rank opens at X", group)
+		}
+		out = append(out, bandLine)
+		out = append(out, fmt.Sprintf("n %d · bucket %d ms, unlock factor %s · max_queued %d · fallback_max_queued %d",
+			c.N, c.TTFTBucketSizeMs, fmtScale(c.NextBucketUnlockFactor), c.MaxQueued, c.FallbackMaxQueued))
+		out = append(out, slo()+" · KV check "+onOff(c.ConsiderKVFreeTokens)+" · weight "+c.RendezvousWeight.String()+ignores())
+	case lb.Pulsar:
+		out = append(out, "weight "+c.RendezvousWeight.String()+" · KV check "+onOff(c.ConsiderKVFreeTokens)+" · first feasible cluster in ranking order, never waits")
+	case lb.PowerOfN:
+		out = append(out, fmt.Sprintf("sample_count %d · comparator %s", c.SampleCount, c.Comparator))
+	case lb.RoundRobin:
+		out = append(out, "every candidate in turn (this run starts a fresh counter)")
+	case lb.Random:
+		out = append(out, "uniform over the candidates")
+	}
+	var common []string
+	if c.RequireCacheAffinityKey {
+		common = append(common, "require_cache_affinity_key")
+	}
+	if c.MaxInputWorkSeconds != nil {
+		common = append(common, "max_input_work_seconds "+fmtNum(*c.MaxInputWorkSeconds))
+	}
+	if len(common) > 0 {
+		out = append(out, strings.Join(common, " · "))
+	}
+	return out
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func sessionLines(rep *Report, r *Run) []string {
+	c := r.Config
+	d := &r.Decision
+	hint := rep.Request.LastClusterID
+	if c.Algorithm != lb.WaitAndWiden && c.Algorithm != lb.PulsarWaitAndWiden {
+		if hint != "" {
+			return []string{c.Algorithm.String() + " has no session rules: x-stargate-last-cluster-id " + hint + " is ignored"}
+		}
+		return []string{c.Algorithm.String() + " has no session rules"}
+	}
+	if !c.LastClusterAffinity {
+		s := "last_cluster_affinity off: not classified"
+		if hint != "" {
+			s += "; x-stargate-last-cluster-id " + hint + " is ignored"
+		}
+		return []string{s}
+	}
+	if d.SessionState == nil {
+		switch {
+		case !d.Balanced:
+			return []string{"not classified: the request did not reach the load balancer"}
+		case rep.Request.CacheAffinityKey == "":
+			return []string{"not classified: no x-cache-affinity-key (session rules need one); configured X and s apply"}
+		case c.Algorithm == lb.WaitAndWiden && c.CacheAffinityBackendSelectionCount <= 0:
+			return []string{"not classified: no affinity group (cache_affinity_backend_selection_count unset)"}
+		case len(d.OriginalOrder) == 0:
+			return []string{"not classified: there is no affinity order (nothing ranked or no candidates)"}
+		}
+		return []string{"not classified"}
+	}
+	pinned := ""
+	if rep.Request.FirstClassification != nil {
+		pinned = " (pinned by the request's first decision)"
+	}
+	switch *d.SessionState {
+	case "new":
+		return []string{"new" + pinned + ": no x-stargate-last-cluster-id → affinity wait 0, prefill scale 1, order unchanged (overflows at once)"}
+	case "stale":
+		s := "stale" + pinned + ": "
+		if hint != "" && pinned == "" {
+			s += "last cluster " + hint + " is not a candidate → "
+		}
+		return []string{s + "routed as new (affinity wait 0, prefill scale 1, order unchanged)"}
+	}
+	s := "returning" + pinned + ": "
+	inSnap := false
+	if rep.Snapshot != nil {
+		inSnap = rep.Snapshot.Index(hint) >= 0
+	}
+	switch {
+	case d.Promoted:
+		s += "last cluster " + hint + " promoted to the front of the affinity order"
+	case hint == "" || !inSnap:
+		s += "the last cluster is no longer a candidate; order kept"
+	case len(d.OriginalOrder) > 0 && d.OriginalOrder[0] == hint:
+		s += "last cluster " + hint + " is already first (not promoted)"
+	default:
+		s += "last cluster " + hint + " is not in the ranking (no valid weight); order kept"
+	}
+	return []string{s, "configured affinity wait X and prefill scale s apply"}
+}
+
+func requestLines(q *Request) []string {
+	var a []string
+	if q.CacheAffinityKey != "" {
+		a = append(a, "affinity key "+q.CacheAffinityKey)
+	} else {
+		a = append(a, "no affinity key")
+	}
+	if q.RoutingKey != "" {
+		a = append(a, "routing key "+q.RoutingKey)
+	}
+	if q.LastClusterID != "" {
+		a = append(a, "last cluster "+q.LastClusterID)
+	} else {
+		a = append(a, "no last cluster")
+	}
+	tokens := strconv.FormatUint(q.InputTokens, 10) + " input tokens"
+	if q.InputTokens == 1 {
+		tokens = "1 input token"
+	}
+	b := []string{tokens, "priority " + strconv.FormatUint(uint64(q.Priority), 10)}
+	if q.RequestSLOMs != nil {
+		b = append(b, "request SLO "+strconv.FormatUint(*q.RequestSLOMs, 10)+" ms")
+	}
+	if q.MaxWaitMs != nil {
+		b = append(b, "x-max-wait-ms "+strconv.FormatUint(*q.MaxWaitMs, 10))
+	} else {
+		b = append(b, "no x-max-wait-ms (timed waits end at 60000 ms)")
+	}
+	if len(q.ExcludedClusterIDs) > 0 {
+		b = append(b, "excluded (earlier attempts) "+list(q.ExcludedClusterIDs))
+	}
+	if q.FirstClassification != nil {
+		b = append(b, "first classification "+*q.FirstClassification)
+	}
+	lines := []string{strings.Join(a, " · "), strings.Join(b, " · ")}
+	if q.Error != nil {
+		lines = append(lines, fmt.Sprintf("HTTP %d %s: %s", q.Error.Status, q.Error.Code, q.Error.Message))
+	}
+	return lines
+}
+
+// ---- part 2: affinity order ------------------------------------------
+
+func (p *printer) orders(r *Run) {
+	d := &r.Decision
+	c := r.Config
+	p.title("Affinity order")
+	at := fmtMs(lb.Millis(d.ElapsedMs))
+	switch c.Algorithm {
+	case lb.WaitAndWiden, lb.PulsarWaitAndWiden, lb.Pulsar:
+	default:
+		p.kv("order", c.Algorithm.String()+" has no affinity order: every candidate competes")
+		p.kv("open set", list(d.OpenSet)+"  (at "+at+")")
+		return
+	}
+	if d.AffinityOrder == nil {
+		why := "no affinity order for this request"
+		switch {
+		case c.Algorithm == lb.WaitAndWiden && p.rep.Request.CacheAffinityKey == "":
+			why = "no affinity group: the request has no x-cache-affinity-key"
+		case c.Algorithm == lb.WaitAndWiden:
+			why = "no affinity group: cache_affinity_backend_selection_count is unset"
+		case p.rep.Snapshot != nil && len(p.rep.Snapshot.Clusters) > 0:
+			why = "nothing is ranked: no candidate has a valid " + c.RendezvousWeight.String() + " weight"
+		}
+		p.kv("order", why)
+		p.kv("open set", list(d.OpenSet)+"  (at "+at+")")
+		return
+	}
+	kind := "Pulsar ranking"
+	if c.Algorithm == lb.WaitAndWiden {
+		kind = "ring group"
+	}
+	p.kv("before", list(d.OriginalOrder)+"  ("+kind+")")
+	if c.Algorithm == lb.WaitAndWiden && d.Trace != nil && d.Trace.Ring != nil {
+		p.kv("ring walk", list(d.Trace.Ring.Walk))
+	}
+	after := list(d.AffinityOrder)
+	switch {
+	case d.Promoted:
+		after += "  (last cluster promoted)"
+	case equalIDs(d.AffinityOrder, d.OriginalOrder):
+		after += "  (unchanged)"
+	}
+	p.kv("after", after)
+	if c.Algorithm != lb.Pulsar {
+		p.kv("group", list(d.AffinityGroup)+"  (k = "+strconv.Itoa(len(d.AffinityGroup))+")")
+	}
+	open := list(d.OpenSet) + "  (at " + at + ")"
+	if c.Algorithm == lb.Pulsar {
+		open = list(d.OpenSet) + "  (walked in ranking order)"
+	}
+	p.kv("open set", open)
+}
+
+// ---- part 4: decision -------------------------------------------------
+
+func (p *printer) decision(r *Run) {
+	d := &r.Decision
+	p.title("Decision")
+	p.para(decisionSentence(d, true))
+	if r.Then != nil && d.Outcome == lb.OutcomeWait {
+		p.para("Then at " + fmtMs(lb.Millis(r.Then.ElapsedMs)) + ": " + decisionSentence(r.Then, false))
+	}
+}
+
+// decisionSentence says what the proxy does with the request; proxyNote
+// adds how a timed wait is carried out.
+func decisionSentence(d *Decision, proxyNote bool) string {
+	switch d.Outcome {
+	case lb.OutcomeDispatch:
+		s := "Dispatch to " + choiceText(d)
+		if len(d.Choices) <= 1 {
+			s += fmt.Sprintf(" (rank depth %d", d.RankDepth)
+		} else {
+			s += fmt.Sprintf(" (sampled; this run drew %s at rank depth %d", d.Cluster, d.RankDepth)
+		}
+		if d.Phase != lb.PhaseNone {
+			s += ", " + d.Phase.String() + " phase"
+		}
+		if d.SelectedAfterKVFreeTokensSkip {
+			s += ", after a higher-ranked cluster failed the KV check"
+		}
+		return s + ")."
+	case lb.OutcomeWait:
+		if d.GenericRetry {
+			return fmt.Sprintf("Nothing can take the request now (%s); with x-max-wait-ms the proxy retries every 1–9 ms until %s, then answers 503.",
+				reasonText(d.Reason), fmtMs(*d.RetryDeadlineMs))
+		}
+		s := "Wait until " + fmtMs(*d.RetryAtMs) + ": " + reasonText(d.Reason)
+		if d.WaitMs != nil && float64(*d.RetryAtMs) < d.ElapsedMs+float64(*d.WaitMs) {
+			s += " at " + fmtMs(lb.Millis(d.ElapsedMs+float64(*d.WaitMs))) + ", but the wait budget ends first"
+		}
+		if !proxyNote {
+			return s + "."
+		}
+		return s + ". (The proxy re-checks every " + fmtMs(*d.SleepMs) + " on a fresh snapshot; with this snapshot nothing changes before then.)"
+	case lb.OutcomeReject:
+		s := fmt.Sprintf("Reject: HTTP %d %s — ", d.HTTPStatus, d.Code)
+		switch {
+		case d.Kind != nil && *d.Kind == lb.KindWait:
+			s += "the wait budget ends before the load balancer's wait does (" + reasonText(d.Reason) + "); "
+		case d.Balanced && d.Reason != lb.ReasonNone:
+			s += reasonText(d.Reason) + "; "
+		}
+		return s + d.Message + "."
+	case lb.OutcomeError:
+		return fmt.Sprintf("Error: HTTP %d %s — %s.", d.HTTPStatus, d.Code, d.Message)
+	}
+	return d.Message
+}
+
+// ---- part 5: timeline -------------------------------------------------
+
+func (p *printer) timeline(r *Run) {
+	p.title("Timeline")
+	n := 0
+	if p.rep.Snapshot != nil {
+		n = len(p.rep.Snapshot.Clusters)
+	}
+	rows := make([][]string, len(r.Timeline))
+	for i := range r.Timeline {
+		d := &r.Timeline[i]
+		open := "–"
+		if d.Balanced {
+			open = short(d.OpenSet, 8)
+		}
+		rows[i] = []string{fmtNum(d.ElapsedMs), open, outcomeShort(d), whyShort(d)}
+	}
+	p.table([]string{"elapsed ms", "open set", "decision", "why"}, rows, func(row int) lipgloss.Style {
+		if r.Timeline[row].Outcome == lb.OutcomeDispatch {
+			return p.st.OK
+		}
+		return lipgloss.Style{}
+	})
+	if r.TimelineTruncated {
+		p.para("(truncated: the timeline stops after " + strconv.Itoa(len(r.Timeline)) + " decisions)")
+	}
+	if p.o.Chart && n > 0 {
+		p.chart(r, n)
+	}
+}
+
+// chart draws the size of the open set at each timeline point as a bar.
+func (p *printer) chart(r *Run, n int) {
+	p.b.WriteByte('\n')
+	p.b.WriteString("  " + p.st.Bold.Render("Open set over time") + "\n")
+	bw := min(max(n, 10), 40)
+	lw := 0
+	for i := range r.Timeline {
+		lw = max(lw, len(fmtNum(r.Timeline[i].ElapsedMs)))
+	}
+	filled := p.st.Renderer().NewStyle().Foreground(lipgloss.Color("10"))
+	empty := p.st.Renderer().NewStyle().Faint(true)
+	if !p.st.Color {
+		filled, empty = lipgloss.Style{}, lipgloss.Style{}
+	}
+	for i := range r.Timeline {
+		d := &r.Timeline[i]
+		k := len(d.OpenSet)
+		f := 0
+		if n > 0 {
+			f = (k*bw + n - 1) / n
+		}
+		bar := filled.Render(strings.Repeat("█", f)) + empty.Render(strings.Repeat("░", bw-f))
+		tail := fmt.Sprintf("%d/%d", k, n)
+		if d.Outcome == lb.OutcomeDispatch {
+			tail += " → " + choiceText(d)
+		}
+		prefix := fmt.Sprintf("  %*s ms │", lw, fmtNum(d.ElapsedMs))
+		room := p.o.Width - lipgloss.Width(prefix) - bw - 2
+		p.b.WriteString(prefix + bar + "│ " + truncate(tail, room) + "\n")
+	}
+}
+
+// truncate shortens s to at most w columns, ending in "…" when cut.
+func truncate(s string, w int) string {
+	if lipgloss.Width(s) <= w {
+		return s
+	}
+	if w <= 1 {
+		return ""
+	}
+	r := []rune(s)
+	for len(r) > 0 && lipgloss.Width(string(r))+1 > w {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
+}
+
+// table renders a borderless table with a header rule, fitted to the
+// width; rowStyle styles whole rows (zero Style = default).
+func (p *printer) table(headers []string, rows [][]string, rowStyle func(int) lipgloss.Style) {
+	cell := p.st.Renderer().NewStyle().Padding(0, 1)
+	head := cell.Bold(p.st.Color)
+	t := table.New().
+		Border(lipgloss.NormalBorder()).
+		BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).
+		BorderColumn(false).BorderRow(false).BorderHeader(true).
+		BorderStyle(p.st.Renderer().NewStyle()).
+		Headers(headers...).Rows(rows...).
+		StyleFunc(func(row, col int) lipgloss.Style {
+			if row == table.HeaderRow {
+				return head
+			}
+			if rowStyle != nil && p.st.Color {
+				if s := rowStyle(row); s.GetForeground() != (lipgloss.NoColor{}) || s.GetBold() {
+					return s.Padding(0, 1)
+				}
+			}
+			return cell
+		})
+	out := t.Render()
+	if lipgloss.Width(out) > p.o.Width-1 {
+		out = t.Width(p.o.Width - 1).Render()
+	}
+	for _, l := range strings.Split(out, "\n") {
+		p.b.WriteString(" ")
+		p.b.WriteString(l)
+		p.b.WriteByte('\n')
+	}
+}
+
+// naturalWidth is the width of a table rendered without a width limit.
+func naturalWidth(headers []string, rows [][]string) int {
+	w := make([]int, len(headers))
+	for i, h := range headers {
+		w[i] = lipgloss.Width(h)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			if i < len(w) {
+				w[i] = max(w[i], lipgloss.Width(c))
+			}
+		}
+	}
+	total := 1
+	for _, x := range w {
+		total += x + 2
+	}
+	return total
+}
+
+// ---- part 6: comparison -------------------------------------------------
+
+func (p *printer) compare(c *Comparison) {
+	title := "Compare"
+	if c.What == "flag" {
+		title += ": the same request with last_cluster_affinity off and on"
+	} else {
+		title += ": the same request with two configs"
+	}
+	p.title(title)
+	left, right := c.Left.Label, c.Right.Label
+	rows := CompareRows(p.rep, c)
+	cells := make([][]string, len(rows))
+	for i, r := range rows {
+		mark := ""
+		if r.Differs() {
+			mark = "≠"
+		}
+		cells[i] = []string{r.Aspect, r.Left, r.Right, mark}
+	}
+	p.table([]string{"", left, right, ""}, cells, func(row int) lipgloss.Style {
+		if rows[row].Differs() {
+			return p.st.Warning
+		}
+		return lipgloss.Style{}
+	})
+	n := 0
+	for _, r := range rows {
+		if r.Differs() {
+			n++
+		}
+	}
+	if n == 0 {
+		p.para("No difference: both runs decide the same at every step.")
+	} else {
+		p.para(plural(n, "aspect") + " differ (marked ≠).")
+	}
+}
