@@ -100,6 +100,11 @@ type sllSession struct {
 	lastAccess time.Duration
 }
 
+// The session table is a map from session ID to a slot of a slice, so a
+// sticky hit updates the slot without assigning to the map: Go overwrites
+// a string key on assignment, and Route must not retain the caller's
+// string (the simulator passes IDs that alias a reused buffer).
+
 // StickyLeastLoaded is the policy state of one router process (§1):
 // sessions, active counts per worker URL, the stateless cursor and the
 // last sweep time. Times are readings of an injected monotonic clock
@@ -107,7 +112,9 @@ type sllSession struct {
 // upstream mutex is the caller's business.
 type StickyLeastLoaded struct {
 	opt       SLLOptions
-	sessions  map[string]sllSession
+	sessions  map[string]int32
+	slots     []sllSession
+	free      []int32
 	active    map[string]int
 	cursor    uint64
 	lastSweep time.Duration
@@ -126,7 +133,7 @@ func NewStickyLeastLoaded(opt SLLOptions, now time.Duration) *StickyLeastLoaded 
 	opt.MaxSessionIDBytes = max(opt.MaxSessionIDBytes, 0)
 	return &StickyLeastLoaded{
 		opt:       opt,
-		sessions:  make(map[string]sllSession),
+		sessions:  make(map[string]int32),
 		active:    make(map[string]int),
 		lastSweep: now,
 	}
@@ -148,18 +155,20 @@ func (p *StickyLeastLoaded) Cursor() uint64 { return p.cursor }
 
 // SessionWorker returns the worker URL a session is assigned to.
 func (p *StickyLeastLoaded) SessionWorker(id string) (string, bool) {
-	s, ok := p.sessions[id]
-	return s.worker, ok
+	i, ok := p.sessions[id]
+	if !ok {
+		return "", false
+	}
+	return p.slots[i].worker, true
 }
 
 // SetLastAccess overwrites a recorded session's last access time (a test
 // hook reproducing the upstream tests that age an entry); it reports
 // whether the session exists.
 func (p *StickyLeastLoaded) SetLastAccess(id string, at time.Duration) bool {
-	s, ok := p.sessions[id]
+	i, ok := p.sessions[id]
 	if ok {
-		s.lastAccess = at
-		p.sessions[id] = s
+		p.slots[i].lastAccess = at
 	}
 	return ok
 }
@@ -171,6 +180,7 @@ func (p *StickyLeastLoaded) SetLastSweep(at time.Duration) { p.lastSweep = at }
 // now (§9 reset()).
 func (p *StickyLeastLoaded) Reset(now time.Duration) {
 	clear(p.sessions)
+	p.slots, p.free = p.slots[:0], p.free[:0]
 	clear(p.active)
 	p.cursor = 0
 	p.lastSweep = now
@@ -180,13 +190,20 @@ func (p *StickyLeastLoaded) Reset(now time.Duration) {
 // decrements its worker's count; unknown IDs are ignored. It reports
 // whether a session was released. Expiry is not consulted.
 func (p *StickyLeastLoaded) FinishSession(id string) bool {
-	s, ok := p.sessions[id]
+	i, ok := p.sessions[id]
 	if !ok {
 		return false
 	}
-	delete(p.sessions, id)
-	p.release(s.worker)
+	p.drop(id, i)
 	return true
+}
+
+// drop deletes session id (slot i) and releases its worker.
+func (p *StickyLeastLoaded) drop(id string, i int32) {
+	delete(p.sessions, id)
+	p.release(p.slots[i].worker)
+	p.slots[i] = sllSession{}
+	p.free = append(p.free, i)
 }
 
 func (p *StickyLeastLoaded) release(url string) {
@@ -200,10 +217,9 @@ func (p *StickyLeastLoaded) release(url string) {
 // Sweep deletes every expired session (idle ≥ expiration) and sets the
 // last sweep time to now (§6 full sweep).
 func (p *StickyLeastLoaded) Sweep(now time.Duration) {
-	for id, s := range p.sessions {
-		if now-s.lastAccess >= p.opt.SessionExpiration {
-			delete(p.sessions, id)
-			p.release(s.worker)
+	for id, i := range p.sessions {
+		if now-p.slots[i].lastAccess >= p.opt.SessionExpiration {
+			p.drop(id, i)
 		}
 	}
 	p.lastSweep = now
@@ -214,7 +230,8 @@ func (p *StickyLeastLoaded) Sweep(now time.Duration) {
 // circuit breaker, §3) and must be as long as workers; nil means all are
 // candidates. sessionID is the extracted session ID ("" = none; see
 // SLLSessionID); now is the monotonic clock reading. The returned index
-// is a position in workers.
+// is a position in workers. Route does not retain sessionID (it copies an
+// ID it records).
 func (p *StickyLeastLoaded) Route(workers []string, healthy []bool, sessionID string, now time.Duration) SLLPick {
 	cand := p.cand[:0]
 	for i := range workers {
@@ -234,18 +251,17 @@ func (p *StickyLeastLoaded) Route(workers []string, healthy []bool, sessionID st
 		return SLLPick{Worker: p.statelessPick(workers), Outcome: SLLStateless}
 	}
 	var pick SLLPick
-	if s, ok := p.sessions[sessionID]; ok {
+	if si, ok := p.sessions[sessionID]; ok {
+		s := &p.slots[si]
 		if now-s.lastAccess < p.opt.SessionExpiration {
 			for _, i := range cand {
 				if workers[i] == s.worker {
 					s.lastAccess = now
-					p.sessions[sessionID] = s
 					return SLLPick{Worker: i, Outcome: SLLStickyHit}
 				}
 			}
 		}
-		delete(p.sessions, sessionID)
-		p.release(s.worker)
+		p.drop(sessionID, si)
 		pick.Reassigned = true
 	}
 	if len(p.sessions) >= p.opt.MaxSessions {
@@ -256,7 +272,16 @@ func (p *StickyLeastLoaded) Route(workers []string, healthy []bool, sessionID st
 		}
 	}
 	w := p.leastLoadedPick(workers, sessionID)
-	p.sessions[strings.Clone(sessionID)] = sllSession{worker: workers[w], lastAccess: now}
+	var si int32
+	if n := len(p.free); n > 0 {
+		si = p.free[n-1]
+		p.free = p.free[:n-1]
+	} else {
+		p.slots = append(p.slots, sllSession{})
+		si = int32(len(p.slots) - 1)
+	}
+	p.slots[si] = sllSession{worker: workers[w], lastAccess: now}
+	p.sessions[strings.Clone(sessionID)] = si
 	p.active[workers[w]]++
 	pick.Worker, pick.Outcome = w, SLLNewSession
 	return pick
