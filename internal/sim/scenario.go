@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -374,6 +375,9 @@ func ParseScenario(name string, data []byte) (sc *Scenario, err error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
+		if err == io.EOF {
+			return nil, &InputError{File: name, Line: 1, Col: 1, Msg: "empty scenario"}
+		}
 		return nil, yamlError(name, err)
 	}
 	var extra yaml.Node

@@ -98,7 +98,7 @@ func (t *traceReader) parse(line []byte) (TraceRecord, error) {
 	for i := 0; i <= len(line); i++ {
 		if i == len(line) || line[i] == ',' {
 			if n == len(fields) {
-				return rec, t.errAt(i+1, "", "too many fields (at most 6: %s)", joinFields())
+				return rec, t.errAt(start+1, "", "too many fields (at most 6: %s)", joinFields())
 			}
 			fields[n], cols[n] = bytes.TrimSpace(line[start:i]), start+1
 			n++

@@ -1,0 +1,59 @@
+package sim
+
+import (
+	"testing"
+	"time"
+)
+
+// BenchmarkSimulate runs the saturated rank-1 scenario (8 clusters) for
+// 100,000 requests per iteration with each policy and reports routing
+// decisions and requests per second of wall time on one goroutine.
+// docs/performance.md records the figures.
+func BenchmarkSimulate(b *testing.B) {
+	sc, err := LoadScenario(saturatedScenario)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sc.Workload.DurationS = 0
+	sc.Workload.MaxRequests = 100_000
+	for _, name := range []string{PolicyPulsarWaitAndWidenOn, PolicyWaitAndWidenOn, PolicyPulsar, PolicyRoundRobin, PolicyConsistentHash, PolicyStickyLeastLoaded} {
+		pols, err := ResolvePolicies(sc, Selection{Names: []string{name}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			var decisions, requests int64
+			start := time.Now()
+			for b.Loop() {
+				r, err := Run(sc, &pols[0], RunOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				decisions += r.Decisions
+				requests += r.Requests
+			}
+			el := time.Since(start).Seconds()
+			b.ReportMetric(float64(decisions)/el, "decisions/s")
+			b.ReportMetric(float64(requests)/el, "requests/s")
+		})
+	}
+}
+
+// BenchmarkSimulateMMc is the queueing test's workload: one cluster, no
+// prefill, round-robin (the simulator's own cost without the engine).
+func BenchmarkSimulateMMc(b *testing.B) {
+	sc := mmcScenario(b, 8, 0.9, 0.1, 200_000, 1)
+	pols, _ := ResolvePolicies(sc, Selection{Names: []string{PolicyRoundRobin}})
+	b.ReportAllocs()
+	var requests int64
+	start := time.Now()
+	for b.Loop() {
+		r, err := Run(sc, &pols[0], RunOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		requests += r.Requests
+	}
+	b.ReportMetric(float64(requests)/time.Since(start).Seconds(), "requests/s")
+}
