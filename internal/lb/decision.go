@@ -176,7 +176,7 @@ func (c Choice) MarshalJSON() ([]byte, error) {
 //
 // Slices (AffinityOrder, AffinityGroup, OpenSet, Choices) alias the
 // engine's scratch buffers and stay valid only until the next call on the
-// same Engine; use Clone to keep them.
+// same Engine and must not be modified; use Clone to keep or edit them.
 type Decision struct {
 	// Algorithm is the algorithm that decided.
 	Algorithm Algorithm

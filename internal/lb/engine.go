@@ -45,9 +45,13 @@ type Engine struct {
 	open    []int
 	ests    []est
 	capl    []int32
+	sorted  []sortKey
+	order32 []int32
 	ranked  []rankEntry
-	feas    []Feasibility
-	choices []Choice
+	// rankedSorted is the ranking in rank order.
+	rankedSorted []rankEntry
+	feas         []Feasibility
+	choices      []Choice
 }
 
 // NewEngine returns an engine for cfg (a validated, normalised config from
@@ -145,22 +149,32 @@ func (e *Engine) prepare(snap *Snapshot, req *Request, rv *reqView) int {
 		e.excl = make([]bool, n)
 		e.seen = make([]bool, n)
 		e.feas = make([]Feasibility, n)
-		e.all = make([]int, n)
+		e.all = make([]int, 0, n)
 	}
-	e.excl, e.seen, e.feas, e.all = e.excl[:n], e.seen[:n], e.feas[:n], e.all[:n]
-	eligible := 0
-	for i := range snap.Clusters {
-		e.all[i] = i
-		x := false
-		for _, id := range req.ExcludedClusterIDs {
-			if id == snap.Clusters[i].ClusterID {
-				x = true
-				break
-			}
+	e.excl, e.seen, e.feas = e.excl[:n], e.seen[:n], e.feas[:n]
+	if len(e.all) != n {
+		e.all = e.all[:n] // cap(e.all) ≥ n: allocated with the other buffers
+		for i := range e.all {
+			e.all[i] = i
 		}
-		e.excl[i] = x
-		if !x {
-			eligible++
+	}
+	eligible := n
+	if len(req.ExcludedClusterIDs) == 0 {
+		clear(e.excl)
+	} else {
+		for i := range snap.Clusters {
+			x := false
+			cid := snap.Clusters[i].ClusterID
+			for _, id := range req.ExcludedClusterIDs {
+				if sameID(id, cid) {
+					x = true
+					break
+				}
+			}
+			e.excl[i] = x
+			if x {
+				eligible--
+			}
 		}
 	}
 	if e.hasSLO {
@@ -177,6 +191,12 @@ func (e *Engine) prepare(snap *Snapshot, req *Request, rv *reqView) int {
 		}
 	}
 	return eligible
+}
+
+// sameID compares cluster ids, rejecting most unequal ids (which share a
+// prefix like "cluster-00") on their last byte before comparing contents.
+func sameID(a, b string) bool {
+	return len(a) == len(b) && (len(a) == 0 || a[len(a)-1] == b[len(b)-1]) && a == b
 }
 
 // durationSecs is secs(d) of wait-and-widen.md §1.4.
@@ -201,6 +221,14 @@ func (e *Engine) Decide(snap *Snapshot, req *Request, rng Rand, opt Options) Dec
 	if req == nil {
 		req = &Request{}
 	}
+	rv := e.view(req)
+	eligible := e.prepare(snap, req, &rv)
+	e.decide(snap, &rv, eligible, rng, opt, &d)
+	return d
+}
+
+// decide runs the algorithm on a prepared request (view and prepare done).
+func (e *Engine) decide(snap *Snapshot, rv *reqView, eligible int, rng Rand, opt Options, d *Decision) {
 	if rng == nil {
 		rng = e.rng
 	}
@@ -208,21 +236,19 @@ func (e *Engine) Decide(snap *Snapshot, req *Request, rng Rand, opt Options) Dec
 		d.Trace = &Trace{}
 	}
 	e.choices = e.choices[:0]
-	rv := e.view(req)
-	eligible := e.prepare(snap, req, &rv)
 	switch e.cfg.Algorithm {
 	case WaitAndWiden:
-		e.decideWaitAndWiden(snap, &rv, rng, opt, &d)
+		e.decideWaitAndWiden(snap, rv, rng, opt, d)
 	case PulsarWaitAndWiden:
-		e.decidePulsarWaitAndWiden(snap, &rv, rng, opt, &d)
+		e.decidePulsarWaitAndWiden(snap, rv, rng, opt, d)
 	case Pulsar:
-		e.decidePulsar(snap, &rv, &d)
+		e.decidePulsar(snap, rv, d)
 	case RoundRobin:
-		e.decideRoundRobin(snap, eligible, &d)
+		e.decideRoundRobin(snap, eligible, d)
 	case Random:
-		e.decideRandom(snap, eligible, rng, opt, &d)
+		e.decideRandom(snap, eligible, rng, opt, d)
 	default:
-		e.decidePowerOfN(snap, &rv, eligible, rng, opt, &d)
+		e.decidePowerOfN(snap, rv, eligible, rng, opt, d)
 	}
 	switch d.Kind {
 	case KindSelected:
@@ -241,7 +267,6 @@ func (e *Engine) Decide(snap *Snapshot, req *Request, rng Rand, opt Options) Dec
 	case KindWait:
 		d.RetryAt = addSat(rv.elapsed, d.Wait)
 	}
-	return d
 }
 
 // addSat adds two non-negative durations, saturating.

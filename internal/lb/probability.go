@@ -158,7 +158,7 @@ func (e *Engine) selectProbabilities(snap *Snapshot, ests []est, capl []int32, m
 // compareEst is the sampled-candidate comparator as a three-way result.
 func (e *Engine) compareEst(snap *Snapshot, a, b *est) int {
 	if e.pww {
-		return compareLeastQueue(&snap.Clusters[a.idx], &snap.Clusters[b.idx], a.t.QueueMs, b.t.QueueMs)
+		return compareLeastQueue(&snap.Clusters[a.idx], &snap.Clusters[b.idx], a.queue, b.queue)
 	}
 	switch {
 	case a.key < b.key:

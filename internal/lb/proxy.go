@@ -97,7 +97,8 @@ type Step struct {
 	// is configured and it could be computed.
 	InputWorkSeconds    float64
 	HasInputWorkSeconds bool
-	// Message is a one-line human explanation.
+	// Message is a one-line human explanation (constant text on the
+	// dispatch and wait paths, so Step does not allocate).
 	Message string
 }
 
@@ -128,31 +129,18 @@ func (e *Engine) Step(snap *Snapshot, req *Request, rng Rand, opt Options) Step 
 	}
 	st.WaitDeadline = durationFromMillis(waitMs)
 
-	if _, ok := HeaderString(req.Model); !ok {
+	rv := e.view(req)
+	if rv.model == "" {
 		return st.fail(OutcomeError, 400, "missing_model", "x-model is missing or blank (H2)")
 	}
 	if !req.HasInputTokens {
 		return st.fail(OutcomeError, 400, "missing_input_tokens", "x-input-tokens is required (H4)")
 	}
-	if e.cfg.RequireCacheAffinityKey {
-		if _, ok := HeaderString(req.CacheAffinityKey); !ok {
-			return st.fail(OutcomeError, 400, "missing_cache_affinity_key",
-				"require_cache_affinity_key is set and x-cache-affinity-key is absent or blank (H8)")
-		}
+	if e.cfg.RequireCacheAffinityKey && !rv.hasKey {
+		return st.fail(OutcomeError, 400, "missing_cache_affinity_key",
+			"require_cache_affinity_key is set and x-cache-affinity-key is absent or blank (H8)")
 	}
-	eligible := 0
-	for i := range snap.Clusters {
-		x := false
-		for _, id := range req.ExcludedClusterIDs {
-			if id == snap.Clusters[i].ClusterID {
-				x = true
-				break
-			}
-		}
-		if !x {
-			eligible++
-		}
-	}
+	eligible := e.prepare(snap, req, &rv)
 	if len(snap.Clusters) == 0 {
 		if len(req.ExcludedClusterIDs) == 0 {
 			return st.fail(OutcomeReject, 404, "no_eligible_candidates", "the snapshot has no candidates for the model")
@@ -163,7 +151,7 @@ func (e *Engine) Step(snap *Snapshot, req *Request, rng Rand, opt Options) Step 
 		return st.fail(OutcomeReject, 503, "no_eligible_candidates", "every candidate was already tried by an earlier attempt")
 	}
 	if lim := e.cfg.MaxInputWorkSeconds; lim != nil {
-		secs, ok := e.InputWorkSeconds(snap, req)
+		secs, ok := e.inputWorkSeconds(snap, &rv)
 		st.InputWorkSeconds, st.HasInputWorkSeconds = secs, ok
 		switch {
 		case !ok:
@@ -175,12 +163,13 @@ func (e *Engine) Step(snap *Snapshot, req *Request, rng Rand, opt Options) Step 
 		}
 	}
 	st.Balanced = true
-	st.Decision = e.Decide(snap, req, rng, opt)
+	st.Decision = Decision{Algorithm: e.cfg.Algorithm, Cluster: -1}
 	d := &st.Decision
+	e.decide(snap, &rv, eligible, rng, opt, d)
 	switch d.Kind {
 	case KindSelected:
 		st.Outcome = OutcomeDispatch
-		st.Message = "dispatch to " + d.ClusterID
+		st.Message = "dispatch to the chosen cluster"
 		return st
 	case KindWait:
 		if elapsed < st.WaitDeadline {
@@ -189,7 +178,7 @@ func (e *Engine) Step(snap *Snapshot, req *Request, rng Rand, opt Options) Step 
 				st.Outcome = OutcomeWait
 				st.Sleep = sleep
 				st.RetryAt = min(addSat(elapsed, d.Wait), st.WaitDeadline)
-				st.Message = fmt.Sprintf("wait: selection runs again at %.6g ms", DurationMs(st.RetryAt))
+				st.Message = "wait: a timed load-balancer wait; the proxy re-decides at least every 25 ms"
 				return st
 			}
 		}
@@ -221,8 +210,15 @@ func (st Step) fail(o Outcome, status int, code, msg string) Step {
 // ok is false when the rate is not positive and finite or the result is
 // not finite (input_work_capacity_unavailable).
 func (e *Engine) InputWorkSeconds(snap *Snapshot, req *Request) (float64, bool) {
+	if snap == nil || req == nil {
+		return 0, false
+	}
 	rv := e.view(req)
 	e.prepare(snap, req, &rv)
+	return e.inputWorkSeconds(snap, &rv)
+}
+
+func (e *Engine) inputWorkSeconds(snap *Snapshot, rv *reqView) (float64, bool) {
 	work := float64(rv.inputTokens)
 	rate := 0.0
 	for i := range snap.Clusters {
@@ -234,7 +230,7 @@ func (e *Engine) InputWorkSeconds(snap *Snapshot, req *Request) (float64, bool) 
 			if _, ok := pulsarWeight(e.cfg.RendezvousWeight, &c.Stats); !ok {
 				continue
 			}
-			if e.feasibility(snap, &rv, i) != Eligible {
+			if e.feasibility(snap, rv, i) != Eligible {
 				continue
 			}
 		}

@@ -3,6 +3,7 @@ package lb
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,30 +56,47 @@ func (e *Engine) rank(snap *Snapshot, rv *reqView, d *Decision) []rankEntry {
 		out = append(out, rankEntry{idx: i, key: totalKey(s), score: s, hash: h, u: u, weight: w})
 	}
 	e.hashBuf = b
-	// Insertion sort: score descending, then cluster id ascending.
-	for i := 1; i < len(out); i++ {
-		v := out[i]
-		j := i
-		for ; j > 0 && rankBefore(snap, &v, &out[j-1]); j-- {
-			out[j] = out[j-1]
-		}
-		out[j] = v
+	// Score descending, then cluster id ascending (a strict total order:
+	// ids are unique). Sort compact keys, then lay the entries out in order.
+	keys := e.sorted[:0]
+	for i := range out {
+		keys = append(keys, sortKey{^out[i].key, int32(i)})
 	}
+	cmp := func(a, b sortKey) int {
+		switch {
+		case a.key < b.key:
+			return -1
+		case a.key > b.key:
+			return 1
+		}
+		return strings.Compare(snap.Clusters[out[a.pos].idx].ClusterID, snap.Clusters[out[b.pos].idx].ClusterID)
+	}
+	if len(keys) > smallSort {
+		slices.SortFunc(keys, cmp)
+	} else {
+		for i := 1; i < len(keys); i++ {
+			v := keys[i]
+			j := i
+			for ; j > 0 && cmp(v, keys[j-1]) < 0; j-- {
+				keys[j] = keys[j-1]
+			}
+			keys[j] = v
+		}
+	}
+	e.sorted = keys
+	sortedOut := e.rankedSorted[:0]
+	for _, k := range keys {
+		sortedOut = append(sortedOut, out[k.pos])
+	}
+	e.ranked, e.rankedSorted = out, sortedOut
+	out = sortedOut
 	for i := 1; i < len(out); i++ {
 		a, b := out[i-1].score, out[i].score
 		if a != b && !math.IsInf(a, 0) && math.Abs(a-b) < 1e-12*math.Max(math.Abs(a), math.Abs(b)) {
 			d.Ambiguous = true
 		}
 	}
-	e.ranked = out
 	return out
-}
-
-func rankBefore(snap *Snapshot, a, b *rankEntry) bool {
-	if a.key != b.key {
-		return a.key > b.key
-	}
-	return strings.Compare(snap.Clusters[a.idx].ClusterID, snap.Clusters[b.idx].ClusterID) < 0
 }
 
 // feasibility is the Pulsar gate of pulsar.md §5 for candidate i.
@@ -141,11 +159,30 @@ func (e *Engine) decidePulsar(snap *Snapshot, rv *reqView, d *Decision) {
 		return
 	}
 	kv := false
+	var pt *PhaseTrace
+	if d.Trace != nil {
+		d.Trace.Phases = append(d.Trace.Phases, PhaseTrace{Phase: PhaseRankWalk, Scale: 1})
+		pt = &d.Trace.Phases[len(d.Trace.Phases)-1]
+	}
 	for p, idx := range order {
 		f := e.feas[idx]
+		if pt != nil {
+			ct := CandidateTrace{ClusterID: snap.Clusters[idx].ClusterID, Cluster: idx, Rank: p + 1, Feasibility: f,
+				Excluded: f == RetryExcluded, Bucket: -1, SLOEligible: true, HasCapacity: true, Why: "not reached"}
+			switch {
+			case f == Eligible:
+				ct.Chosen, ct.Why = true, "chosen: first feasible cluster in ranking order"
+			default:
+				ct.Why = "skipped: " + f.String()
+			}
+			pt.Candidates = append(pt.Candidates, ct)
+		}
 		if f == Eligible {
 			d.selected(idx, p+1, PhaseRankWalk)
 			d.SelectedAfterKVFreeTokensSkip = kv
+			if pt != nil {
+				pt.Result, pt.Chosen = KindSelected, snap.Clusters[idx].ClusterID
+			}
 			return
 		}
 		if f.KVSkip() {
@@ -153,6 +190,22 @@ func (e *Engine) decidePulsar(snap *Snapshot, rv *reqView, d *Decision) {
 		}
 	}
 	d.Reason = ReasonNoFeasible
+}
+
+// noteGated adds the candidates of list that the feasibility gate removed
+// to the last phase trace (pulsar.md §7.2: only feasible members enter
+// the selection).
+func (e *Engine) noteGated(snap *Snapshot, list []int, d *Decision) {
+	if d.Trace == nil || len(d.Trace.Phases) == 0 {
+		return
+	}
+	pt := &d.Trace.Phases[len(d.Trace.Phases)-1]
+	for p, idx := range list {
+		if f := e.feas[idx]; f != Eligible {
+			pt.Candidates = append(pt.Candidates, CandidateTrace{ClusterID: snap.Clusters[idx].ClusterID, Cluster: idx,
+				Rank: p + 1, Feasibility: f, Excluded: f == RetryExcluded, Bucket: -1, Why: "removed by the feasibility gate: " + f.String()})
+		}
+	}
 }
 
 // decidePulsarWaitAndWiden is pulsar-wait-and-widen (pulsar.md §7.2, the
@@ -186,6 +239,7 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 	}
 	e.open = open
 	a := e.wwSelect(snap, rv, open, scale, rv.elapsed, e.cfg.MaxQueued, PhaseAffinity, rng, opt, d)
+	e.noteGated(snap, order[:g], d)
 	if a.kind == KindSelected {
 		d.OpenSet = order[:g]
 		e.pulsarChoice(order, a.idx, PhaseAffinity, d)
@@ -208,9 +262,10 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 	if s > 0 {
 		bands = uint64(w/s) + 1
 	}
-	end, width := g, 2
+	end, width, opened := g, 2, 0
 	for i := uint64(0); i < bands && end < len(order); i++ {
 		end = min(end+width, len(order))
+		opened++
 		if width < 1<<30 {
 			width *= 2
 		}
@@ -227,7 +282,11 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 	}
 	d.OpenSet = order[:end]
 	if d.Trace != nil {
-		d.note(fmt.Sprintf("open set after %d band(s): ranks 1–%d of %d", min(bands, uint64(len(order))), end, len(order)))
+		if s == 0 {
+			d.note(fmt.Sprintf("band interval 0: every rank opens at the end of the affinity wait (ranks 1–%d)", end))
+		} else {
+			d.note(fmt.Sprintf("%d band(s) opened every %g ms since the affinity wait: ranks 1–%d of %d", opened, DurationMs(s), end, len(order)))
+		}
 	}
 	open = e.open[:0]
 	for _, idx := range order[:end] {
@@ -237,6 +296,7 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 	}
 	e.open = open
 	o := e.wwSelect(snap, rv, open, 1.0, w, e.cfg.FallbackMaxQueued, PhaseOpen, rng, opt, d)
+	e.noteGated(snap, order[:end], d)
 	if o.kind == KindSelected {
 		e.pulsarChoice(order, o.idx, PhaseOpen, d)
 		return

@@ -1,8 +1,10 @@
 package lb
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/zeebo/xxh3"
 )
@@ -20,6 +22,12 @@ type ring struct {
 	routingKey, model string
 	ids               []string
 	entries           []ringEntry
+	// keyPrefix is the hash prefix plus the "cache_affinity_key" tag and
+	// separator: a key input is keyPrefix ‖ len(K) ‖ K.
+	keyPrefix []byte
+	// top[b] is the first entry whose hash's top byte is ≥ b, so a lookup
+	// binary-searches only entries sharing the key's top byte.
+	top [257]int32
 }
 
 // matches reports whether r was built for these inputs.
@@ -28,7 +36,10 @@ func (r *ring) matches(routingKey, model string, clusters []Cluster) bool {
 		return false
 	}
 	for i := range clusters {
-		if r.ids[i] != clusters[i].ClusterID {
+		a, b := r.ids[i], clusters[i].ClusterID
+		// Same backing bytes (the usual case: the same snapshot reused) is
+		// equality without a call; otherwise compare the contents.
+		if len(a) != len(b) || (unsafe.StringData(a) != unsafe.StringData(b) && a != b) {
 			return false
 		}
 	}
@@ -39,13 +50,17 @@ func (r *ring) matches(routingKey, model string, clusters []Cluster) bool {
 // order, sorted by hash, then cluster id bytes, then candidate index
 // (wait-and-widen.md §4.2). buf is scratch for the hash input.
 func (r *ring) build(buf []byte, seed, routingKey, model string, clusters []Cluster, vnodes int) []byte {
-	r.routingKey = strings.Clone(routingKey)
-	r.model = strings.Clone(model)
+	// Keep the caller's strings (immutable): a snapshot reused across
+	// decisions then matches by pointer equality.
+	r.routingKey = routingKey
+	r.model = model
 	r.ids = r.ids[:0]
 	for i := range clusters {
-		r.ids = append(r.ids, strings.Clone(clusters[i].ClusterID))
+		r.ids = append(r.ids, clusters[i].ClusterID)
 	}
 	r.entries = r.entries[:0]
+	r.keyPrefix = AppendHashPrefix(r.keyPrefix[:0], seed, routingKey, model)
+	r.keyPrefix = append(r.keyPrefix, "cache_affinity_key\xff"...)
 	prefix := AppendHashPrefix(buf[:0], seed, routingKey, model)
 	n := len(prefix)
 	for i := range clusters {
@@ -70,13 +85,22 @@ func (r *ring) build(buf []byte, seed, routingKey, model string, clusters []Clus
 		}
 		return int(a.idx) - int(b.idx)
 	})
+	j := 0
+	for b := 0; b < 256; b++ {
+		for j < len(r.entries) && int(r.entries[j].hash>>56) < b {
+			j++
+		}
+		r.top[b] = int32(j)
+	}
+	r.top[256] = int32(len(r.entries))
 	return prefix[:0]
 }
 
 // start returns the index of the first entry whose hash is ≥ keyHash
 // (len(entries) when none is; the walk then wraps to 0).
 func (r *ring) start(keyHash uint64) int {
-	lo, hi := 0, len(r.entries)
+	b := keyHash >> 56
+	lo, hi := int(r.top[b]), int(r.top[b+1])
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
 		if r.entries[mid].hash < keyHash {
@@ -86,6 +110,15 @@ func (r *ring) start(keyHash uint64) int {
 		}
 	}
 	return lo
+}
+
+// keyHash is key_hash(K) of wait-and-widen.md §4.1 for this ring's seed,
+// routing key and model; buf is scratch.
+func (r *ring) keyHash(buf []byte, key string) (uint64, []byte) {
+	b := append(buf[:0], r.keyPrefix...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(key)))
+	b = append(b, key...)
+	return xxh3.Hash(b), b
 }
 
 // walk appends to out, in walk order from start (wrapping once around the

@@ -2,17 +2,19 @@ package lb
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
 
 // est is one surviving candidate of a selection run.
 type est struct {
-	idx   int32   // candidate index in the snapshot
-	trace int32   // index into the phase trace's Candidates, or -1
-	key   uint64  // comparator key (unsigned order = comparator order)
-	score float64 // comparator value, for explain
-	t     TTFT
+	idx    int32   // candidate index in the snapshot
+	trace  int32   // index into the phase trace's Candidates, or -1
+	key    uint64  // comparator key (unsigned order = comparator order)
+	score  float64 // comparator value, for explain
+	bucket float64 // bucket TTFT (ms)
+	queue  float64 // queue estimate (ms)
 }
 
 // selResult is the result of one selection run (SELECT / WWSelect).
@@ -89,7 +91,7 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 		} else {
 			allFinite = false
 		}
-		ests = append(ests, est{idx: int32(idx), trace: ti, key: key, score: score, t: t})
+		ests = append(ests, est{idx: int32(idx), trace: ti, key: key, score: score, bucket: t.BucketMs, queue: t.QueueMs})
 	}
 	e.ests = ests
 	res := selResult{kind: KindUnavailable, idx: -1}
@@ -116,6 +118,7 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 		return res
 	}
 	unlocked := len(ests)
+	sorted := false
 	var nextWait time.Duration
 	hasNext := false
 	if allFinite && slowest-fastest <= e.bucketMs {
@@ -127,13 +130,14 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 			}
 		}
 	} else {
-		sortEsts(ests, snap)
+		order := e.sortEsts(ests, snap)
+		sorted = true
 		budget := DurationMs(unlock)
 		start := math.NaN()
 		bucket := 0
 		unlocked = 0
-		for i := range ests {
-			b := ests[i].t.BucketMs
+		for i := range order {
+			b := ests[order[i]].bucket
 			if !isFinite(b) {
 				break
 			}
@@ -144,8 +148,8 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 			if gap > e.bucketMs {
 				need := gap * e.cfg.NextBucketUnlockFactor
 				if budget < need {
-					for j := i; j < len(ests); j++ {
-						if isFinite(ests[j].t.BucketMs) && HasCapacity(&snap.Clusters[ests[j].idx].Stats, mq) {
+					for j := i; j < len(order); j++ {
+						if x := &ests[order[j]]; isFinite(x.bucket) && HasCapacity(&snap.Clusters[x.idx].Stats, mq) {
 							if w, ok := durationFromSecsF64((need - budget) / 1000.0); ok {
 								nextWait, hasNext = w.duration(), true
 							}
@@ -153,9 +157,9 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 						}
 					}
 					if pt != nil {
-						for j := i; j < len(ests); j++ {
-							ct := &pt.Candidates[ests[j].trace]
-							if isFinite(ests[j].t.BucketMs) {
+						for j := i; j < len(order); j++ {
+							ct := &pt.Candidates[ests[order[j]].trace]
+							if isFinite(ests[order[j]].bucket) {
 								ct.Why = "in a TTFT bucket that is still locked"
 							} else {
 								ct.Why = "TTFT is infinite (no valid capacity signal)"
@@ -169,25 +173,29 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 				bucket++
 			}
 			if pt != nil {
-				pt.Candidates[ests[i].trace].Bucket = bucket
-				pt.Candidates[ests[i].trace].Unlocked = true
+				pt.Candidates[ests[order[i]].trace].Bucket = bucket
+				pt.Candidates[ests[order[i]].trace].Unlocked = true
 			}
 			unlocked++
 		}
 		if pt != nil {
-			for j := unlocked; j < len(ests); j++ {
-				if !isFinite(ests[j].t.BucketMs) {
-					pt.Candidates[ests[j].trace].Why = "TTFT is infinite (no valid capacity signal)"
+			for j := unlocked; j < len(order); j++ {
+				if !isFinite(ests[order[j]].bucket) {
+					pt.Candidates[ests[order[j]].trace].Why = "TTFT is infinite (no valid capacity signal)"
 				}
 			}
 		}
 	}
 	capl := e.capl[:0]
 	for i := 0; i < unlocked; i++ {
-		if HasCapacity(&snap.Clusters[ests[i].idx].Stats, mq) {
-			capl = append(capl, int32(i))
+		p := int32(i)
+		if sorted {
+			p = e.sorted[i].pos
+		}
+		if HasCapacity(&snap.Clusters[ests[p].idx].Stats, mq) {
+			capl = append(capl, p)
 		} else if pt != nil {
-			pt.Candidates[ests[i].trace].Why = "unlocked but no capacity (queue admission)"
+			pt.Candidates[ests[p].trace].Why = "unlocked but no capacity (queue admission)"
 		}
 	}
 	e.capl = capl
@@ -207,10 +215,7 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 	if opt.Probabilities {
 		e.selectProbabilities(snap, ests, capl, m, d)
 	}
-	for i := 0; i < m; i++ {
-		j := i + rng.IntN(len(capl)-i)
-		capl[i], capl[j] = capl[j], capl[i]
-	}
+	shufflePrefix(capl, m, rng)
 	best := capl[0]
 	for _, p := range capl[1:m] {
 		if e.lessSampled(snap, &ests[best], &ests[p]) {
@@ -239,6 +244,18 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 	return res
 }
 
+// shufflePrefix is the partial Fisher–Yates shuffle of wait-and-widen.md
+// §3.3 step 7: for i in [0, m) swap position i with a uniform position in
+// [i, len). The draw for the last position (a range of one) is skipped.
+func shufflePrefix(s []int32, m int, rng Rand) {
+	for i := 0; i < m; i++ {
+		if n := len(s) - i; n > 1 {
+			j := i + rng.IntN(n)
+			s[i], s[j] = s[j], s[i]
+		}
+	}
+}
+
 // lessSampled reports whether y replaces the current best in the sampled
 // scan: Rust's Iterator::min_by keeps the first minimum, replacing it only
 // when compare(best, y) is Greater.
@@ -246,7 +263,7 @@ func (e *Engine) lessSampled(snap *Snapshot, best, y *est) bool {
 	if !e.pww {
 		return best.key > y.key
 	}
-	return compareLeastQueue(&snap.Clusters[best.idx], &snap.Clusters[y.idx], best.t.QueueMs, y.t.QueueMs) > 0
+	return compareLeastQueue(&snap.Clusters[best.idx], &snap.Clusters[y.idx], best.queue, y.queue) > 0
 }
 
 func (e *Engine) finishPhase(pt *PhaseTrace, r selResult) {
@@ -259,32 +276,53 @@ func (e *Engine) finishPhase(pt *PhaseTrace, r selResult) {
 	}
 }
 
-// sortEsts sorts by (bucket TTFT in total order, cluster id bytes), the
-// bucket walk's order (wait-and-widen.md §3.3 step 4). Insertion sort for
-// the usual small lists, a merge-free shell of it otherwise.
-func sortEsts(s []est, snap *Snapshot) {
-	less := func(a, b *est) bool {
-		ka, kb := totalKey(a.t.BucketMs), totalKey(b.t.BucketMs)
-		if ka != kb {
-			return ka < kb
-		}
-		return strings.Compare(snap.Clusters[a.idx].ClusterID, snap.Clusters[b.idx].ClusterID) < 0
+// smallSort is the length up to which insertion sort beats slices.SortFunc.
+const smallSort = 12
+
+// sortKey is a compact sort entry: the bucket TTFT's total-order key and
+// the position in ests.
+type sortKey struct {
+	key uint64
+	pos int32
+}
+
+// sortEsts orders the survivors by (bucket TTFT in total order, cluster id
+// bytes), the bucket walk's order (wait-and-widen.md §3.3 step 4; ids are
+// unique, so the order is strict). It sorts compact keys in e.sorted and
+// returns the positions in order (e.order32).
+func (e *Engine) sortEsts(ests []est, snap *Snapshot) []int32 {
+	keys := e.sorted[:0]
+	for i := range ests {
+		keys = append(keys, sortKey{totalKey(ests[i].bucket), int32(i)})
 	}
-	// Shell sort with insertion-sort gaps; exact for any ordering.
-	gaps := [...]int{57, 23, 10, 4, 1}
-	for _, g := range gaps {
-		if g >= len(s) {
-			continue
+	cmp := func(a, b sortKey) int {
+		switch {
+		case a.key < b.key:
+			return -1
+		case a.key > b.key:
+			return 1
 		}
-		for i := g; i < len(s); i++ {
-			v := s[i]
+		return strings.Compare(snap.Clusters[ests[a.pos].idx].ClusterID, snap.Clusters[ests[b.pos].idx].ClusterID)
+	}
+	if len(keys) > smallSort {
+		slices.SortFunc(keys, cmp)
+	} else {
+		for i := 1; i < len(keys); i++ {
+			v := keys[i]
 			j := i
-			for ; j >= g && less(&v, &s[j-g]); j -= g {
-				s[j] = s[j-g]
+			for ; j > 0 && cmp(v, keys[j-1]) < 0; j-- {
+				keys[j] = keys[j-1]
 			}
-			s[j] = v
+			keys[j] = v
 		}
 	}
+	e.sorted = keys
+	order := e.order32[:0]
+	for _, k := range keys {
+		order = append(order, k.pos)
+	}
+	e.order32 = order
+	return order
 }
 
 func isFinite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }

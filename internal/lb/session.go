@@ -84,3 +84,29 @@ func (e *Engine) plan(snap *Snapshot, rv *reqView, orig []int, insertTruncate bo
 	}
 	return order, x, scale
 }
+
+// SessionSelection returns the `selection` label Stargate records in
+// stargate_routing_session_selections_total for a selected, classified
+// decision (session.md §6.1): for returning sessions "primary" iff the
+// chosen cluster is the hinted last cluster; for new and stale sessions
+// "primary" iff rank depth ≤ the configured k (unset or 0 counts as 1 —
+// so with fewer candidates than k a wait-and-widen global fallback counts
+// as primary, the quirk of wait-and-widen.md §8 item 9). It returns ""
+// when the decision did not select or was not classified.
+func (e *Engine) SessionSelection(d *Decision, lastClusterID string) string {
+	if d.Kind != KindSelected || d.Session == SessionNone {
+		return ""
+	}
+	if d.Session == SessionReturning {
+		hint, _ := HeaderString(lastClusterID)
+		if d.ClusterID == hint {
+			return "primary"
+		}
+		return "fallback"
+	}
+	k := max(e.cfg.CacheAffinityBackendSelectionCount, 1)
+	if d.RankDepth <= k {
+		return "primary"
+	}
+	return "fallback"
+}

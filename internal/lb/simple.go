@@ -34,11 +34,15 @@ func (e *Engine) decidePowerOfN(snap *Snapshot, rv *reqView, eligible int, rng R
 	d.OpenSet = list
 	ests := e.ests[:0]
 	capl := e.capl[:0]
+	// Scores are needed for every candidate only for probabilities and
+	// the trace; otherwise only the sampled ones are scored.
+	scoreAll := opt.Probabilities || d.Trace != nil
 	for i, idx := range list {
-		c := &snap.Clusters[idx]
-		t := EstimateTTFT(c, rv.inputTokens, rv.priority, 1.0, false, false)
-		score, key := comparatorScore(e.cfg.Comparator, c, &t, rv.inputTokens)
-		ests = append(ests, est{idx: int32(idx), trace: -1, key: key, score: score, t: t})
+		x := est{idx: int32(idx), trace: -1}
+		if scoreAll {
+			e.scorePowerOfN(snap, rv, &x)
+		}
+		ests = append(ests, x)
 		capl = append(capl, int32(i))
 	}
 	e.ests, e.capl = ests, capl
@@ -46,9 +50,11 @@ func (e *Engine) decidePowerOfN(snap *Snapshot, rv *reqView, eligible int, rng R
 	if opt.Probabilities {
 		e.selectProbabilities(snap, ests, capl, m, d)
 	}
-	for i := 0; i < m; i++ {
-		j := i + rng.IntN(len(capl)-i)
-		capl[i], capl[j] = capl[j], capl[i]
+	shufflePrefix(capl, m, rng)
+	if !scoreAll {
+		for _, p := range capl[:m] {
+			e.scorePowerOfN(snap, rv, &ests[p])
+		}
 	}
 	best := capl[0]
 	for _, p := range capl[1:m] {
@@ -61,9 +67,10 @@ func (e *Engine) decidePowerOfN(snap *Snapshot, rv *reqView, eligible int, rng R
 		pt := PhaseTrace{Phase: PhaseSample, Scale: 1, Result: KindSelected, Chosen: snap.Clusters[ests[best].idx].ClusterID}
 		for i := range ests {
 			x := &ests[i]
+			t := EstimateTTFT(&snap.Clusters[x.idx], rv.inputTokens, rv.priority, 1.0, false, false)
 			pt.Candidates = append(pt.Candidates, CandidateTrace{ClusterID: snap.Clusters[x.idx].ClusterID, Cluster: int(x.idx),
-				RTTMs: Millis(x.t.RTTMs), QueueMs: Millis(x.t.QueueMs), PrefillMs: Millis(x.t.PrefillMs),
-				BucketTTFTMs: Millis(x.t.BucketMs), ScoreMs: Millis(x.score), SLOEligible: true, Bucket: -1, HasCapacity: true,
+				RTTMs: Millis(t.RTTMs), QueueMs: Millis(t.QueueMs), PrefillMs: Millis(t.PrefillMs),
+				BucketTTFTMs: Millis(t.BucketMs), ScoreMs: Millis(x.score), SLOEligible: true, Bucket: -1, HasCapacity: true,
 				Why: "not sampled"})
 		}
 		for _, p := range capl[:m] {
@@ -76,6 +83,15 @@ func (e *Engine) decidePowerOfN(snap *Snapshot, rv *reqView, eligible int, rng R
 		pt.Candidates[best].Why = "chosen: lowest comparator score among the sampled candidates"
 		d.Trace.Phases = append(d.Trace.Phases, pt)
 	}
+}
+
+// scorePowerOfN fills x's TTFT (scale 1, no ignore flags) and comparator
+// score.
+func (e *Engine) scorePowerOfN(snap *Snapshot, rv *reqView, x *est) {
+	c := &snap.Clusters[x.idx]
+	t := EstimateTTFT(c, rv.inputTokens, rv.priority, 1.0, false, false)
+	x.bucket, x.queue = t.BucketMs, t.QueueMs
+	x.score, x.key = comparatorScore(e.cfg.Comparator, c, &t, rv.inputTokens)
 }
 
 // decideRandom is random (upstream random.rs): uniform over the

@@ -1,10 +1,6 @@
 package lb
 
-import (
-	"fmt"
-
-	"github.com/zeebo/xxh3"
-)
+import "fmt"
 
 // decideWaitAndWiden is wait-and-widen's decide (wait-and-widen.md §3.2,
 // upstream wait_and_widen.rs decide_at): ring group, session plan, the
@@ -26,10 +22,8 @@ func (e *Engine) decideWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand, opt O
 		return
 	}
 	r := e.ringFor(rv.routingKey, rv.model, snap.Clusters)
-	b := AppendHashPrefix(e.hashBuf[:0], e.cfg.Seed, rv.routingKey, rv.model)
-	b = AppendTagged(b, "cache_affinity_key", rv.key)
+	keyHash, b := r.keyHash(e.hashBuf, rv.key)
 	e.hashBuf = b
-	keyHash := xxh3.Hash(b)
 	start := r.start(keyHash)
 	kp := min(e.k, n)
 	clear(e.seen)
