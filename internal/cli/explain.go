@@ -108,7 +108,7 @@ func runExplain(_ context.Context, o *explainOptions, env *Env) error {
 	if o.Case == "" {
 		return Usagef("explain needs --case FILE (a case file as in shared/spec/formats.md)")
 	}
-	data, name, err := readInput(env, o.Case)
+	data, name, err := readCaseInput(env, o.Case)
 	if err != nil {
 		return UsageErr(err)
 	}
@@ -154,8 +154,8 @@ func runExplain(_ context.Context, o *explainOptions, env *Env) error {
 	return nil
 }
 
-// readInput reads a file argument ("-" = standard input).
-func readInput(env *Env, path string) ([]byte, string, error) {
+// readCaseInput reads a file argument ("-" = standard input).
+func readCaseInput(env *Env, path string) ([]byte, string, error) {
 	if path == "-" {
 		b, err := io.ReadAll(env.In)
 		return b, "-", err
