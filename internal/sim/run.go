@@ -213,17 +213,20 @@ type metrics struct {
 	series                     *Series
 }
 
-// seedFor derives the seed of one random stream from the master seed and
-// a purpose, so that streams are independent and adding a policy or a
-// purpose changes no other stream.
+// seedFor derives the seed of one random stream from the master seed, a
+// purpose and an index (a session number), so that streams are
+// independent and adding a policy or a purpose changes no other stream.
 func seedFor(master uint64, purpose string, n uint64) (uint64, uint64) {
-	var b [16]byte
-	for i := 0; i < 8; i++ {
-		b[i] = byte(master >> (8 * i))
-		b[8+i] = byte(n >> (8 * i))
-	}
-	h := xxh3.HashString128(purpose + "\x00" + string(b[:]))
-	return h.Hi, h.Lo
+	p := xxh3.HashString(purpose)
+	a := mix64(master ^ mix64(p^0x6c636374) ^ mix64(n+0x9e3779b97f4a7c15))
+	return a, mix64(a ^ p ^ (n * 0xbf58476d1ce4e5b9))
+}
+
+// mix64 is the splitmix64 finaliser.
+func mix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }
 
 // Run simulates one policy over the scenario and returns its metrics. The
