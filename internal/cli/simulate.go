@@ -68,7 +68,6 @@ documented in docs/simulate.md.`,
 	f.Float64Var(&o.durationS, "duration-s", 0, "session arrival window in seconds (overrides workload.duration_s)")
 	f.StringVar(&o.plotDir, "plot", "", "write PNG and SVG charts into this directory")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (a terminal, runs over a second), always or never")
-	_ = cmd.MarkFlagRequired("scenario")
 	_ = cmd.RegisterFlagCompletionFunc("policy", cobra.FixedCompletions(sim.ComparisonNames, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -77,6 +76,9 @@ documented in docs/simulate.md.`,
 func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if o.scenario == "" {
+		return Usagef("--scenario is required")
 	}
 	switch o.progress {
 	case "auto", "always", "never":
