@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
+	"unsafe"
 
 	"pgregory.net/rapid"
 )
@@ -360,4 +361,25 @@ func FuzzSLLSessionID(f *testing.F) {
 			t.Fatal("ok with an empty id")
 		}
 	})
+}
+
+// TestSLLDoesNotRetainCallerIDs: Route and FinishSession must not keep
+// the caller's string (the simulator passes IDs aliasing a reused buffer;
+// a map assignment would store the caller's key).
+func TestSLLDoesNotRetainCallerIDs(t *testing.T) {
+	p := NewStickyLeastLoaded(DefaultSLLOptions(), 0)
+	buf := []byte("sess-1")
+	// The ID aliases buf, as the simulator's scratch-buffer IDs do.
+	id := func() string { return unsafe.String(unsafe.SliceData(buf), len(buf)) }
+	first := p.Route(sllWorkers, nil, id(), 0)
+	for i := 0; i < 3; i++ { // sticky hits
+		if got := p.Route(sllWorkers, nil, id(), time.Second); got.Outcome != SLLStickyHit || got.Worker != first.Worker {
+			t.Fatalf("hit %d: %+v", i, got)
+		}
+	}
+	copy(buf, "xxxx-9") // the caller reuses its buffer
+	buf2 := []byte("sess-1")
+	if w, ok := p.SessionWorker(string(buf2)); !ok || w != sllWorkers[first.Worker] {
+		t.Fatalf("session lost after the caller's buffer changed: %q %v", w, ok)
+	}
 }

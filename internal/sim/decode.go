@@ -106,12 +106,6 @@ func (d *decoder) errPath(path, format string, args ...any) error {
 	return e
 }
 
-// has reports whether path was present in the document.
-func (d *decoder) has(path string) bool {
-	_, ok := d.pos[path]
-	return ok
-}
-
 // resolve follows document and alias nodes.
 func (d *decoder) resolve(n *yaml.Node, path string) (*yaml.Node, error) {
 	for depth := 0; n != nil; depth++ {

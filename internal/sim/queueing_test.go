@@ -24,15 +24,16 @@ func erlangC(c int, lambda, s float64) float64 {
 
 // mmcScenario is one cluster with c slots, Poisson arrivals at rate
 // lambda and exponential service with mean s seconds: single-turn
-// sessions without input (no prefill), exponential output at 1000
-// tokens/s, no RTT, no cache, an unbounded queue.
+// sessions without input (no prefill), exponential output at 10,000
+// tokens/s (a mean of 1000 tokens and more, so rounding to whole tokens
+// does not matter), no RTT, no cache, no gateway store, an unbounded queue.
 func mmcScenario(t testing.TB, c int, rho, s float64, requests int64, seed uint64) *Scenario {
 	lambda := rho * float64(c) / s
 	y := fmt.Sprintf(`
 seed: %d
 warmup_s: %g
 clusters:
-  - {id: only, concurrency: %d, queue_capacity: -1, rtt_ms: 0, kv_cache_tokens: 0, decode_tps: 1000}
+  - {id: only, concurrency: %d, queue_capacity: -1, rtt_ms: 0, kv_cache_tokens: 0, decode_tps: 10000}
 workload:
   session_rate: %g
   duration_s: 0
@@ -40,9 +41,10 @@ workload:
   turns: 1
   first_input_tokens: 0
   output_tokens: {distribution: exponential, mean: %g}
+gateway: {enabled: false}
 router:
   snapshot_interval_ms: 1000
-`, seed, 200*s, c, lambda, requests, s*1000)
+`, seed, 200*s, c, lambda, requests, s*10000)
 	sc, err := ParseScenario("mmc.yaml", []byte(y))
 	if err != nil {
 		t.Fatal(err)

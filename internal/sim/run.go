@@ -133,9 +133,8 @@ type runner struct {
 	pol *Policy
 	opt RunOptions
 
-	now  int64
-	q    eventQueue
-	done bool
+	now int64
+	q   eventQueue
 
 	clusters []clusterState
 	res      []fifo[int64] // pending reservations: cluster arrival times
@@ -183,13 +182,12 @@ type runner struct {
 	liveSess    int
 	progressAcc int64
 
-	sessions  []session
-	freeSess  []int32
-	reqs      []request
-	freeReqs  []int32
-	warmup    int64
-	slo       int64
-	burstEnds []float64
+	sessions []session
+	freeSess []int32
+	reqs     []request
+	freeReqs []int32
+	warmup   int64
+	slo      int64
 
 	m metrics
 }
