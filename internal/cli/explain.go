@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -108,7 +106,8 @@ func runExplain(_ context.Context, o *explainOptions, env *Env) error {
 	if o.Case == "" {
 		return Usagef("explain needs --case FILE (a case file as in shared/spec/formats.md)")
 	}
-	data, name, err := readCaseInput(env, o.Case)
+	name := o.Case
+	data, err := readInput(env, name, caseInputLimit)
 	if err != nil {
 		return UsageErr(err)
 	}
@@ -154,18 +153,8 @@ func runExplain(_ context.Context, o *explainOptions, env *Env) error {
 	return nil
 }
 
-// readCaseInput reads a file argument ("-" = standard input).
-func readCaseInput(env *Env, path string) ([]byte, string, error) {
-	if path == "-" {
-		b, err := io.ReadAll(env.In)
-		return b, "-", err
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, path, fmt.Errorf("cannot read %s: %w", path, err)
-	}
-	return b, path, nil
-}
+// caseInputLimit bounds a case file (bytes).
+const caseInputLimit = 64 << 20
 
 func summarize(r *conformance.Result) decisionSummary {
 	var s decisionSummary

@@ -113,7 +113,7 @@ func TestExplainUsageErrors(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errs, "bad.yaml:4:") || !strings.Contains(errs, `unknown field "rtt"`) {
 		t.Fatalf("unknown field: %d %s", code, errs)
 	}
-	if code, _, errs := runCLI(t, "", "explain", "--case", filepath.Join(dir, "missing.yaml")); code != ExitUsage || !strings.Contains(errs, "cannot read") {
+	if code, _, errs := runCLI(t, "", "explain", "--case", filepath.Join(dir, "missing.yaml")); code != ExitUsage || !strings.Contains(errs, "failed to read") {
 		t.Fatalf("missing file: %d %s", code, errs)
 	}
 }

@@ -134,6 +134,34 @@ func BenchmarkDecide(b *testing.B) {
 	}
 }
 
+// BenchmarkDecideColdKeys cycles through 4096 affinity keys, so the
+// Pulsar ranking cache (256 slots) mostly misses: the uncached cost.
+func BenchmarkDecideColdKeys(b *testing.B) {
+	keys := make([]string, 4096)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("session-%d", i)
+	}
+	for _, a := range []Algorithm{Pulsar, PulsarWaitAndWiden} {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("%s/clusters=%d", a, n), func(b *testing.B) {
+				snap := benchSnapshot(n)
+				c := DefaultAlgorithmConfig(a)
+				c.Seed = "bench"
+				e := NewEngine(&c)
+				req := &Request{Model: "model-a", RoutingKey: "rk-1", InputTokens: 1000, HasInputTokens: true}
+				rng := rand.New(rand.NewPCG(1, 2))
+				b.ReportAllocs()
+				cpu := startCPU(b)
+				for i := 0; i < b.N; i++ {
+					req.CacheAffinityKey = keys[i%len(keys)]
+					e.Decide(snap, req, rng, Options{})
+				}
+				cpu.stop(b)
+			})
+		}
+	}
+}
+
 // BenchmarkStep is the proxy step (request policy, admission, decision,
 // wait budget) around wait-and-widen-affinity: what the simulator runs.
 func BenchmarkStep(b *testing.B) {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+	"unsafe"
 )
 
 // Engine decides for one algorithm configuration. It keeps what Stargate
@@ -31,9 +32,11 @@ type Engine struct {
 	rr  uint64 // round-robin counter
 	rng *rand.Rand
 
-	rings    map[ringCacheKey]*ring
-	lastRing *ring
-	hashBuf  []byte
+	hdr       [4]headerMemo   // model, routing key, cache affinity key, last cluster
+	rankCache []rankSlotEntry // Pulsar ranking cache (direct-mapped)
+	rings     map[ringCacheKey]*ring
+	lastRing  *ring
+	hashBuf   []byte
 
 	// Scratch, reused across decisions.
 	excl    []bool
@@ -108,6 +111,7 @@ func (e *Engine) ResetState() {
 	e.rr = 0
 	clear(e.rings)
 	e.lastRing = nil
+	e.rankCache = nil
 }
 
 // reqView is the request after the proxy's header normalisation.
@@ -126,10 +130,10 @@ type reqView struct {
 
 func (e *Engine) view(req *Request) reqView {
 	var rv reqView
-	rv.model, _ = HeaderString(req.Model)
-	rv.routingKey, _ = HeaderString(req.RoutingKey)
-	rv.key, rv.hasKey = HeaderString(req.CacheAffinityKey)
-	rv.last, rv.hasLast = HeaderString(req.LastClusterID)
+	rv.model, _ = e.hdr[0].norm(req.Model)
+	rv.routingKey, _ = e.hdr[1].norm(req.RoutingKey)
+	rv.key, rv.hasKey = e.hdr[2].norm(req.CacheAffinityKey)
+	rv.last, rv.hasLast = e.hdr[3].norm(req.LastClusterID)
 	rv.inputTokens, rv.hasInputTokens = req.InputTokens, req.HasInputTokens
 	rv.priority = req.Priority
 	rv.elapsed = max(req.Elapsed, 0)
@@ -138,6 +142,25 @@ func (e *Engine) view(req *Request) reqView {
 		rv.pinned = SessionNone
 	}
 	return rv
+}
+
+// headerMemo remembers the last normalisation of one header field: the
+// simulator passes the same strings again and again.
+type headerMemo struct {
+	raw string
+	v   string
+	ok  bool
+}
+
+// norm is HeaderString(raw), reusing the last result when raw is the very
+// same string (same bytes in memory).
+func (m *headerMemo) norm(raw string) (string, bool) {
+	if len(raw) == len(m.raw) && unsafe.StringData(raw) == unsafe.StringData(m.raw) {
+		return m.v, m.ok
+	}
+	m.v, m.ok = HeaderString(raw)
+	m.raw = raw
+	return m.v, m.ok
 }
 
 // prepare sizes the scratch buffers for snap and computes the per-decision

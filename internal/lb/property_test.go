@@ -283,3 +283,30 @@ func TestProbabilitiesMatchSampling(t *testing.T) {
 		}
 	}
 }
+
+// Engine caches (Pulsar ranking, ring) never change a decision: a long-lived
+// engine fed changing snapshots and keys decides exactly like a fresh one.
+func TestPropCachesAreTransparent(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		a := rapid.SampledFrom([]Algorithm{Pulsar, PulsarWaitAndWiden, WaitAndWiden}).Draw(t, "alg")
+		cfg := genConfig(t, a, false)
+		long := NewEngine(cfg)
+		s := genSnapshot(t, true)
+		for step := 0; step < 6; step++ {
+			if rapid.Bool().Draw(t, "mutate") {
+				i := rapid.IntRange(0, len(s.Clusters)-1).Draw(t, "i")
+				s.Clusters[i].Stats.MaxInputTPS = rapid.SampledFrom([]float64{0, 1, 100, 400}).Draw(t, "w")
+			}
+			if rapid.Bool().Draw(t, "swap") && len(s.Clusters) > 1 {
+				s.Clusters[0], s.Clusters[1] = s.Clusters[1], s.Clusters[0]
+			}
+			r := rq(key(rapid.SampledFrom([]string{"k1", "k2", "k3"}).Draw(t, "key")))
+			r.RoutingKey = rapid.SampledFrom([]string{"rk-1", "rk-2"}).Draw(t, "rk")
+			d1 := long.Decide(s, r, seeded(uint64(step)), Options{})
+			d2 := NewEngine(cfg).Decide(s, r, seeded(uint64(step)), Options{})
+			if !same(d1, d2) || !equalStrings(IDs(s, d1.AffinityOrder), IDs(s, d2.AffinityOrder)) {
+				t.Fatalf("step %d: cached %+v vs fresh %+v", step, IDs(s, d1.AffinityOrder), IDs(s, d2.AffinityOrder))
+			}
+		}
+	})
+}

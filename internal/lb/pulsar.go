@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/zeebo/xxh3"
 )
@@ -35,6 +36,90 @@ func pulsarWeight(mode RendezvousWeight, st *Stats) (float64, bool) {
 // sorted by score descending (total order), then cluster id ascending.
 // Excluded and KV-infeasible candidates stay ranked.
 func (e *Engine) rank(snap *Snapshot, rv *reqView, d *Decision) []rankEntry {
+	slot := e.rankSlot(snap, rv)
+	if slot != nil && slot.valid {
+		d.Ambiguous = slot.ambiguous
+		return slot.entries
+	}
+	out := e.computeRanking(snap, rv, d)
+	if slot != nil {
+		slot.store(snap, rv, e.cfg.RendezvousWeight, out, d.Ambiguous)
+	}
+	return out
+}
+
+// rankCacheSlots is the number of direct-mapped ranking cache slots.
+const rankCacheSlots = 256
+
+// rankSlotEntry caches one ranking (pulsar.md §4.7: a cached ranking always
+// equals a fresh one). It is valid for the stored routing key, model,
+// affinity key, candidate ids in slice order and weight bits; the seed and
+// weight mode are the engine's. Buffers are reused, so hits and warm
+// misses do not allocate.
+type rankSlotEntry struct {
+	valid                  bool
+	routingKey, model, key string
+	ids                    []string
+	weights                []uint64
+	entries                []rankEntry
+	ambiguous              bool
+}
+
+// rankSlot returns the cache slot for the request, marked valid only when
+// it holds this exact ranking input; nil for keys longer than 256 bytes
+// (never cached upstream either).
+func (e *Engine) rankSlot(snap *Snapshot, rv *reqView) *rankSlotEntry {
+	if len(rv.key) > 256 {
+		return nil
+	}
+	if e.rankCache == nil {
+		e.rankCache = make([]rankSlotEntry, rankCacheSlots)
+	}
+	h := xxh3.HashString(rv.key) ^ uint64(len(rv.routingKey))*0x9e3779b97f4a7c15
+	slot := &e.rankCache[h%rankCacheSlots]
+	if !slot.valid {
+		return slot
+	}
+	ok := slot.key == rv.key && slot.routingKey == rv.routingKey && slot.model == rv.model && len(slot.ids) == len(snap.Clusters)
+	for i := 0; ok && i < len(snap.Clusters); i++ {
+		a, b := slot.ids[i], snap.Clusters[i].ClusterID
+		ok = len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
+		if ok {
+			w, valid := pulsarWeight(e.cfg.RendezvousWeight, &snap.Clusters[i].Stats)
+			ok = slot.weights[i] == weightBits(w, valid)
+		}
+	}
+	if !ok {
+		slot.valid = false
+	}
+	return slot
+}
+
+// weightBits is the cache's view of a weight: its bits, or 0 when invalid
+// (a valid weight is > 0, so its bits are never 0).
+func weightBits(w float64, valid bool) uint64 {
+	if !valid {
+		return 0
+	}
+	return math.Float64bits(w)
+}
+
+func (s *rankSlotEntry) store(snap *Snapshot, rv *reqView, mode RendezvousWeight, entries []rankEntry, ambiguous bool) {
+	s.routingKey, s.model, s.key = rv.routingKey, rv.model, rv.key
+	s.ids, s.weights = s.ids[:0], s.weights[:0]
+	for i := range snap.Clusters {
+		c := &snap.Clusters[i]
+		s.ids = append(s.ids, c.ClusterID)
+		w, valid := pulsarWeight(mode, &c.Stats)
+		s.weights = append(s.weights, weightBits(w, valid))
+	}
+	s.entries = append(s.entries[:0], entries...)
+	s.ambiguous = ambiguous
+	s.valid = true
+}
+
+// computeRanking computes the ranking without the cache.
+func (e *Engine) computeRanking(snap *Snapshot, rv *reqView, d *Decision) []rankEntry {
 	b := AppendHashPrefix(e.hashBuf[:0], e.cfg.Seed, rv.routingKey, rv.model)
 	b = AppendTagged(b, "cache_affinity_key", rv.key)
 	n := len(b)

@@ -228,7 +228,7 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 			ct := &pt.Candidates[ests[p].trace]
 			ct.Sampled = true
 			pt.Sampled = append(pt.Sampled, ct.ClusterID)
-			ct.Why = "sampled; a lower comparator score won"
+			ct.Why = "sampled; another sampled candidate came first with a lower or equal score"
 		}
 		for _, p := range capl[m:] {
 			pt.Candidates[ests[p].trace].Why = "unlocked with capacity; not sampled"

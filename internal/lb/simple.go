@@ -76,7 +76,7 @@ func (e *Engine) decidePowerOfN(snap *Snapshot, rv *reqView, eligible int, rng R
 		for _, p := range capl[:m] {
 			ct := &pt.Candidates[p]
 			ct.Sampled = true
-			ct.Why = "sampled; a lower comparator score won"
+			ct.Why = "sampled; another sampled candidate came first with a lower or equal score"
 			pt.Sampled = append(pt.Sampled, ct.ClusterID)
 		}
 		pt.Candidates[best].Chosen = true
