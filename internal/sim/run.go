@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/zeebo/xxh3"
 
@@ -25,6 +24,9 @@ type RunOptions struct {
 	// Trace, when non-nil, opens the scenario's trace file (tests);
 	// otherwise the file is opened from disk.
 	Trace func() (io.ReadCloser, error)
+
+	// onStep, when set (tests), sees every engine step with its inputs.
+	onStep func(snap *lb.Snapshot, req *lb.Request, st *lb.Step)
 }
 
 // reqState is where a request is.
@@ -51,8 +53,9 @@ type request struct {
 	cached         int64 // tokens served from the KV cache
 	ttft           int64 // ns
 	excluded       []string
-	sess           int32 // session index, -1 for trace requests
-	hot            int32 // hot prefix index, -1 none
+	key            string // the session's cache affinity key
+	sess           int32  // session index, -1 for trace requests
+	hot            int32  // hot prefix index, -1 none
 	cluster        int32
 	hint           int32 // last cluster from the store, -1 none
 	replica        int32
@@ -69,6 +72,7 @@ type request struct {
 // session is one conversation of the synthetic workload.
 type session struct {
 	pcg       rand.PCG
+	key       string // x-cache-affinity-key
 	id        uint64
 	context   int64 // tokens of the conversation so far
 	turnsLeft int32
@@ -147,15 +151,15 @@ type runner struct {
 	pubEvery int64
 	stale    int64
 
-	engines []*lb.Engine // per model index
-	rng     *rand.Rand   // engine sampling and proxy retry sleeps
-	ch      *lb.ConsistentHash
-	sll     *lb.StickyLeastLoaded
-	workers []string // snapshot cluster ids (sticky-least-loaded)
-	healthy []bool
-	req     lb.Request
-	keyBuf  []byte
-	recheck int64
+	engines   []*lb.Engine // per model index
+	rng       *rand.Rand   // engine sampling and proxy retry sleeps
+	ch        *lb.ConsistentHash
+	sll       *lb.StickyLeastLoaded
+	workers   []string // snapshot cluster ids (sticky-least-loaded)
+	healthy   []bool
+	req       lb.Request
+	traceKeys map[uint64]string
+	recheck   int64
 
 	stores []*lcStore
 
@@ -292,6 +296,7 @@ func (r *runner) init() error {
 	w := &sc.Workload
 	r.wl = w
 	r.modelIdx, r.rkIdx = map[string]int32{}, map[string]int32{}
+	r.traceKeys = map[uint64]string{}
 	models := w.Models
 	if len(models) == 0 {
 		models = []WeightedName{{Name: "model", Weight: 1}}
@@ -533,6 +538,7 @@ func (r *runner) sessionArrival() {
 	s := &r.sessions[si]
 	a, b := seedFor(r.sc.Seed, "session", uint64(k))
 	*s = session{id: uint64(k) + 1, live: true, hot: -1, rk: -1}
+	s.key = sessionKey(s.id)
 	s.pcg.Seed(a, b)
 	r.srcProxy.p = &s.pcg
 	w := r.wl
@@ -553,7 +559,7 @@ func (r *runner) sessionArrival() {
 func (r *runner) endSession(si int32) {
 	s := &r.sessions[si]
 	if r.sll != nil && r.pol.Sticky.FinishSessions && !s.payload {
-		r.sll.FinishSession(r.sessionKey(s.id))
+		r.sll.FinishSession(s.key)
 	}
 	s.live = false
 	r.freeSess = append(r.freeSess, si)
@@ -594,7 +600,7 @@ func (r *runner) issueTurn(si int32) {
 	}
 	qi := r.newRequest()
 	q := &r.reqs[qi]
-	q.sess, q.sessID, q.hot, q.payload = si, s.id, s.hot, s.payload
+	q.sess, q.sessID, q.hot, q.payload, q.key = si, s.id, s.hot, s.payload, s.key
 	q.rk, q.model, q.turn, q.replica = s.rk, s.model, s.turn, replica
 	q.input, q.output = max(input, 0), max(output, 0)
 	r.startRequest(qi)
@@ -606,7 +612,10 @@ func (r *runner) traceArrival() error {
 	if !r.stopIssuing() {
 		qi := r.newRequest()
 		q := &r.reqs[qi]
-		q.sess, q.sessID, q.hot, q.turn = -1, rec.Session, -1, 0
+		// turn numbers a trace session's requests only to give
+		// payload-sourced ones a new key each time.
+		q.sess, q.sessID, q.hot, q.turn = -1, rec.Session, -1, int32(r.issued)
+		q.key = r.traceKey(rec.Session)
 		q.rk = -1
 		if rec.RoutingKey != "" {
 			i, ok := r.rkIdx[rec.RoutingKey]
@@ -721,34 +730,40 @@ func (r *runner) startRequest(qi int32) {
 
 // ---- keys ----
 
-// sessionKey formats a session's x-cache-affinity-key (and
-// sticky-least-loaded session ID) into the runner's scratch buffer. The
-// string aliases the buffer: it is valid until the next key is formatted,
-// which is enough for the engine and the comparison policies (none keeps
-// the string; sticky-least-loaded clones IDs it records).
-func (r *runner) sessionKey(id uint64) string {
-	b := append(r.keyBuf[:0], "s-"...)
-	b = strconv.AppendUint(b, id, 36)
-	r.keyBuf = b
-	return unsafe.String(unsafe.SliceData(b), len(b))
+// Keys are real strings: the engine may keep the strings of a request
+// (its Pulsar ranking cache does), so they must never alias a reused
+// buffer. A session's key is built once per session; a payload-sourced
+// request gets a new key every turn (one small allocation per such
+// request); trace sessions' keys are interned.
+
+// sessionKey returns the x-cache-affinity-key (and sticky-least-loaded
+// session ID) of a synthetic session.
+func sessionKey(id uint64) string { return "s-" + strconv.FormatUint(id, 36) }
+
+// traceKey returns a trace session's key, interned while the table is
+// below 65,536 entries.
+func (r *runner) traceKey(id uint64) string {
+	if k, ok := r.traceKeys[id]; ok {
+		return k
+	}
+	k := sessionKey(id)
+	if len(r.traceKeys) < 1<<16 {
+		r.traceKeys[id] = k
+	}
+	return k
 }
 
-// affinityKey is the request's x-cache-affinity-key: the session's, a hot
-// set key shared by many sessions, or for payload-sourced sessions a new
-// key every turn (the hash of the whole message list).
+// affinityKey is the request's x-cache-affinity-key: a hot set key shared
+// by many sessions, for payload-sourced sessions a new key every turn (the
+// hash of the whole message list), else the session's.
 func (r *runner) affinityKey(q *request) string {
 	switch {
 	case q.hot >= 0:
 		return r.hotKeys[q.hot]
 	case q.payload:
-		b := append(r.keyBuf[:0], "p-"...)
-		b = strconv.AppendUint(b, q.sessID, 36)
-		b = append(b, '.')
-		b = strconv.AppendInt(b, int64(q.turn), 10)
-		r.keyBuf = b
-		return unsafe.String(unsafe.SliceData(b), len(b))
+		return "p-" + strconv.FormatUint(q.sessID, 36) + "." + strconv.Itoa(int(q.turn))
 	}
-	return r.sessionKey(q.sessID)
+	return q.key
 }
 
 // ---- router ----
@@ -783,6 +798,9 @@ func (r *runner) route(qi int32) {
 			rq.RequestSLOMs = lb.Some(*v)
 		}
 		st := r.engines[q.model].Step(&r.snap, rq, r.rng, lb.Options{})
+		if r.opt.onStep != nil {
+			r.opt.onStep(&r.snap, rq, &st)
+		}
 		if st.Balanced && q.pinned == lb.SessionNone {
 			q.pinned = st.Decision.Session
 		}
@@ -823,7 +841,7 @@ func (r *runner) route(qi int32) {
 		}
 		id := ""
 		if !q.payload {
-			id = r.sessionKey(q.sessID)
+			id = q.key
 		}
 		p := r.sll.Route(r.workers, r.healthy, id, time.Duration(r.now))
 		if p.Worker >= 0 {

@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lcctl/lcctl/internal/lb"
 )
 
 const saturatedScenario = "../../examples/scenarios/saturated-rank1.yaml"
@@ -410,5 +414,42 @@ workload:
 	ratio := (float64(inBurst) / inDur) / (float64(outside) / outDur)
 	if ratio < 4 || ratio > 6 {
 		t.Fatalf("burst rate / base rate = %.2f, want about 5", ratio)
+	}
+}
+
+// TestDecisionsMatchTheEngine: every decision of the simulation is the
+// decision a fresh engine (what lcctl explain runs) makes for the same
+// snapshot and request. Plain pulsar is deterministic, so its choice is
+// compared; for pulsar-wait-and-widen the ranking (the random part is only
+// the sampling inside a set). This also guards against passing the engine
+// strings that change later (its ranking cache keeps them).
+func TestDecisionsMatchTheEngine(t *testing.T) {
+	sc := shortSaturated(t)
+	sc.Workload.DurationS = 60
+	sc.Workload.PayloadShare = 0.2
+	sc.Workload.HotSet = HotSetSpec{Prefixes: 4, Share: 0.3, PrefixTokens: 100, ZipfS: 1}
+	for _, name := range []string{PolicyPulsar, PolicyPulsarWaitAndWidenOn} {
+		pols, _ := ResolvePolicies(sc, Selection{Names: []string{name}})
+		checked := 0
+		opt := RunOptions{onStep: func(snap *lb.Snapshot, req *lb.Request, st *lb.Step) {
+			if !st.Balanced {
+				return
+			}
+			fresh := lb.NewEngine(pols[0].configFor(req.Model))
+			d := fresh.Decide(snap, req, rand.New(rand.NewPCG(1, 1)), lb.Options{})
+			if name == PolicyPulsar && (d.Kind != st.Decision.Kind || d.Cluster != st.Decision.Cluster) {
+				t.Fatalf("%s: simulator %v %d, fresh engine %v %d for key %q", name, st.Decision.Kind, st.Decision.Cluster, d.Kind, d.Cluster, req.CacheAffinityKey)
+			}
+			if !slices.Equal(d.OriginalOrder, st.Decision.OriginalOrder) {
+				t.Fatalf("%s: ranking %v, fresh engine %v for key %q", name, st.Decision.OriginalOrder, d.OriginalOrder, req.CacheAffinityKey)
+			}
+			checked++
+		}}
+		if _, err := Run(sc, &pols[0], opt); err != nil {
+			t.Fatal(err)
+		}
+		if checked < 1000 {
+			t.Fatalf("%s: only %d decisions checked", name, checked)
+		}
 	}
 }
