@@ -26,7 +26,7 @@ type RunOptions struct {
 	Trace func() (io.ReadCloser, error)
 
 	// onStep, when set (tests), sees every engine step with its inputs.
-	onStep func(snap *lb.Snapshot, req *lb.Request, st *lb.Step)
+	onStep func(snap *lb.Snapshot, req *lb.Request, st lb.Step)
 }
 
 // reqState is where a request is.
@@ -738,7 +738,10 @@ func (r *runner) startRequest(qi int32) {
 
 // sessionKey returns the x-cache-affinity-key (and sticky-least-loaded
 // session ID) of a synthetic session.
-func sessionKey(id uint64) string { return "s-" + strconv.FormatUint(id, 36) }
+func sessionKey(id uint64) string {
+	var b [24]byte
+	return string(strconv.AppendUint(append(b[:0], "s-"...), id, 36))
+}
 
 // traceKey returns a trace session's key, interned while the table is
 // below 65,536 entries.
@@ -799,7 +802,7 @@ func (r *runner) route(qi int32) {
 		}
 		st := r.engines[q.model].Step(&r.snap, rq, r.rng, lb.Options{})
 		if r.opt.onStep != nil {
-			r.opt.onStep(&r.snap, rq, &st)
+			r.opt.onStep(&r.snap, rq, st)
 		}
 		if st.Balanced && q.pinned == lb.SessionNone {
 			q.pinned = st.Decision.Session

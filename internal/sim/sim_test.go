@@ -431,7 +431,7 @@ func TestDecisionsMatchTheEngine(t *testing.T) {
 	for _, name := range []string{PolicyPulsar, PolicyPulsarWaitAndWidenOn} {
 		pols, _ := ResolvePolicies(sc, Selection{Names: []string{name}})
 		checked := 0
-		opt := RunOptions{onStep: func(snap *lb.Snapshot, req *lb.Request, st *lb.Step) {
+		opt := RunOptions{onStep: func(snap *lb.Snapshot, req *lb.Request, st lb.Step) {
 			if !st.Balanced {
 				return
 			}
