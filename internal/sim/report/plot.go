@@ -279,8 +279,23 @@ func loadGrid(d *Document, dc draw.Canvas, rows, cols int) {
 	title := plot.New().Title.TextStyle
 	title.Font.Size = 14
 	title.XAlign, title.YAlign = draw.XCenter, draw.YCenter
-	dc.FillText(title, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - titleH/2},
+	dc.FillText(title, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - titleH/3},
 		fmt.Sprintf("Per-cluster slot utilisation over time — %s (one panel per policy, one line per cluster)", d.Scenario.Name))
+	// A one-line legend of the cluster colours under the title.
+	lab := title
+	lab.Font.Size = 11
+	lab.XAlign = draw.XLeft
+	y := dc.Max.Y - 2*titleH/3 - vg.Points(2)
+	n := len(d.Scenario.Clusters)
+	item := vg.Length(2.8) * vg.Centimeter
+	x := (dc.Min.X+dc.Max.X)/2 - vg.Length(n)*item/2
+	for c, id := range d.Scenario.Clusters {
+		col, dash := seriesStyle(c)
+		ls := draw.LineStyle{Color: col, Width: vg.Points(2.5), Dashes: dash}
+		dc.StrokeLine2(ls, x, y, x+vg.Points(18), y)
+		dc.FillText(lab, vg.Point{X: x + vg.Points(22), Y: y}, "cluster "+id)
+		x += item
+	}
 	window := timeWindow(d)
 	grid := make([][]*plot.Plot, rows)
 	for i := range grid {
@@ -298,12 +313,8 @@ func loadGrid(d *Document, dc draw.Canvas, rows, cols int) {
 					pts = append(pts, plotter.XY{X: t, Y: 100 * v})
 				}
 			}
-			name := ""
-			if k == 0 && c < len(d.Scenario.Clusters) {
-				name = d.Scenario.Clusters[c]
-			}
 			col, dash := seriesStyle(c)
-			addLine(p, pts, col, dash, name)
+			addLine(p, pts, col, dash, "")
 		}
 		p.Y.Min, p.Y.Max = 0, 105
 		p.Y.Tick.Marker = percentTicks(25)
