@@ -72,8 +72,11 @@ func TestWriteText(t *testing.T) {
 		t.Errorf("misaligned:\n%q\n%q", head, row)
 	}
 	for _, l := range lines {
-		if strings.HasPrefix(l, "pulsar-wait-and-widen/lc-on ") && !strings.Contains(l, " – ") {
-			t.Errorf("no dash for a policy without hinted requests: %q", l)
+		if strings.HasPrefix(l, "pulsar-wait-and-widen/lc-on ") {
+			if !strings.Contains(l, " – ") {
+				t.Errorf("no dash for a policy without hinted requests: %q", l)
+			}
+			break // the first such line is the comparison table's
 		}
 	}
 }
