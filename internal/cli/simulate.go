@@ -1,0 +1,221 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lcctl/lcctl/internal/sim"
+	"github.com/lcctl/lcctl/internal/sim/report"
+)
+
+// simulateOptions are the flags of `lcctl simulate`.
+type simulateOptions struct {
+	scenario    string
+	compare     bool
+	configs     []string
+	policies    []string
+	seed        uint64
+	seedSet     bool
+	sloMs       float64
+	maxRequests int64
+	durationS   float64
+	plotDir     string
+	progress    string
+}
+
+func newSimulateCommand(env *Env) *cobra.Command {
+	o := &simulateOptions{}
+	cmd := &cobra.Command{
+		Use:   "simulate --scenario FILE [--compare] [--config LB_CONFIG]... [--policy NAME]...",
+		Short: "Simulate routing policies on a workload and compare KV reuse, TTFT and goodput",
+		Long: `simulate runs a deterministic discrete-event simulation of Stargate clusters,
+the gateway's last-cluster store and the router, driving the real decision
+engine, and reports per policy: requests, goodput (requests/s within the
+TTFT SLO), TTFT p50/p90/p99, queue and routing wait p99, KV cache reuse,
+the share of returning requests that left their last cluster, and
+per-cluster utilisation.
+
+Policies: --compare runs the built-in comparison set (wait-and-widen and
+pulsar-wait-and-widen with last_cluster_affinity off and on, pulsar,
+power-of-n, round-robin, random, consistent-hash, sticky-least-loaded);
+--config adds any lb-config file; --policy picks policies by name.
+Without them the scenario's own policies run.
+
+The same scenario and seed give byte-identical JSON. The scenario format is
+documented in docs/simulate.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.seedSet = cmd.Flags().Changed("seed")
+			return runSimulate(cmd.Context(), o, env)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.scenario, "scenario", "", "scenario file (YAML; required)")
+	f.BoolVar(&o.compare, "compare", false, "run the built-in comparison set")
+	f.StringArrayVar(&o.configs, "config", nil, "lb-config file to simulate (repeatable)")
+	f.StringArrayVar(&o.policies, "policy", nil, "policy to run by name: comparison set or scenario policies (repeatable)")
+	f.Uint64Var(&o.seed, "seed", 0, "master seed (overrides the scenario's)")
+	f.Float64Var(&o.sloMs, "slo-ms", 0, "TTFT SLO for goodput in ms (overrides the scenario's slo_ttft_ms)")
+	f.Int64Var(&o.maxRequests, "max-requests", 0, "stop the workload after this many requests (overrides workload.max_requests)")
+	f.Float64Var(&o.durationS, "duration-s", 0, "session arrival window in seconds (overrides workload.duration_s)")
+	f.StringVar(&o.plotDir, "plot", "", "write PNG and SVG charts into this directory")
+	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (a terminal, runs over a second), always or never")
+	_ = cmd.RegisterFlagCompletionFunc("policy", cobra.FixedCompletions(sim.ComparisonNames, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.scenario == "" {
+		return Usagef("--scenario is required")
+	}
+	switch o.progress {
+	case "auto", "always", "never":
+	default:
+		return Usagef("invalid --progress %q: want auto, always or never", o.progress)
+	}
+	if o.sloMs < 0 || o.maxRequests < 0 || o.durationS < 0 {
+		return Usagef("--slo-ms, --max-requests and --duration-s must not be negative")
+	}
+	sc, err := sim.LoadScenario(o.scenario)
+	if err != nil {
+		return UsageErr(err)
+	}
+	if o.seedSet {
+		sc.Seed = o.seed
+	}
+	if o.sloMs > 0 {
+		sc.SLOTTFTMs = o.sloMs
+	}
+	if o.maxRequests > 0 {
+		sc.Workload.MaxRequests = o.maxRequests
+	}
+	if o.durationS > 0 {
+		sc.Workload.DurationS = o.durationS
+	}
+	policies, err := sim.ResolvePolicies(sc, sim.Selection{Compare: o.compare, Names: o.policies, ConfigFiles: o.configs})
+	if err != nil {
+		return UsageErr(err)
+	}
+	var records int64
+	if sc.Workload.Trace != "" {
+		// Check the whole trace before simulating: a bad line is an input
+		// error, reported once with its position.
+		if records, err = countTrace(sc); err != nil {
+			return UsageErr(err)
+		}
+	}
+	total := sim.ExpectedRequests(sc, records) * int64(len(policies))
+	var done atomic.Int64
+	stop := startProgress(env, o.progress, &done, total)
+	results, err := sim.RunAll(ctx, sc, policies, &done)
+	stop()
+	if err != nil {
+		var ie *sim.InputError
+		if errors.As(err, &ie) {
+			return UsageErr(err)
+		}
+		return &ExitError{Code: ExitFindings, Err: err}
+	}
+	doc := report.NewDocument(sc, results)
+	if o.plotDir != "" {
+		files, err := report.WritePlots(o.plotDir, doc)
+		if err != nil {
+			return &ExitError{Code: ExitFindings, Err: fmt.Errorf("writing charts: %w", err)}
+		}
+		if !env.Global.JSON() {
+			defer fmt.Fprintf(env.Err, "lcctl: wrote %d chart files to %s\n", len(files), o.plotDir)
+		}
+	}
+	if env.Global.JSON() {
+		return report.WriteJSON(env.Out, doc)
+	}
+	return report.WriteText(env.Out, doc, env.Style)
+}
+
+func countTrace(sc *sim.Scenario) (int64, error) {
+	f, err := os.Open(sc.TracePath())
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var n int64
+	err = sim.ReadTrace(sc.Workload.Trace, f, func(sim.TraceRecord) error { n++; return nil })
+	return n, err
+}
+
+// startProgress draws a progress bar on stderr while the simulation runs:
+// only when stderr is a terminal (or mode is "always") and only once the
+// run has taken more than a second. The returned function stops it and
+// clears the line.
+func startProgress(env *Env, mode string, done *atomic.Int64, total int64) func() {
+	if mode == "never" || (mode == "auto" && !env.ErrTTY) {
+		return func() {}
+	}
+	quit := make(chan struct{})
+	finished := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		drawn := false
+		for {
+			select {
+			case <-quit:
+				if drawn {
+					fmt.Fprint(env.Err, "\r\033[K")
+				}
+				return
+			case <-tick.C:
+				el := time.Since(start)
+				if el < time.Second {
+					continue
+				}
+				drawn = true
+				drawProgress(env.Err, done.Load(), total, el)
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-finished
+	}
+}
+
+func drawProgress(w io.Writer, n, total int64, el time.Duration) {
+	const width = 30
+	frac := 0.0
+	if total > 0 {
+		frac = min(float64(n)/float64(total), 0.99)
+	}
+	fill := int(frac * width)
+	bar := strings.Repeat("=", fill) + strings.Repeat(" ", width-fill)
+	if fill < width {
+		bar = bar[:fill] + ">" + bar[fill+1:]
+	}
+	fmt.Fprintf(w, "\rsimulating [%s] %3.0f%%  %s requests  %s\033[K", bar, 100*frac, humanCount(n), el.Truncate(100*time.Millisecond))
+}
+
+func humanCount(n int64) string {
+	switch {
+	case n >= 10_000_000:
+		return fmt.Sprintf("%.0fM", float64(n)/1e6)
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 10_000:
+		return fmt.Sprintf("%.0fk", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d", n)
+}

@@ -1,0 +1,173 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lcctl/lcctl/internal/ui"
+)
+
+func runSim(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	s := &ui.Streams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
+	code = Main(context.Background(), args, s)
+	return code, out.String(), errb.String()
+}
+
+const cliScenario = `
+name: cli-test
+clusters:
+  - {id: a}
+  - {id: b}
+workload:
+  session_rate: 2
+  duration_s: 10
+`
+
+func writeScenario(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestSimulateTextAndJSON(t *testing.T) {
+	sc := writeScenario(t, cliScenario)
+	code, out, errs := runSim(t, "simulate", "--scenario", sc, "--compare")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"scenario cli-test", "wait-and-widen/lc-off", "sticky-least-loaded", "goodput r/s", "utilisation"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+	code, j1, _ := runSim(t, "simulate", "--scenario", sc, "--compare", "-o", "json")
+	if code != 0 {
+		t.Fatal("json run failed")
+	}
+	_, j2, _ := runSim(t, "simulate", "--scenario", sc, "--compare", "-o", "json")
+	if j1 != j2 {
+		t.Fatal("same seed, different JSON")
+	}
+	// The per-purpose streams make a policy's result independent of the
+	// others: the sticky-least-loaded entry is the same when it runs alone.
+	_, alone, _ := runSim(t, "simulate", "--scenario", sc, "--policy", "sticky-least-loaded", "-o", "json")
+	if i := strings.Index(j1, `"policy": "sticky-least-loaded"`); i < 0 || !strings.Contains(alone, j1[i:len(j1)-4]) {
+		t.Fatal("sticky-least-loaded differs when run alone")
+	}
+	var doc struct {
+		Scenario struct {
+			Name     string   `json:"name"`
+			Seed     uint64   `json:"seed"`
+			Clusters []string `json:"clusters"`
+		} `json:"scenario"`
+		Policies []struct {
+			Policy   string             `json:"policy"`
+			Requests int64              `json:"requests"`
+			TTFT     map[string]float64 `json:"ttft_ms"`
+			KVReuse  float64            `json:"kv_reuse"`
+			Clusters []map[string]any   `json:"clusters"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal([]byte(j1), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Scenario.Name != "cli-test" || len(doc.Policies) != 10 || len(doc.Scenario.Clusters) != 2 {
+		t.Fatalf("document %+v", doc.Scenario)
+	}
+	for _, p := range doc.Policies {
+		if p.Requests == 0 || p.TTFT["p99"] < p.TTFT["p50"] || len(p.Clusters) != 2 {
+			t.Errorf("policy %s: %+v", p.Policy, p)
+		}
+	}
+	_, j3, _ := runSim(t, "simulate", "--scenario", sc, "--policy", "sticky-least-loaded", "-o", "json", "--seed", "7")
+	if j3 == alone {
+		t.Fatal("--seed had no effect")
+	}
+}
+
+func TestSimulatePlots(t *testing.T) {
+	sc := writeScenario(t, cliScenario)
+	dir := filepath.Join(t.TempDir(), "charts")
+	code, _, errs := runSim(t, "simulate", "--scenario", sc, "--policy", "pulsar-wait-and-widen/lc-on", "--policy", "random", "--plot", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, name := range []string{"ttft-cdf", "kv-reuse", "cluster-load", "summary"} {
+		for _, ext := range []string{".png", ".svg"} {
+			st, err := os.Stat(filepath.Join(dir, name+ext))
+			if err != nil || st.Size() < 1000 {
+				t.Errorf("%s%s: %v", name, ext, err)
+			}
+		}
+	}
+	png, _ := os.ReadFile(filepath.Join(dir, "ttft-cdf.png"))
+	if !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Error("ttft-cdf.png is not a PNG")
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, "kv-reuse.svg"))
+	if !bytes.Contains(svg, []byte("<svg")) {
+		t.Error("kv-reuse.svg is not an SVG")
+	}
+}
+
+func TestSimulateErrors(t *testing.T) {
+	bad := writeScenario(t, "clusters:\n  - {id: a, concurency: 3}\n")
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"simulate"}, 2, "--scenario is required"},
+		{[]string{"simulate", "--scenario", "/nonexistent/s.yaml", "--compare"}, 2, "no such file"},
+		{[]string{"simulate", "--scenario", bad, "--compare"}, 2, `s.yaml:2:13: clusters[0].concurency: unknown field "concurency"`},
+		{[]string{"simulate", "--scenario", writeScenario(t, cliScenario)}, 2, "nothing to simulate"},
+		{[]string{"simulate", "--scenario", writeScenario(t, cliScenario), "--policy", "nope"}, 2, `unknown policy "nope"`},
+		{[]string{"simulate", "--scenario", writeScenario(t, cliScenario), "--compare", "--progress", "maybe"}, 2, "invalid --progress"},
+		{[]string{"simulate", "--scenario", writeScenario(t, cliScenario), "--config", "/nonexistent.json"}, 2, "nonexistent.json"},
+	}
+	for _, c := range cases {
+		code, _, errs := runSim(t, c.args...)
+		if code != c.code || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d, %q", c.args, code, errs, c.code, c.want)
+		}
+	}
+}
+
+func TestSimulateConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "lc-on.json")
+	os.WriteFile(cfg, []byte(`{"models":{"model":{"algorithm":"pulsar-wait-and-widen","seed":"s","cache_affinity_wait_ms":300,"last_cluster_affinity":true}}}`), 0o644)
+	code, out, errs := runSim(t, "simulate", "--scenario", writeScenario(t, cliScenario), "--config", cfg, "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, `"policy": "lc-on"`) || !strings.Contains(out, `"algorithm": "pulsar-wait-and-widen"`) || !strings.Contains(out, `"last_cluster_affinity": true`) {
+		t.Fatalf("output:\n%s", out)
+	}
+}
+
+func TestProgressBar(t *testing.T) {
+	var b bytes.Buffer
+	drawProgress(&b, 500, 1000, 2500e6)
+	if got := b.String(); !strings.Contains(got, "50%") || !strings.Contains(got, "[===============>") || !strings.Contains(got, "500 requests") {
+		t.Fatalf("progress line %q", got)
+	}
+	// Not a terminal: no progress output at all.
+	var errb bytes.Buffer
+	env := &Env{Streams: &ui.Streams{Err: &errb}}
+	stop := startProgress(env, "auto", nil, 10)
+	stop()
+	if errb.Len() != 0 {
+		t.Fatalf("progress drawn on a non-terminal: %q", errb.String())
+	}
+}

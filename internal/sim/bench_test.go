@@ -1,0 +1,84 @@
+package sim
+
+import (
+	"syscall"
+	"testing"
+	"time"
+)
+
+// processCPU is the process's CPU time: on a shared machine the wall clock
+// includes time the benchmark was not scheduled, CPU time does not.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// report adds per-second rates by wall time and by process CPU time.
+func report(b *testing.B, start time.Time, cpu0 time.Duration, decisions, requests int64) {
+	el := time.Since(start).Seconds()
+	cpu := (processCPU() - cpu0).Seconds()
+	if decisions > 0 {
+		b.ReportMetric(float64(decisions)/el, "decisions/s")
+	}
+	b.ReportMetric(float64(requests)/el, "requests/s")
+	if cpu > 0 {
+		if decisions > 0 {
+			b.ReportMetric(float64(decisions)/cpu, "decisions/cpu-s")
+		}
+		b.ReportMetric(float64(requests)/cpu, "requests/cpu-s")
+	}
+}
+
+// BenchmarkSimulate runs the saturated rank-1 scenario (8 clusters) for
+// 100,000 requests per iteration with each policy and reports routing
+// decisions and requests per second of wall time on one goroutine.
+// docs/performance.md records the figures.
+func BenchmarkSimulate(b *testing.B) {
+	sc, err := LoadScenario(saturatedScenario)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sc.Workload.DurationS = 0
+	sc.Workload.MaxRequests = 100_000
+	for _, name := range []string{PolicyPulsarWaitAndWidenOn, PolicyWaitAndWidenOn, PolicyPulsar, PolicyRoundRobin, PolicyConsistentHash, PolicyStickyLeastLoaded} {
+		pols, err := ResolvePolicies(sc, Selection{Names: []string{name}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			var decisions, requests int64
+			start, cpu0 := time.Now(), processCPU()
+			for b.Loop() {
+				r, err := Run(sc, &pols[0], RunOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				decisions += r.Decisions
+				requests += r.Requests
+			}
+			report(b, start, cpu0, decisions, requests)
+		})
+	}
+}
+
+// BenchmarkSimulateMMc is the queueing test's workload: one cluster, no
+// prefill, round-robin (the simulator's own cost without the engine).
+func BenchmarkSimulateMMc(b *testing.B) {
+	sc := mmcScenario(b, 8, 0.9, 0.1, 200_000, 1)
+	pols, _ := ResolvePolicies(sc, Selection{Names: []string{PolicyRoundRobin}})
+	b.ReportAllocs()
+	var requests int64
+	start, cpu0 := time.Now(), processCPU()
+	for b.Loop() {
+		r, err := Run(sc, &pols[0], RunOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		requests += r.Requests
+	}
+	report(b, start, cpu0, 0, requests)
+}

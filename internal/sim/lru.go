@@ -1,0 +1,249 @@
+package sim
+
+// lru is a map from uint64 keys to values with a recency list, stored in a
+// node slice with a free list, so that steady-state use allocates nothing
+// (the map keeps its buckets after deletes).
+type lru[V any] struct {
+	index      map[uint64]int32
+	nodes      []lruNode[V]
+	free       []int32
+	head, tail int32 // most and least recently used; -1 when empty
+}
+
+type lruNode[V any] struct {
+	key        uint64
+	val        V
+	prev, next int32
+}
+
+func newLRU[V any]() *lru[V] {
+	return &lru[V]{index: make(map[uint64]int32), head: -1, tail: -1}
+}
+
+func (l *lru[V]) len() int { return len(l.index) }
+
+func (l *lru[V]) unlink(i int32) {
+	n := &l.nodes[i]
+	if n.prev >= 0 {
+		l.nodes[n.prev].next = n.next
+	} else {
+		l.head = n.next
+	}
+	if n.next >= 0 {
+		l.nodes[n.next].prev = n.prev
+	} else {
+		l.tail = n.prev
+	}
+}
+
+func (l *lru[V]) linkFront(i int32) {
+	n := &l.nodes[i]
+	n.prev, n.next = -1, l.head
+	if l.head >= 0 {
+		l.nodes[l.head].prev = i
+	}
+	l.head = i
+	if l.tail < 0 {
+		l.tail = i
+	}
+}
+
+// get returns the value for key; touch moves it to the front.
+func (l *lru[V]) get(key uint64, touch bool) (*V, bool) {
+	i, ok := l.index[key]
+	if !ok {
+		return nil, false
+	}
+	if touch && l.head != i {
+		l.unlink(i)
+		l.linkFront(i)
+	}
+	return &l.nodes[i].val, true
+}
+
+// put sets key to v and moves it to the front; it reports whether the key
+// is new.
+func (l *lru[V]) put(key uint64, v V) bool {
+	if i, ok := l.index[key]; ok {
+		l.nodes[i].val = v
+		if l.head != i {
+			l.unlink(i)
+			l.linkFront(i)
+		}
+		return false
+	}
+	var i int32
+	if n := len(l.free); n > 0 {
+		i = l.free[n-1]
+		l.free = l.free[:n-1]
+	} else {
+		l.nodes = append(l.nodes, lruNode[V]{})
+		i = int32(len(l.nodes) - 1)
+	}
+	l.nodes[i].key, l.nodes[i].val = key, v
+	l.linkFront(i)
+	l.index[key] = i
+	return true
+}
+
+// remove deletes key and returns its value.
+func (l *lru[V]) remove(key uint64) (V, bool) {
+	i, ok := l.index[key]
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	return l.removeAt(i), true
+}
+
+func (l *lru[V]) removeAt(i int32) V {
+	n := &l.nodes[i]
+	v := n.val
+	l.unlink(i)
+	delete(l.index, n.key)
+	var zero V
+	n.val = zero
+	l.free = append(l.free, i)
+	return v
+}
+
+// oldest returns the least recently used entry.
+func (l *lru[V]) oldest() (uint64, *V, bool) {
+	if l.tail < 0 {
+		return 0, nil, false
+	}
+	n := &l.nodes[l.tail]
+	return n.key, &n.val, true
+}
+
+func (l *lru[V]) clear() {
+	clear(l.index)
+	l.nodes = l.nodes[:0]
+	l.free = l.free[:0]
+	l.head, l.tail = -1, -1
+}
+
+// kvCache is a cluster's prefix cache: session (or shared) prefixes with
+// their length in tokens, evicted least recently used first so that the
+// cached total stays within the budget left by running requests.
+type kvCache struct {
+	l     *lru[int64]
+	total int64 // cached tokens
+}
+
+func newKVCache() kvCache { return kvCache{l: newLRU[int64]()} }
+
+// take removes a session prefix and returns its length (tokens): the
+// running request now holds those tokens.
+func (c *kvCache) take(key uint64) int64 {
+	t, ok := c.l.remove(key)
+	if ok {
+		c.total -= t
+	}
+	return t
+}
+
+// peek returns a shared prefix's length and marks it used.
+func (c *kvCache) peek(key uint64) int64 {
+	if t, ok := c.l.get(key, true); ok {
+		return *t
+	}
+	return 0
+}
+
+// insert caches a prefix of tokens (replacing a shorter or longer entry)
+// and evicts until the total fits budget; a prefix larger than the budget
+// is not cached.
+func (c *kvCache) insert(key uint64, tokens, budget int64) {
+	if old, ok := c.l.remove(key); ok {
+		c.total -= old
+	}
+	if tokens <= 0 || tokens > budget {
+		c.shrink(budget)
+		return
+	}
+	c.l.put(key, tokens)
+	c.total += tokens
+	c.shrink(budget)
+}
+
+// shrink evicts least recently used prefixes until total ≤ budget.
+func (c *kvCache) shrink(budget int64) {
+	for c.total > max(budget, 0) {
+		_, t, ok := c.l.oldest()
+		if !ok {
+			return
+		}
+		c.total -= *t
+		c.l.removeAt(c.l.tail)
+	}
+}
+
+func (c *kvCache) clear() {
+	c.l.clear()
+	c.total = 0
+}
+
+// lcEntry is one last-cluster store entry.
+type lcEntry struct {
+	cluster int32
+	expires int64 // ns
+}
+
+// lcStore is the gateway's last-cluster store (gateway.md §5): Get
+// (absent or expired = miss) and Set (value and TTL reset). The local
+// store is an LRU with a cap where a hit refreshes recency but not expiry
+// and expired entries linger until read or pushed out (§5.2); the shared
+// (Olric) store has no cap and expires entries by TTL (§5.1), so it keeps
+// its list in write order and sweeps expired entries from the old end.
+type lcStore struct {
+	l     *lru[lcEntry]
+	ttl   int64 // ns
+	cap   int   // 0 = no cap
+	local bool
+}
+
+func newLCStore(ttl int64, local bool, capacity int) *lcStore {
+	s := &lcStore{l: newLRU[lcEntry](), ttl: ttl, local: local}
+	if local {
+		s.cap = max(capacity, 1)
+	}
+	return s
+}
+
+// get returns the stored cluster for key at time now.
+func (s *lcStore) get(key uint64, now int64) (int32, bool) {
+	e, ok := s.l.get(key, s.local)
+	if !ok {
+		return -1, false
+	}
+	if now >= e.expires {
+		s.l.remove(key)
+		return -1, false
+	}
+	return e.cluster, true
+}
+
+// set writes cluster for key at time at (expiry at + TTL).
+func (s *lcStore) set(key uint64, cluster int32, at int64) {
+	if s.l.put(key, lcEntry{cluster: cluster, expires: at + s.ttl}) && s.cap > 0 {
+		for s.l.len() > s.cap {
+			s.l.removeAt(s.l.tail)
+		}
+	}
+}
+
+// sweep drops expired entries from the old end of a shared store (a
+// memory bound only: get checks expiry itself).
+func (s *lcStore) sweep(now int64) {
+	if s.local {
+		return
+	}
+	for {
+		_, e, ok := s.l.oldest()
+		if !ok || now < e.expires {
+			return
+		}
+		s.l.removeAt(s.l.tail)
+	}
+}

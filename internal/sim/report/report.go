@@ -1,0 +1,194 @@
+// Package report renders simulation results: the comparison table (text),
+// the JSON document and the charts. Renderers take values and an
+// io.Writer (or a directory for charts); they never simulate anything.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/lcctl/lcctl/internal/sim"
+	"github.com/lcctl/lcctl/internal/ui"
+)
+
+// Document is the JSON output of `lcctl simulate --output json`
+// (docs/simulate.md "JSON output"): the scenario summary and one result
+// per policy, in run order. Its bytes depend only on the scenario, the
+// seed and the policies.
+type Document struct {
+	// Scenario summarises the inputs.
+	Scenario ScenarioInfo `json:"scenario"`
+	// Policies holds one result per policy.
+	Policies []*sim.Result `json:"policies"`
+}
+
+// ScenarioInfo summarises a scenario for reports.
+type ScenarioInfo struct {
+	// Name and Description come from the scenario file.
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Seed is the master seed used.
+	Seed uint64 `json:"seed"`
+	// SLOTTFTMs is the TTFT objective of goodput (ms).
+	SLOTTFTMs float64 `json:"slo_ttft_ms"`
+	// WarmupS is the warm-up excluded from request metrics (s).
+	WarmupS float64 `json:"warmup_s"`
+	// DurationS is the session arrival window (s; 0 for a trace).
+	DurationS float64 `json:"duration_s"`
+	// Clusters are the cluster ids in candidate order.
+	Clusters []string `json:"clusters"`
+}
+
+// NewDocument assembles the report of one run.
+func NewDocument(sc *sim.Scenario, results []*sim.Result) *Document {
+	d := &Document{
+		Scenario: ScenarioInfo{
+			Name: sc.Name, Description: sc.Description, Seed: sc.Seed,
+			SLOTTFTMs: sc.SLOTTFTMs, WarmupS: sc.WarmupS,
+		},
+		Policies: results,
+	}
+	if sc.Workload.Trace == "" {
+		d.Scenario.DurationS = sc.Workload.DurationS
+	}
+	for _, c := range sc.Clusters {
+		d.Scenario.Clusters = append(d.Scenario.Clusters, c.ID)
+	}
+	return d
+}
+
+// WriteJSON writes the document as indented JSON with a final newline.
+func WriteJSON(w io.Writer, d *Document) error {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
+
+// WriteText writes the comparison table, the failure breakdown when any
+// request failed, and the per-cluster utilisation table. st may be nil
+// (plain text).
+func WriteText(w io.Writer, d *Document, st *ui.Styles) error {
+	if st == nil {
+		st = ui.NewStyles(w, false)
+	}
+	var b strings.Builder
+	s := &d.Scenario
+	fmt.Fprintf(&b, "%s %s\n", st.Bold.Render("scenario"), s.Name)
+	if s.Description != "" {
+		fmt.Fprintf(&b, "  %s\n", s.Description)
+	}
+	fmt.Fprintf(&b, "  seed %d, TTFT SLO %g ms, warm-up %g s, %d clusters\n\n", s.Seed, s.SLOTTFTMs, s.WarmupS, len(s.Clusters))
+
+	head := []string{"policy", "requests", "goodput r/s", "TTFT p50 ms", "p90 ms", "p99 ms", "queue p99 ms", "route p99 ms", "KV reuse", "left last", "failed"}
+	rows := [][]string{}
+	for _, r := range d.Policies {
+		rows = append(rows, []string{
+			r.Policy,
+			fmt.Sprintf("%d", r.Requests),
+			fmt.Sprintf("%.2f", r.GoodputRPS),
+			fmtMs(r.TTFTMs.P50), fmtMs(r.TTFTMs.P90), fmtMs(r.TTFTMs.P99),
+			fmtMs(r.QueueWaitMs.P99), fmtMs(r.RouteWaitMs.P99),
+			pct(r.KVReuse),
+			leftShare(r),
+			failed(r),
+		})
+	}
+	table(&b, st, head, rows, 1)
+	b.WriteString(st.Faint.Render(fmt.Sprintf("goodput: completed requests with TTFT ≤ %g ms per second after the warm-up; KV reuse: cached / input tokens;", s.SLOTTFTMs)) + "\n")
+	b.WriteString(st.Faint.Render("left last: share of requests with a last-cluster hint served by another cluster (hinted requests in brackets).") + "\n\n")
+
+	head = append([]string{"utilisation"}, s.Clusters...)
+	rows = rows[:0]
+	for _, r := range d.Policies {
+		row := []string{r.Policy}
+		for _, c := range r.Clusters {
+			row = append(row, pct(c.Utilization))
+		}
+		rows = append(rows, row)
+	}
+	table(&b, st, head, rows, 1)
+	b.WriteString(st.Faint.Render("utilisation: time-average share of busy slots per cluster.") + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func fmtMs(v float64) string {
+	switch {
+	case v >= 10000:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 100:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func pct(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
+
+func leftShare(r *sim.Result) string {
+	if r.ReturningRequests == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%s (%d)", pct(r.LeftLastClusterShare), r.ReturningRequests)
+}
+
+func failed(r *sim.Result) string {
+	if r.Failed == 0 {
+		return "0"
+	}
+	var parts []string
+	f := r.Failures
+	for _, x := range []struct {
+		n    int64
+		name string
+	}{{f.Rejected, "503"}, {f.BadRequest, "400"}, {f.Refused, "refused"}, {f.Stream, "stream"}} {
+		if x.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", x.n, x.name))
+		}
+	}
+	return fmt.Sprintf("%d (%s)", r.Failed, strings.Join(parts, ", "))
+}
+
+// table writes an aligned table: the first `left` columns left-aligned,
+// the others right-aligned, the header styled.
+func table(b *strings.Builder, st *ui.Styles, head []string, rows [][]string, left int) {
+	width := make([]int, len(head))
+	for i, h := range head {
+		width[i] = utf8.RuneCountInString(h)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	line := func(cells []string, style func(string) string) {
+		for i, c := range cells {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			cell := pad + c
+			if i < left {
+				cell = c + pad
+			}
+			if style != nil {
+				cell = style(cell)
+			}
+			if i == len(cells)-1 && i < left {
+				cell = strings.TrimRight(cell, " ")
+			}
+			b.WriteString(cell)
+		}
+		b.WriteString("\n")
+	}
+	line(head, func(s string) string { return st.Bold.Render(s) })
+	for _, r := range rows {
+		line(r, nil)
+	}
+}

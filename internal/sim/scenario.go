@@ -1,0 +1,881 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Scenario is one simulation setup, decoded from a YAML scenario file
+// (docs/simulate.md "Scenario file"). Every field has a default; units are
+// in the field names (_ms milliseconds, _s seconds, _tps tokens/s,
+// _tokens tokens).
+type Scenario struct {
+	// Name labels the scenario in reports (default: the file's base name).
+	Name string `yaml:"name"`
+	// Description is free text shown in the text report.
+	Description string `yaml:"description"`
+	// Seed is the master seed; every random stream is derived from it per
+	// purpose (default 1). --seed overrides it.
+	Seed uint64 `yaml:"seed"`
+	// SLOTTFTMs is the TTFT objective (ms) that goodput counts against
+	// (default 2000). --slo-ms overrides it.
+	SLOTTFTMs float64 `yaml:"slo_ttft_ms"`
+	// WarmupS excludes requests arriving before this time (s) from the
+	// request metrics (default 0).
+	WarmupS float64 `yaml:"warmup_s"`
+	// Clusters are the Stargate clusters, in candidate slice order.
+	Clusters []ClusterSpec `yaml:"clusters"`
+	// Workload describes the sessions and requests.
+	Workload WorkloadSpec `yaml:"workload"`
+	// Gateway is the LLM API gateway's last-cluster store.
+	Gateway GatewaySpec `yaml:"gateway"`
+	// Router is Stargate's view of the clusters and its proxy loop.
+	Router RouterSpec `yaml:"router"`
+	// Events are cluster drains, failures and restores at given times.
+	Events []EventSpec `yaml:"events"`
+	// Compare tunes the built-in comparison set (--compare).
+	Compare CompareSpec `yaml:"compare"`
+	// Policies are the policies a run without --compare, --config and
+	// --policy simulates.
+	Policies []PolicySpec `yaml:"policies"`
+
+	// Dir is the directory relative paths (trace, lb configs) resolve
+	// against: the scenario file's directory.
+	Dir string `yaml:"-"`
+	// File is the scenario file name as given.
+	File string `yaml:"-"`
+
+	dec *decoder
+}
+
+func (s *Scenario) setDefaults() {
+	s.Seed = 1
+	s.SLOTTFTMs = 2000
+}
+
+// ClusterSpec is one simulated cluster: an inference engine with a fixed
+// number of slots, a FIFO queue in front of them, one prefill pipeline and
+// per-request decode, and a prefix KV cache.
+type ClusterSpec struct {
+	// ID is the cluster id (required, unique, 1–256 printable ASCII bytes).
+	ID string `yaml:"id"`
+	// Concurrency is the number of requests served at once (slots,
+	// max_engine_concurrency; default 32).
+	Concurrency int `yaml:"concurrency"`
+	// QueueCapacity is the number of requests that may wait for a slot
+	// (requests; default 256; -1 = unbounded, 0 = no queue). A request
+	// arriving at a full queue is refused and the router retries elsewhere.
+	QueueCapacity int `yaml:"queue_capacity"`
+	// PrefillTPS is the prefill throughput of the cluster's single prefill
+	// pipeline (tokens/s; default 10000). It is also published as
+	// last_mean_input_tps.
+	PrefillTPS float64 `yaml:"prefill_tps"`
+	// DecodeTPS is the decode speed of one request (tokens/s per request;
+	// default 50).
+	DecodeTPS float64 `yaml:"decode_tps"`
+	// RTTMs is the router↔cluster round trip (ms; default 5): half on the
+	// way in, half on the way back.
+	RTTMs float64 `yaml:"rtt_ms"`
+	// KVCacheTokens is the KV cache capacity (tokens; default 2,000,000):
+	// running requests hold their context, the rest keeps session prefixes
+	// with LRU eviction.
+	KVCacheTokens int64 `yaml:"kv_cache_tokens"`
+	// MaxInputTPS is the published max_input_tps (tokens/s; the Pulsar
+	// weight; default = PrefillTPS).
+	MaxInputTPS float64 `yaml:"max_input_tps"`
+}
+
+func (c *ClusterSpec) setDefaults() {
+	c.Concurrency = 32
+	c.QueueCapacity = 256
+	c.PrefillTPS = 10000
+	c.DecodeTPS = 50
+	c.RTTMs = 5
+	c.KVCacheTokens = 2_000_000
+}
+
+// WorkloadSpec describes the traffic: sessions arriving as a Poisson
+// process, each a conversation of several turns with think time between
+// them and a context that grows by the previous input and output plus the
+// new tokens; or a trace file.
+type WorkloadSpec struct {
+	// Trace is a trace file (time_ms,session,input_tokens,output_tokens
+	// [,routing_key[,model]]; docs/simulate.md), relative to the scenario
+	// file. When set, the session fields below are ignored except
+	// payload_share, headers and the request limits.
+	Trace string `yaml:"trace"`
+	// SessionRate is the mean session arrival rate (sessions/s; default 1).
+	SessionRate float64 `yaml:"session_rate"`
+	// DurationS is how long new sessions arrive (s; default 300).
+	DurationS float64 `yaml:"duration_s"`
+	// Sessions stops arrivals after this many sessions (0 = no limit).
+	Sessions int64 `yaml:"sessions"`
+	// MaxRequests stops the workload after this many requests: no new
+	// session, no further turn (0 = no limit).
+	MaxRequests int64 `yaml:"max_requests"`
+	// Turns is the number of turns of a session (requests; default
+	// geometric, mean 4).
+	Turns Dist `yaml:"turns"`
+	// ThinkTimeS is the pause between a response and the next turn (s;
+	// default exponential, mean 5).
+	ThinkTimeS Dist `yaml:"think_time_s"`
+	// FirstInputTokens is the first turn's input (tokens; default
+	// lognormal, mean 2000, sigma 0.5).
+	FirstInputTokens Dist `yaml:"first_input_tokens"`
+	// NewInputTokens is the new input of each later turn (tokens; default
+	// lognormal, mean 200, sigma 0.5).
+	NewInputTokens Dist `yaml:"new_input_tokens"`
+	// OutputTokens is each response's length (tokens; default lognormal,
+	// mean 250, sigma 0.5).
+	OutputTokens Dist `yaml:"output_tokens"`
+	// MaxContextTokens ends a session whose next input would exceed it
+	// (tokens; default 131072).
+	MaxContextTokens int64 `yaml:"max_context_tokens"`
+	// PayloadShare is the share of sessions whose session source is the
+	// payload hash (gateway.md §2.3): a new cache affinity key every turn,
+	// never looked up or written (0–1; default 0).
+	PayloadShare float64 `yaml:"payload_share"`
+	// RoutingKeys are x-routing-key values with weights (default: none).
+	RoutingKeys []WeightedName `yaml:"routing_keys"`
+	// Models are x-model values with weights (default: one model "model").
+	Models []WeightedName `yaml:"models"`
+	// HotSet makes a share of sessions share a few cache affinity keys and
+	// a common prefix (system prompt, document).
+	HotSet HotSetSpec `yaml:"hot_set"`
+	// Bursts multiply the session rate during windows.
+	Bursts []BurstSpec `yaml:"bursts"`
+	// MaxWaitMs is x-max-wait-ms on every request (ms; absent by default).
+	MaxWaitMs *uint64 `yaml:"max_wait_ms"`
+	// RequestSLOMs is x-request-slo-ms on every request (ms; absent by
+	// default).
+	RequestSLOMs *uint64 `yaml:"request_slo_ms"`
+	// Priority is x-priority on every request (default 0).
+	Priority uint32 `yaml:"priority"`
+}
+
+func (w *WorkloadSpec) setDefaults() {
+	w.SessionRate = 1
+	w.DurationS = 300
+	w.Turns = Dist{Kind: DistGeometric, Mean: 4}
+	w.ThinkTimeS = Dist{Kind: DistExponential, Mean: 5}
+	w.FirstInputTokens = Dist{Kind: DistLognormal, Mean: 2000, Sigma: 0.5}
+	w.NewInputTokens = Dist{Kind: DistLognormal, Mean: 200, Sigma: 0.5}
+	w.OutputTokens = Dist{Kind: DistLognormal, Mean: 250, Sigma: 0.5}
+	w.MaxContextTokens = 131072
+}
+
+// WeightedName is a name drawn with a relative weight.
+type WeightedName struct {
+	// Name is the value (non-empty).
+	Name string `yaml:"name"`
+	// Weight is the relative weight (> 0; default 1).
+	Weight float64 `yaml:"weight"`
+}
+
+func (w *WeightedName) setDefaults() { w.Weight = 1 }
+
+// HotSetSpec is a set of shared cache affinity keys: Share of the sessions
+// use one of Prefixes keys, drawn with Zipf exponent ZipfS, and start with
+// PrefixTokens shared tokens that every session of the key can reuse.
+type HotSetSpec struct {
+	// Prefixes is the number of hot keys (0 = no hot set).
+	Prefixes int `yaml:"prefixes"`
+	// Share is the share of sessions in the hot set (0–1).
+	Share float64 `yaml:"share"`
+	// PrefixTokens is the shared prefix length (tokens) added before the
+	// first turn's input.
+	PrefixTokens int64 `yaml:"prefix_tokens"`
+	// ZipfS is the Zipf exponent of the key popularity (≥ 0; 0 = uniform;
+	// default 1).
+	ZipfS float64 `yaml:"zipf_s"`
+}
+
+func (h *HotSetSpec) setDefaults() { h.ZipfS = 1 }
+
+// BurstSpec multiplies the session rate by RateMultiplier from StartS for
+// DurationS, once or every EveryS.
+type BurstSpec struct {
+	// StartS is the first burst's start (s).
+	StartS float64 `yaml:"start_s"`
+	// DurationS is a burst's length (s, > 0).
+	DurationS float64 `yaml:"duration_s"`
+	// EveryS repeats the burst with this period (s; 0 = once; ≥ DurationS).
+	EveryS float64 `yaml:"every_s"`
+	// RateMultiplier multiplies the session rate during the burst (≥ 0;
+	// default 2).
+	RateMultiplier float64 `yaml:"rate_multiplier"`
+}
+
+func (b *BurstSpec) setDefaults() { b.RateMultiplier = 2 }
+
+// GatewaySpec is the LLM API gateway's last-cluster store (gateway.md §5–7).
+type GatewaySpec struct {
+	// Enabled turns lookups and writes on (default true). Off, no request
+	// carries a hint.
+	Enabled bool `yaml:"enabled"`
+	// Store is "shared" (the Olric DMap: one store, TTL only) or "local"
+	// (one LRU per gateway replica; default shared).
+	Store string `yaml:"store"`
+	// Replicas is the number of gateway replicas a request is spread over
+	// uniformly (default 1; matters for the local store).
+	Replicas int `yaml:"replicas"`
+	// TTLS is the entry lifetime, reset by every write (s; default 600).
+	TTLS float64 `yaml:"ttl_s"`
+	// MaxEntries is the local store's LRU cap (entries; default 100000).
+	MaxEntries int `yaml:"max_entries"`
+}
+
+func (g *GatewaySpec) setDefaults() {
+	g.Enabled = true
+	g.Store = "shared"
+	g.Replicas = 1
+	g.TTLS = 600
+	g.MaxEntries = 100000
+}
+
+// RouterSpec is Stargate's side: how fresh its view of the clusters is and
+// how its proxy loop waits and retries.
+type RouterSpec struct {
+	// SnapshotIntervalMs is how often clusters publish ModelStats (ms;
+	// default 100).
+	SnapshotIntervalMs float64 `yaml:"snapshot_interval_ms"`
+	// StalenessMs delays each published snapshot before the router sees it
+	// (ms; default 0).
+	StalenessMs float64 `yaml:"staleness_ms"`
+	// RecheckIntervalMs is the longest the proxy sleeps on a timed wait
+	// before deciding again (ms; default 25, Stargate's
+	// ROUTING_RETRY interval; 0 = decide again only at the engine's retry
+	// instant).
+	RecheckIntervalMs float64 `yaml:"recheck_interval_ms"`
+	// MaxAttempts bounds the dispatch attempts of one request; a cluster
+	// that refuses or fails a request is excluded from the next attempt
+	// (default 3).
+	MaxAttempts int `yaml:"max_attempts"`
+	// Config is an lb-config file (relative to the scenario) that a run
+	// without other policy flags simulates in addition to Policies.
+	Config string `yaml:"config"`
+}
+
+func (r *RouterSpec) setDefaults() {
+	r.SnapshotIntervalMs = 100
+	r.RecheckIntervalMs = 25
+	r.MaxAttempts = 3
+}
+
+// EventSpec is a cluster event at a given time.
+type EventSpec struct {
+	// AtS is the event time (s).
+	AtS float64 `yaml:"at_s"`
+	// Cluster is the cluster id.
+	Cluster string `yaml:"cluster"`
+	// Action is "drain" (refuse new requests, finish the running ones),
+	// "fail" (drop everything, KV cache included; requests before their
+	// first token are retried elsewhere, streaming ones fail) or "restore".
+	Action string `yaml:"action"`
+}
+
+// CompareSpec tunes the built-in comparison set.
+type CompareSpec struct {
+	// WaitAndWiden and PulsarWaitAndWiden are algorithm entries (lb-config
+	// detailed form, `algorithm` optional) for the wait-and-widen family;
+	// last_cluster_affinity is set off and on by the set itself. Default:
+	// seed = scenario name, cache_affinity_backend_selection_count 1,
+	// cache_affinity_wait_ms 300, cache_affinity_input_tokens_scale 0.1
+	// (the upstream e2e last-cluster configs).
+	WaitAndWiden       *yaml.Node `yaml:"wait_and_widen"`
+	PulsarWaitAndWiden *yaml.Node `yaml:"pulsar_wait_and_widen"`
+	// Pulsar and PowerOfN are algorithm entries for those policies
+	// (default: the seed above, other fields at Stargate's defaults).
+	Pulsar   *yaml.Node `yaml:"pulsar"`
+	PowerOfN *yaml.Node `yaml:"power_of_n"`
+	// ConsistentHash and StickyLeastLoaded tune the comparison policies.
+	ConsistentHash    ConsistentHashSpec    `yaml:"consistent_hash"`
+	StickyLeastLoaded StickyLeastLoadedSpec `yaml:"sticky_least_loaded"`
+	// Policies selects and orders the set by name (default: all ten; see
+	// ComparisonNames).
+	Policies []string `yaml:"policies"`
+}
+
+// ConsistentHashSpec configures the plain consistent-hashing comparison
+// policy.
+type ConsistentHashSpec struct {
+	// Seed is the ring seed (default: the scenario name).
+	Seed *string `yaml:"seed"`
+	// VirtualNodes per cluster (default 150).
+	VirtualNodes int `yaml:"virtual_nodes"`
+}
+
+func (c *ConsistentHashSpec) setDefaults() { c.VirtualNodes = 150 }
+
+// StickyLeastLoadedSpec configures the sticky_least_loaded comparison
+// policy (sticky-least-loaded.md §6–9).
+type StickyLeastLoadedSpec struct {
+	// SessionExpirationS is the idle expiry (s; default 7200).
+	SessionExpirationS float64 `yaml:"session_expiration_s"`
+	// MaxSessions bounds the session table (default 100000).
+	MaxSessions int `yaml:"max_sessions"`
+	// MaxSessionIDBytes is the longest session ID kept (bytes; default 256).
+	MaxSessionIDBytes int `yaml:"max_session_id_bytes"`
+	// FinishSessions calls finish_session when a session's last turn ends,
+	// as SkyRL and prime-rl clients do (default true).
+	FinishSessions bool `yaml:"finish_sessions"`
+}
+
+func (s *StickyLeastLoadedSpec) setDefaults() {
+	s.SessionExpirationS = 7200
+	s.MaxSessions = 100000
+	s.MaxSessionIDBytes = 256
+	s.FinishSessions = true
+}
+
+// PolicySpec is one policy of the scenario's own list: exactly one of
+// Config, LBConfig, ConsistentHash and StickyLeastLoaded.
+type PolicySpec struct {
+	// Name labels the policy (required, unique).
+	Name string `yaml:"name"`
+	// Config is one algorithm entry (detailed object or name string) used
+	// for every model.
+	Config *yaml.Node `yaml:"config"`
+	// LBConfig is an lb-config file (relative to the scenario); each
+	// model's entry applies, `default` otherwise.
+	LBConfig string `yaml:"lb_config"`
+	// ConsistentHash selects the plain consistent-hashing policy.
+	ConsistentHash *ConsistentHashSpec `yaml:"consistent_hash"`
+	// StickyLeastLoaded selects the sticky_least_loaded policy.
+	StickyLeastLoaded *StickyLeastLoadedSpec `yaml:"sticky_least_loaded"`
+}
+
+// LoadScenario reads and decodes a scenario file.
+func LoadScenario(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScenario(path, data)
+}
+
+// ParseScenario decodes and checks a scenario from YAML bytes. name is used
+// in errors and to resolve relative paths. Unknown fields, wrong types and
+// out-of-range values are errors (*InputError with file:line:col and the
+// field path). It never panics.
+func ParseScenario(name string, data []byte) (sc *Scenario, err error) {
+	defer func() {
+		if r := recover(); r != nil { // yaml.v3 has panicked on hostile input before
+			sc, err = nil, &InputError{File: name, Msg: fmt.Sprintf("cannot decode: %v", r)}
+		}
+	}()
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		if err == io.EOF {
+			return nil, &InputError{File: name, Line: 1, Col: 1, Msg: "empty scenario"}
+		}
+		return nil, yamlError(name, err)
+	}
+	var extra yaml.Node
+	if dec.Decode(&extra) == nil {
+		return nil, &InputError{File: name, Line: extra.Line, Col: extra.Column, Msg: "more than one YAML document"}
+	}
+	sc = &Scenario{File: name, Dir: filepath.Dir(name)}
+	v := reflect.ValueOf(sc).Elem()
+	applyDefaults(v)
+	d := newDecoder(name)
+	if n, _ := d.resolve(&root, ""); n == nil || isNull(n) {
+		return nil, &InputError{File: name, Line: 1, Col: 1, Msg: "empty scenario"}
+	}
+	if err := d.decode(&root, v, ""); err != nil {
+		return nil, err
+	}
+	sc.dec = d
+	if sc.Name == "" {
+		base := filepath.Base(name)
+		sc.Name = base[:len(base)-len(filepath.Ext(base))]
+	}
+	if err := sc.check(); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+func yamlError(name string, err error) error {
+	// yaml.v3 errors read "yaml: line N: message".
+	var line int
+	msg := err.Error()
+	if _, e := fmt.Sscanf(msg, "yaml: line %d:", &line); e == nil {
+		if i := bytes.IndexByte([]byte(msg), ':'); i >= 0 {
+			rest := msg[i+1:]
+			if j := bytes.IndexByte([]byte(rest), ':'); j >= 0 {
+				msg = rest[j+1:]
+			}
+		}
+		return &InputError{File: name, Line: line, Msg: "invalid YAML:" + msg}
+	}
+	return &InputError{File: name, Msg: msg}
+}
+
+// check validates ranges and cross references.
+func (sc *Scenario) check() error {
+	d := sc.dec
+	if sc.SLOTTFTMs <= 0 {
+		return d.errPath("slo_ttft_ms", "must be > 0")
+	}
+	if sc.WarmupS < 0 {
+		return d.errPath("warmup_s", "must be ≥ 0")
+	}
+	if len(sc.Clusters) == 0 {
+		return d.errPath("clusters", "at least one cluster is required")
+	}
+	if len(sc.Clusters) > 4096 {
+		return d.errPath("clusters", "at most 4096 clusters")
+	}
+	ids := map[string]bool{}
+	for i := range sc.Clusters {
+		c := &sc.Clusters[i]
+		p := fmt.Sprintf("clusters[%d]", i)
+		switch {
+		case c.ID == "":
+			return d.errPath(p+".id", "required")
+		case len(c.ID) > 256 || !printableASCII(c.ID):
+			return d.errPath(p+".id", "must be 1–256 printable ASCII bytes (the gateway stores nothing else)")
+		case ids[c.ID]:
+			return d.errPath(p+".id", "duplicate cluster id %q", c.ID)
+		case c.Concurrency < 1 || c.Concurrency > 1<<20:
+			return d.errPath(p+".concurrency", "must be 1–1048576")
+		case c.QueueCapacity < -1:
+			return d.errPath(p+".queue_capacity", "must be ≥ 0, or -1 for unbounded")
+		case !(c.PrefillTPS > 0):
+			return d.errPath(p+".prefill_tps", "must be > 0")
+		case !(c.DecodeTPS > 0):
+			return d.errPath(p+".decode_tps", "must be > 0")
+		case c.RTTMs < 0 || c.RTTMs > 60000:
+			return d.errPath(p+".rtt_ms", "must be 0–60000")
+		case c.KVCacheTokens < 0:
+			return d.errPath(p+".kv_cache_tokens", "must be ≥ 0")
+		case c.MaxInputTPS < 0:
+			return d.errPath(p+".max_input_tps", "must be ≥ 0")
+		}
+		ids[c.ID] = true
+	}
+	if err := sc.Workload.check(d); err != nil {
+		return err
+	}
+	g := &sc.Gateway
+	switch {
+	case g.Store != "shared" && g.Store != "local":
+		return d.errPath("gateway.store", "want shared or local, got %q", g.Store)
+	case g.Replicas < 1 || g.Replicas > 1024:
+		return d.errPath("gateway.replicas", "must be 1–1024")
+	case !(g.TTLS > 0):
+		return d.errPath("gateway.ttl_s", "must be > 0")
+	case g.MaxEntries < 1:
+		return d.errPath("gateway.max_entries", "must be ≥ 1")
+	}
+	r := &sc.Router
+	switch {
+	case !(r.SnapshotIntervalMs >= 1) || r.SnapshotIntervalMs > 3_600_000:
+		return d.errPath("router.snapshot_interval_ms", "must be 1–3600000")
+	case r.StalenessMs < 0 || r.StalenessMs > 3_600_000:
+		return d.errPath("router.staleness_ms", "must be 0–3600000")
+	case r.StalenessMs/r.SnapshotIntervalMs > 1000:
+		return d.errPath("router.staleness_ms", "at most 1000 snapshot intervals")
+	case r.RecheckIntervalMs < 0 || r.RecheckIntervalMs > 60000:
+		return d.errPath("router.recheck_interval_ms", "must be 0–60000")
+	case r.MaxAttempts < 1 || r.MaxAttempts > 64:
+		return d.errPath("router.max_attempts", "must be 1–64")
+	}
+	for i, e := range sc.Events {
+		p := fmt.Sprintf("events[%d]", i)
+		switch {
+		case e.AtS < 0:
+			return d.errPath(p+".at_s", "must be ≥ 0")
+		case !ids[e.Cluster]:
+			return d.errPath(p+".cluster", "unknown cluster %q", e.Cluster)
+		case e.Action != "drain" && e.Action != "fail" && e.Action != "restore":
+			return d.errPath(p+".action", "want drain, fail or restore, got %q", e.Action)
+		}
+	}
+	if err := sc.Compare.check(d); err != nil {
+		return err
+	}
+	names := map[string]bool{}
+	for i := range sc.Policies {
+		p := &sc.Policies[i]
+		path := fmt.Sprintf("policies[%d]", i)
+		if p.Name == "" {
+			return d.errPath(path+".name", "required")
+		}
+		if names[p.Name] {
+			return d.errPath(path+".name", "duplicate policy name %q", p.Name)
+		}
+		names[p.Name] = true
+		set := 0
+		for _, b := range []bool{p.Config != nil, p.LBConfig != "", p.ConsistentHash != nil, p.StickyLeastLoaded != nil} {
+			if b {
+				set++
+			}
+		}
+		if set != 1 {
+			return d.errPath(path, "give exactly one of config, lb_config, consistent_hash, sticky_least_loaded")
+		}
+		if p.ConsistentHash != nil {
+			if err := p.ConsistentHash.check(d, path+".consistent_hash"); err != nil {
+				return err
+			}
+		}
+		if p.StickyLeastLoaded != nil {
+			if err := p.StickyLeastLoaded.check(d, path+".sticky_least_loaded"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (c *CompareSpec) check(d *decoder) error {
+	if err := c.ConsistentHash.check(d, "compare.consistent_hash"); err != nil {
+		return err
+	}
+	if err := c.StickyLeastLoaded.check(d, "compare.sticky_least_loaded"); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for i, n := range c.Policies {
+		p := fmt.Sprintf("compare.policies[%d]", i)
+		if !isComparisonName(n) {
+			return d.errPath(p, "unknown comparison policy %q (known: %s)", n, comparisonList())
+		}
+		if seen[n] {
+			return d.errPath(p, "duplicate %q", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+func (c *ConsistentHashSpec) check(d *decoder, path string) error {
+	if c.VirtualNodes < 1 || c.VirtualNodes > 10000 {
+		return d.errPath(path+".virtual_nodes", "must be 1–10000")
+	}
+	return nil
+}
+
+func (s *StickyLeastLoadedSpec) check(d *decoder, path string) error {
+	switch {
+	case s.SessionExpirationS < 0:
+		return d.errPath(path+".session_expiration_s", "must be ≥ 0")
+	case s.MaxSessions < 0:
+		return d.errPath(path+".max_sessions", "must be ≥ 0")
+	case s.MaxSessionIDBytes < 0:
+		return d.errPath(path+".max_session_id_bytes", "must be ≥ 0")
+	}
+	return nil
+}
+
+func (w *WorkloadSpec) check(d *decoder) error {
+	switch {
+	case w.SessionRate < 0 || w.SessionRate > 1e7:
+		return d.errPath("workload.session_rate", "must be 0–10000000")
+	case w.DurationS < 0:
+		return d.errPath("workload.duration_s", "must be ≥ 0")
+	case w.Sessions < 0:
+		return d.errPath("workload.sessions", "must be ≥ 0")
+	case w.MaxRequests < 0:
+		return d.errPath("workload.max_requests", "must be ≥ 0")
+	case w.MaxContextTokens < 1:
+		return d.errPath("workload.max_context_tokens", "must be ≥ 1")
+	case w.PayloadShare < 0 || w.PayloadShare > 1:
+		return d.errPath("workload.payload_share", "must be 0–1")
+	}
+	if w.Trace == "" && w.DurationS == 0 && w.Sessions == 0 && w.MaxRequests == 0 {
+		return d.errPath("workload", "unbounded workload: set duration_s, sessions or max_requests")
+	}
+	if w.Trace == "" && w.SessionRate == 0 {
+		return d.errPath("workload.session_rate", "must be > 0 without a trace")
+	}
+	for _, x := range []struct {
+		path string
+		d    *Dist
+		min  float64
+	}{
+		{"workload.turns", &w.Turns, 1},
+		{"workload.think_time_s", &w.ThinkTimeS, 0},
+		{"workload.first_input_tokens", &w.FirstInputTokens, 0},
+		{"workload.new_input_tokens", &w.NewInputTokens, 0},
+		{"workload.output_tokens", &w.OutputTokens, 0},
+	} {
+		if err := x.d.check(d, x.path, x.min); err != nil {
+			return err
+		}
+	}
+	for _, l := range []struct {
+		path string
+		s    []WeightedName
+	}{{"workload.routing_keys", w.RoutingKeys}, {"workload.models", w.Models}} {
+		seen := map[string]bool{}
+		for i, n := range l.s {
+			p := fmt.Sprintf("%s[%d]", l.path, i)
+			switch {
+			case n.Name == "" || !printableASCII(n.Name):
+				return d.errPath(p+".name", "must be non-empty printable ASCII")
+			case seen[n.Name]:
+				return d.errPath(p+".name", "duplicate %q", n.Name)
+			case !(n.Weight > 0):
+				return d.errPath(p+".weight", "must be > 0")
+			}
+			seen[n.Name] = true
+		}
+	}
+	h := &w.HotSet
+	switch {
+	case h.Prefixes < 0 || h.Prefixes > 1_000_000:
+		return d.errPath("workload.hot_set.prefixes", "must be 0–1000000")
+	case h.Share < 0 || h.Share > 1:
+		return d.errPath("workload.hot_set.share", "must be 0–1")
+	case h.PrefixTokens < 0:
+		return d.errPath("workload.hot_set.prefix_tokens", "must be ≥ 0")
+	case h.ZipfS < 0 || h.ZipfS > 10:
+		return d.errPath("workload.hot_set.zipf_s", "must be 0–10")
+	case h.Share > 0 && h.Prefixes == 0:
+		return d.errPath("workload.hot_set.prefixes", "must be ≥ 1 when share > 0")
+	}
+	for i, b := range w.Bursts {
+		p := fmt.Sprintf("workload.bursts[%d]", i)
+		switch {
+		case b.StartS < 0:
+			return d.errPath(p+".start_s", "must be ≥ 0")
+		case !(b.DurationS > 0):
+			return d.errPath(p+".duration_s", "must be > 0")
+		case b.EveryS != 0 && b.EveryS < b.DurationS:
+			return d.errPath(p+".every_s", "must be 0 or ≥ duration_s")
+		case b.RateMultiplier < 0 || b.RateMultiplier > 1e6:
+			return d.errPath(p+".rate_multiplier", "must be 0–1000000")
+		}
+	}
+	return nil
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// DistKind names a distribution.
+type DistKind uint8
+
+// Distribution kinds.
+const (
+	// DistConstant always returns Value.
+	DistConstant DistKind = iota
+	// DistExponential has mean Mean.
+	DistExponential
+	// DistUniform is uniform on [Min, Max].
+	DistUniform
+	// DistLognormal has mean Mean and shape Sigma (σ of the log).
+	DistLognormal
+	// DistGeometric is the number of trials to the first success on
+	// {1, 2, …} with mean Mean (≥ 1).
+	DistGeometric
+)
+
+var distNames = [...]string{"constant", "exponential", "uniform", "lognormal", "geometric"}
+
+// String returns the YAML spelling.
+func (k DistKind) String() string {
+	if int(k) < len(distNames) {
+		return distNames[k]
+	}
+	return "invalid"
+}
+
+// Dist is a random quantity of the workload. In YAML it is a number
+// (constant) or a mapping {distribution, value, mean, sigma, min, max};
+// min and max clamp the draws (for uniform they are the bounds).
+type Dist struct {
+	// Kind is the distribution.
+	Kind DistKind
+	// Value is the constant.
+	Value float64
+	// Mean is the mean (exponential, lognormal, geometric).
+	Mean float64
+	// Sigma is the lognormal shape.
+	Sigma float64
+	// Min and Max clamp draws when HasMin/HasMax (uniform: the bounds).
+	Min, Max       float64
+	HasMin, HasMax bool
+}
+
+type distYAML struct {
+	Distribution string   `yaml:"distribution"`
+	Value        *float64 `yaml:"value"`
+	Mean         *float64 `yaml:"mean"`
+	Sigma        *float64 `yaml:"sigma"`
+	Min          *float64 `yaml:"min"`
+	Max          *float64 `yaml:"max"`
+}
+
+func (x *Dist) decodeYAML(d *decoder, n *yaml.Node, path string) error {
+	if n.Kind == yaml.ScalarNode {
+		var f float64
+		if (n.Tag != "!!int" && n.Tag != "!!float") || n.Decode(&f) != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return d.errAt(n, path, "want a number or a distribution mapping, got %q", n.Value)
+		}
+		*x = Dist{Kind: DistConstant, Value: f}
+		return nil
+	}
+	var y distYAML
+	if err := d.decodeStruct(n, reflect.ValueOf(&y).Elem(), path); err != nil {
+		return err
+	}
+	var out Dist
+	found := false
+	for i, name := range distNames {
+		if name == y.Distribution {
+			out.Kind, found = DistKind(i), true
+		}
+	}
+	if !found {
+		return d.errPath(path+".distribution", "want one of constant, exponential, uniform, lognormal, geometric; got %q", y.Distribution)
+	}
+	need := func(p *float64, field string) (float64, error) {
+		if p == nil {
+			return 0, d.errPath(path, "%s distribution needs %s", out.Kind, field)
+		}
+		return *p, nil
+	}
+	var err error
+	switch out.Kind {
+	case DistConstant:
+		out.Value, err = need(y.Value, "value")
+	case DistExponential, DistGeometric:
+		out.Mean, err = need(y.Mean, "mean")
+	case DistLognormal:
+		if out.Mean, err = need(y.Mean, "mean"); err == nil {
+			out.Sigma, err = need(y.Sigma, "sigma")
+		}
+	case DistUniform:
+		if out.Min, err = need(y.Min, "min"); err == nil {
+			out.Max, err = need(y.Max, "max")
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if y.Min != nil {
+		out.Min, out.HasMin = *y.Min, true
+	}
+	if y.Max != nil {
+		out.Max, out.HasMax = *y.Max, true
+	}
+	*x = out
+	return nil
+}
+
+// check validates parameters; every draw must be ≥ min.
+func (x *Dist) check(d *decoder, path string, lo float64) error {
+	bad := func(field, msg string) error { return d.errPath(path+field, "%s", msg) }
+	switch x.Kind {
+	case DistConstant:
+		if x.Value < lo {
+			return bad("", fmt.Sprintf("must be ≥ %g", lo))
+		}
+	case DistExponential:
+		if !(x.Mean > 0) {
+			return bad(".mean", "must be > 0")
+		}
+	case DistLognormal:
+		if !(x.Mean > 0) {
+			return bad(".mean", "must be > 0")
+		}
+		if x.Sigma < 0 || x.Sigma > 10 {
+			return bad(".sigma", "must be 0–10")
+		}
+	case DistGeometric:
+		if !(x.Mean >= 1) {
+			return bad(".mean", "must be ≥ 1")
+		}
+	case DistUniform:
+		if x.Min > x.Max {
+			return bad(".min", "must be ≤ max")
+		}
+	}
+	if x.HasMin && x.Min < lo {
+		return bad(".min", fmt.Sprintf("must be ≥ %g", lo))
+	}
+	if x.Kind == DistUniform && x.Min < lo {
+		return bad(".min", fmt.Sprintf("must be ≥ %g", lo))
+	}
+	if x.HasMin && x.HasMax && x.Min > x.Max {
+		return bad(".min", "must be ≤ max")
+	}
+	if x.Kind != DistUniform && x.HasMax && x.Max < lo {
+		return bad(".max", fmt.Sprintf("must be ≥ %g", lo))
+	}
+	return nil
+}
+
+// Sample draws one value (in the quantity's unit) from r.
+func (x *Dist) Sample(r *rand.Rand) float64 {
+	var v float64
+	switch x.Kind {
+	case DistConstant:
+		v = x.Value
+	case DistExponential:
+		v = r.ExpFloat64() * x.Mean
+	case DistUniform:
+		v = x.Min + r.Float64()*(x.Max-x.Min)
+	case DistLognormal:
+		mu := math.Log(x.Mean) - x.Sigma*x.Sigma/2
+		v = math.Exp(mu + x.Sigma*r.NormFloat64())
+	case DistGeometric:
+		if x.Mean <= 1 {
+			v = 1
+		} else {
+			p := 1 / x.Mean
+			u := 1 - r.Float64() // (0, 1]
+			v = math.Ceil(math.Log(u) / math.Log1p(-p))
+			if v < 1 {
+				v = 1
+			}
+		}
+	}
+	if x.HasMin && v < x.Min {
+		v = x.Min
+	}
+	if x.HasMax && v > x.Max {
+		v = x.Max
+	}
+	return v
+}
+
+// MeanValue is the distribution's mean before clamping (Value for
+// constant, the midpoint for uniform).
+func (x *Dist) MeanValue() float64 {
+	switch x.Kind {
+	case DistConstant:
+		return x.Value
+	case DistUniform:
+		return (x.Min + x.Max) / 2
+	}
+	return x.Mean
+}
+
+// TracePath returns the trace file's path resolved against the scenario's
+// directory ("" without a trace).
+func (sc *Scenario) TracePath() string {
+	if sc.Workload.Trace == "" {
+		return ""
+	}
+	return sc.resolvePath(sc.Workload.Trace)
+}

@@ -1,0 +1,264 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lcctl/lcctl/internal/lb"
+)
+
+func TestParseScenarioDefaults(t *testing.T) {
+	sc := mustScenario(t, "clusters: [{id: a}]\n")
+	c := sc.Clusters[0]
+	if c.Concurrency != 32 || c.QueueCapacity != 256 || c.PrefillTPS != 10000 || c.DecodeTPS != 50 || c.RTTMs != 5 || c.KVCacheTokens != 2_000_000 {
+		t.Fatalf("cluster defaults %+v", c)
+	}
+	w := sc.Workload
+	if w.SessionRate != 1 || w.DurationS != 300 || w.Turns.Kind != DistGeometric || w.Turns.Mean != 4 || w.ThinkTimeS.Mean != 5 {
+		t.Fatalf("workload defaults %+v", w)
+	}
+	if !sc.Gateway.Enabled || sc.Gateway.Store != "shared" || sc.Gateway.TTLS != 600 || sc.Gateway.MaxEntries != 100000 {
+		t.Fatalf("gateway defaults %+v", sc.Gateway)
+	}
+	if sc.Router.SnapshotIntervalMs != 100 || sc.Router.RecheckIntervalMs != 25 || sc.Router.MaxAttempts != 3 {
+		t.Fatalf("router defaults %+v", sc.Router)
+	}
+	if sc.Seed != 1 || sc.SLOTTFTMs != 2000 || sc.Name != "test" {
+		t.Fatalf("top-level defaults seed %d slo %g name %q", sc.Seed, sc.SLOTTFTMs, sc.Name)
+	}
+	if !sc.Compare.StickyLeastLoaded.FinishSessions || sc.Compare.ConsistentHash.VirtualNodes != 150 {
+		t.Fatal("compare defaults")
+	}
+	// Explicit zeros are kept, not replaced by defaults.
+	sc = mustScenario(t, "clusters: [{id: a, kv_cache_tokens: 0, rtt_ms: 0, queue_capacity: 0}]\nworkload: {payload_share: 0.5}\n")
+	if c := sc.Clusters[0]; c.KVCacheTokens != 0 || c.RTTMs != 0 || c.QueueCapacity != 0 {
+		t.Fatalf("zeros replaced: %+v", c)
+	}
+}
+
+func TestParseScenarioErrors(t *testing.T) {
+	cases := []struct {
+		name, yaml, want string
+	}{
+		{"unknown field", "clusters:\n  - id: a\n    concurency: 3\n", `test.yaml:3:5: clusters[0].concurency: unknown field "concurency"`},
+		{"wrong type", "clusters:\n  - {id: a, concurrency: lots}\n", `test.yaml:2:26: clusters[0].concurrency: want an integer, got "lots"`},
+		{"float for int", "clusters:\n  - {id: a, concurrency: 1.5}\n", `clusters[0].concurrency: want an integer`},
+		{"range", "clusters:\n  - {id: a, concurrency: 0}\n", `test.yaml:2:26: clusters[0].concurrency: must be 1–1048576`},
+		{"no clusters", "seed: 3\n", `test.yaml:1:1: clusters: at least one cluster is required`},
+		{"duplicate id", "clusters: [{id: a}, {id: a}]\n", `test.yaml:1:26: clusters[1].id: duplicate cluster id "a"`},
+		{"duplicate key", "seed: 1\nseed: 2\nclusters: [{id: a}]\n", `test.yaml:2:1: seed: duplicate field "seed"`},
+		{"bad distribution", "clusters: [{id: a}]\nworkload:\n  turns: {distribution: poisson, mean: 3}\n", `test.yaml:3:25: workload.turns.distribution: want one of`},
+		{"distribution field missing", "clusters: [{id: a}]\nworkload:\n  turns: {distribution: lognormal, mean: 3}\n", `workload.turns: lognormal distribution needs sigma`},
+		{"distribution unknown field", "clusters: [{id: a}]\nworkload:\n  turns: {distribution: geometric, avg: 3}\n", `test.yaml:3:36: workload.turns.avg: unknown field "avg"`},
+		{"turns below 1", "clusters: [{id: a}]\nworkload:\n  turns: 0\n", `test.yaml:3:10: workload.turns: must be ≥ 1`},
+		{"negative share", "clusters: [{id: a}]\nworkload: {payload_share: -0.1}\n", `workload.payload_share: must be 0–1`},
+		{"event cluster", "clusters: [{id: a}]\nevents: [{at_s: 1, cluster: z, action: drain}]\n", `test.yaml:2:29: events[0].cluster: unknown cluster "z"`},
+		{"event action", "clusters: [{id: a}]\nevents: [{at_s: 1, cluster: a, action: explode}]\n", `events[0].action: want drain, fail or restore`},
+		{"store", "clusters: [{id: a}]\ngateway: {store: redis}\n", `test.yaml:2:18: gateway.store: want shared or local`},
+		{"compare name", "clusters: [{id: a}]\ncompare: {policies: [wait-and-widen]}\n", `test.yaml:2:22: compare.policies[0]: unknown comparison policy "wait-and-widen"`},
+		{"policy one of", "clusters: [{id: a}]\npolicies: [{name: p}]\n", `policies[0]: give exactly one of`},
+		{"policy duplicate", "clusters: [{id: a}]\npolicies: [{name: p, config: random}, {name: p, config: random}]\n", `policies[1].name: duplicate policy name "p"`},
+		{"not a mapping", "- a\n- b\n", `test.yaml:1:1: want a mapping, got a list`},
+		{"syntax", "clusters: [\n", `test.yaml:1: invalid YAML`},
+		{"two documents", "clusters: [{id: a}]\n---\nseed: 2\n", `more than one YAML document`},
+		{"empty", "", `empty scenario`},
+		{"unbounded", "clusters: [{id: a}]\nworkload: {duration_s: 0}\n", `workload: unbounded workload`},
+		{"cluster id bytes", "clusters: [{id: \"a\\tb\"}]\n", `clusters[0].id: must be 1–256 printable ASCII bytes`},
+		{"nan", "clusters: [{id: a, rtt_ms: .nan}]\n", `clusters[0].rtt_ms: want a finite number`},
+		{"alias bomb", "a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nclusters: [{id: a}]\n", `unknown field "a"`},
+	}
+	for _, c := range cases {
+		_, err := ParseScenario("test.yaml", []byte(c.yaml))
+		if err == nil {
+			t.Errorf("%s: no error", c.name)
+			continue
+		}
+		var ie *InputError
+		if !errors.As(err, &ie) {
+			t.Errorf("%s: error %T is not an InputError", c.name, err)
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, err, c.want)
+		}
+	}
+}
+
+// TestPolicyEntriesDecodeWithValidate: algorithm entries go through
+// internal/validate, with positions in the scenario file.
+func TestPolicyEntriesDecodeWithValidate(t *testing.T) {
+	sc := mustScenario(t, `
+clusters: [{id: a}]
+compare:
+  pulsar_wait_and_widen: {seed: s, cache_affinity_wait_ms: 50, band_widen_interval_ms: 10}
+policies:
+  - name: mine
+    config: {algorithm: wait-and-widen, cache_affinity_backend_selection_count: 2, last_cluster_affinity: true}
+  - name: ch
+    consistent_hash: {seed: x, virtual_nodes: 7}
+`)
+	pols, err := ResolvePolicies(sc, Selection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pols) != 2 || pols[0].Default.Algorithm != lb.WaitAndWiden || pols[0].Default.CacheAffinityBackendSelectionCount != 2 || !pols[0].Default.LastClusterAffinity {
+		t.Fatalf("scenario policies %+v", pols)
+	}
+	if pols[1].Kind != KindConsistentHash || pols[1].Seed != "x" || pols[1].ConsistentHash.VirtualNodes != 7 {
+		t.Fatalf("consistent hash %+v", pols[1])
+	}
+	set, err := ResolvePolicies(sc, Selection{Compare: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set) != len(ComparisonNames) {
+		t.Fatalf("%d comparison policies", len(set))
+	}
+	for _, p := range set {
+		if p.Name == PolicyPulsarWaitAndWidenOn {
+			c := p.Default
+			if c.CacheAffinityWaitMs != 50 || c.Seed != "s" || c.BandWidenIntervalMs == nil || *c.BandWidenIntervalMs != 10 || !c.LastClusterAffinity {
+				t.Fatalf("pww on: %+v", c)
+			}
+		}
+		if p.Name == PolicyWaitAndWidenOff {
+			c := p.Default
+			if c.CacheAffinityWaitMs != 300 || c.CacheAffinityBackendSelectionCount != 1 || c.CacheAffinityInputTokensScale != 0.1 || c.LastClusterAffinity {
+				t.Fatalf("ww off defaults: %+v", c)
+			}
+		}
+	}
+	for _, bad := range []struct{ yaml, want string }{
+		{"clusters: [{id: a}]\ncompare:\n  wait_and_widen: {max_queued: -1}\n", "test.yaml:3:32: compare.wait_and_widen.max_queued"},
+		{"clusters: [{id: a}]\ncompare:\n  pulsar: {algorithm: random}\n", "test.yaml:3:23: compare.pulsar.algorithm: must be pulsar here"},
+		{"clusters: [{id: a}]\npolicies:\n  - name: x\n    config: {algorithm: pulsar, last_cluster_affinity: true}\n", "test.yaml:4:33: policies[0].config.last_cluster_affinity"},
+	} {
+		sc := mustScenario(t, bad.yaml)
+		_, err := ResolvePolicies(sc, Selection{Compare: true})
+		if err == nil {
+			_, err = ResolvePolicies(sc, Selection{})
+		}
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("got %v, want %s", err, bad.want)
+		}
+	}
+	if _, err := ResolvePolicies(sc, Selection{Names: []string{"nope"}}); err == nil {
+		t.Error("unknown policy name accepted")
+	}
+}
+
+// TestConfigFilePolicy loads upstream lb-config examples as policies.
+func TestConfigFilePolicy(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "lc-on.json")
+	os.WriteFile(good, []byte(`{"default":"power-of-n","models":{"chat-model":{"algorithm":"pulsar-wait-and-widen","seed":"x","last_cluster_affinity":true}}}`), 0o644)
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"default":"power-of-m"}`), 0o644)
+	sc := mustScenario(t, "clusters: [{id: a}]\nworkload: {models: [{name: chat-model}, {name: other}]}\n")
+	pols, err := ResolvePolicies(sc, Selection{ConfigFiles: []string{good}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pols[0]
+	if p.Name != "lc-on" || p.configFor("chat-model").Algorithm != lb.PulsarWaitAndWiden || p.configFor("other").Algorithm != lb.PowerOfN {
+		t.Fatalf("policy %+v", p)
+	}
+	if got := p.Algorithm([]string{"chat-model", "other"}); got != "mixed" {
+		t.Fatalf("algorithm %q", got)
+	}
+	if _, err := ResolvePolicies(sc, Selection{ConfigFiles: []string{bad}}); err == nil || !strings.Contains(err.Error(), "bad.json:1:") {
+		t.Fatalf("bad config: %v", err)
+	}
+}
+
+func TestExampleScenariosParse(t *testing.T) {
+	files, _ := filepath.Glob("../../examples/scenarios/*.yaml")
+	if len(files) < 4 {
+		t.Fatalf("only %d example scenarios", len(files))
+	}
+	for _, f := range files {
+		sc, err := LoadScenario(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if _, err := ResolvePolicies(sc, Selection{Compare: true}); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestTraceErrors(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"0,a,1\n", "t.csv:1:6: output_tokens: missing field output_tokens"},
+		{"x,a,1,1\n", "t.csv:1:1: time_ms: want a number"},
+		{"5,a,1,1\n4,a,1,1\n", "t.csv:2:1: time_ms: time goes backwards"},
+		{"0,,1,1\n", "t.csv:1:3: session: empty session"},
+		{"0,a,-1,1\n", "t.csv:1:5: input_tokens: want a whole number"},
+		{"0,a,1,1,k,m,extra\n", "t.csv:1:13: too many fields"},
+		{"0,a,1,1\xff\n", "non-printable or non-ASCII byte 0xff"},
+		{strings.Repeat("x", maxTraceLine+10), "line longer than"},
+	}
+	for _, c := range cases {
+		err := ReadTrace("t.csv", strings.NewReader(c.in), nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %s", c.in, err, c.want)
+		}
+	}
+	var recs []TraceRecord
+	err := ReadTrace("t.csv", strings.NewReader("time_ms,session,input_tokens,output_tokens\n\n# x\n1.5, s ,10,20\r\n2,s,11,0,rk\n"), func(r TraceRecord) error {
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil || len(recs) != 2 || recs[0].TimeNs != 1_500_000 || recs[0].Session != recs[1].Session || recs[1].RoutingKey != "rk" || recs[0].OutputTokens != 20 {
+		t.Fatalf("%v %+v", err, recs)
+	}
+}
+
+func FuzzParseScenario(f *testing.F) {
+	files, _ := filepath.Glob("../../examples/scenarios/*.yaml")
+	for _, file := range files {
+		if b, err := os.ReadFile(file); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("clusters: [{id: a}]\nworkload: {turns: {distribution: uniform, min: 1, max: 2}}\n"))
+	f.Add([]byte("clusters: [{id: a}]\npolicies: [{name: p, config: {algorithm: pulsar}}]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sc, err := ParseScenario("f.yaml", data)
+		if err != nil {
+			var ie *InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("error %T is not an InputError: %v", err, err)
+			}
+			return
+		}
+		// A valid scenario resolves its policies without panicking.
+		_, _ = ResolvePolicies(sc, Selection{Compare: true})
+		_, _ = ResolvePolicies(sc, Selection{})
+	})
+}
+
+func FuzzReadTrace(f *testing.F) {
+	f.Add([]byte("time_ms,session,input_tokens,output_tokens\n0,a,1,1\n1,b,2,2,rk,m\n"))
+	f.Add([]byte("0,a,1,1\r\n# c\n\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		last := int64(-1)
+		err := ReadTrace("f.csv", bytes.NewReader(data), func(r TraceRecord) error {
+			if r.TimeNs < last || r.InputTokens < 0 || r.OutputTokens < 0 {
+				t.Fatalf("bad record %+v", r)
+			}
+			last = r.TimeNs
+			return nil
+		})
+		if err != nil {
+			var ie *InputError
+			if !errors.As(err, &ie) || ie.Line < 1 {
+				t.Fatalf("error without a line: %v", err)
+			}
+		}
+	})
+}

@@ -1,0 +1,208 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/zeebo/xxh3"
+)
+
+// TraceRecord is one request of a trace file.
+type TraceRecord struct {
+	// TimeNs is the arrival time at the gateway (ns since the start).
+	TimeNs int64
+	// Session identifies the session: xxh3 of its name (the simulator
+	// never needs the name itself).
+	Session uint64
+	// InputTokens is the request's whole input, context included (tokens);
+	// OutputTokens its response length (tokens).
+	InputTokens, OutputTokens int64
+	// RoutingKey and Model are the optional columns ("" when absent).
+	RoutingKey, Model string
+}
+
+// Trace limits.
+const (
+	maxTraceLine   = 64 << 10
+	maxTraceTokens = 1 << 40
+	maxTraceTimeMs = 1e12 // ≈ 31 years
+)
+
+// traceReader streams a trace file: one record per line,
+// `time_ms,session,input_tokens,output_tokens[,routing_key[,model]]`,
+// times non-decreasing; blank lines and lines starting with # are
+// skipped, and so is a first line starting with "time_ms" (a header).
+// Memory does not depend on the file's length.
+type traceReader struct {
+	file   string
+	r      *bufio.Reader
+	line   int
+	last   int64
+	seen   bool // a data line or the header was read
+	intern map[string]string
+}
+
+func newTraceReader(file string, r io.Reader) *traceReader {
+	return &traceReader{file: file, r: bufio.NewReaderSize(r, maxTraceLine), intern: map[string]string{}}
+}
+
+func (t *traceReader) errAt(col int, field, format string, args ...any) error {
+	e := &InputError{File: t.file, Line: t.line, Col: col, Path: field}
+	e.Msg = fmt.Sprintf(format, args...)
+	return e
+}
+
+// next returns the next record; ok is false at the end of the file.
+func (t *traceReader) next() (rec TraceRecord, ok bool, err error) {
+	for {
+		raw, err := t.r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			t.line++
+			return rec, false, t.errAt(1, "", "line longer than %d bytes", maxTraceLine)
+		}
+		if len(raw) == 0 && err != nil {
+			if err == io.EOF {
+				return rec, false, nil
+			}
+			return rec, false, &InputError{File: t.file, Line: t.line, Msg: err.Error()}
+		}
+		t.line++
+		line := bytes.TrimRight(raw, "\r\n")
+		trimmed := bytes.TrimSpace(line)
+		if len(trimmed) == 0 || trimmed[0] == '#' {
+			continue
+		}
+		if !t.seen && bytes.HasPrefix(trimmed, []byte("time_ms")) {
+			t.seen = true
+			continue
+		}
+		t.seen = true
+		rec, err := t.parse(line)
+		return rec, err == nil, err
+	}
+}
+
+var traceFields = [...]string{"time_ms", "session", "input_tokens", "output_tokens", "routing_key", "model"}
+
+func (t *traceReader) parse(line []byte) (TraceRecord, error) {
+	var rec TraceRecord
+	var fields [6][]byte
+	var cols [6]int
+	n := 0
+	start := 0
+	for i := 0; i <= len(line); i++ {
+		if i == len(line) || line[i] == ',' {
+			if n == len(fields) {
+				return rec, t.errAt(start+1, "", "too many fields (at most 6: %s)", joinFields())
+			}
+			fields[n], cols[n] = bytes.TrimSpace(line[start:i]), start+1
+			n++
+			start = i + 1
+		}
+	}
+	if n < 4 {
+		return rec, t.errAt(len(line)+1, traceFields[n], "missing field %s (want %s)", traceFields[n], joinFields())
+	}
+	for i, b := range line {
+		if b < 0x20 && b != '\t' || b > 0x7e {
+			return rec, t.errAt(i+1, "", "non-printable or non-ASCII byte 0x%02x", b)
+		}
+	}
+	ms, err := strconv.ParseFloat(string(fields[0]), 64)
+	if err != nil || math.IsNaN(ms) || ms < 0 || ms > maxTraceTimeMs {
+		return rec, t.errAt(cols[0], "time_ms", "want a number of milliseconds 0–1e12, got %q", fields[0])
+	}
+	rec.TimeNs = int64(math.Round(ms * 1e6))
+	if rec.TimeNs < t.last {
+		return rec, t.errAt(cols[0], "time_ms", "time goes backwards (%s ms after %g ms)", fields[0], float64(t.last)/1e6)
+	}
+	if len(fields[1]) == 0 {
+		return rec, t.errAt(cols[1], "session", "empty session")
+	}
+	rec.Session = xxh3.Hash(fields[1]) &^ (1 << 63)
+	for k, dst := range []*int64{&rec.InputTokens, &rec.OutputTokens} {
+		v, ok := parseCount(fields[2+k])
+		if !ok {
+			return rec, t.errAt(cols[2+k], traceFields[2+k], "want a whole number of tokens 0–2^40, got %q", fields[2+k])
+		}
+		*dst = v
+	}
+	if n > 4 {
+		rec.RoutingKey = t.internBytes(fields[4])
+	}
+	if n > 5 {
+		rec.Model = t.internBytes(fields[5])
+	}
+	t.last = rec.TimeNs
+	return rec, nil
+}
+
+func (t *traceReader) internBytes(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if s, ok := t.intern[string(b)]; ok {
+		return s
+	}
+	if len(t.intern) > 1<<16 {
+		return string(b) // bounded interning; beyond it, allocate
+	}
+	s := string(b)
+	t.intern[s] = s
+	return s
+}
+
+func parseCount(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 13 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	return v, v <= maxTraceTokens
+}
+
+func joinFields() string {
+	var b bytes.Buffer
+	for i, f := range traceFields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if i >= 4 {
+			b.WriteString("[" + f + "]")
+		} else {
+			b.WriteString(f)
+		}
+	}
+	return b.String()
+}
+
+// ReadTrace reads a whole trace from r, calling fn for each record, and
+// stops at the first error (an *InputError with line and column, or fn's
+// error). It never panics and keeps no more than one line in memory.
+func ReadTrace(name string, r io.Reader, fn func(TraceRecord) error) error {
+	t := newTraceReader(name, r)
+	for {
+		rec, ok, err := t.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		if fn != nil {
+			if err := fn(rec); err != nil {
+				return err
+			}
+		}
+	}
+}
