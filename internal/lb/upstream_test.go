@@ -1,0 +1,109 @@
+package lb
+
+import "testing"
+
+// Upstream tests whose expectations span several requests or are not a
+// decision (round-robin sequences, the session metric label) and so cannot
+// be written as conformance cases; the single-decision ones live in
+// internal/conformance/testdata/upstream.
+
+// tests.rs default_round_robin_uses_independent_sequences_per_model,
+// …_per_routing_target, replacing_target_state_starts_fresh_round_robin_sequence,
+// request_round_robin_override_uses_stable_per_target_sequence and
+// choose_candidate_returns_slice_index_for_selected_cluster: Stargate keeps
+// one round-robin balancer per routing target (and per algorithm
+// definition); lcctl keeps one Engine per target, so each engine runs its
+// own sequence from 0 and ResetState (a replaced target state) restarts it.
+func TestUpstreamRoundRobinSequences(t *testing.T) {
+	seq := func(e *Engine, s *Snapshot, n int) []string {
+		var out []string
+		for i := 0; i < n; i++ {
+			d := e.Decide(s, rq(), nil, Options{})
+			if d.RankDepth != 1 {
+				t.Fatalf("rank depth %d", d.RankDepth)
+			}
+			out = append(out, d.ClusterID)
+		}
+		return out
+	}
+	a, b := NewEngine(cfgOf(RoundRobin)), NewEngine(cfgOf(RoundRobin))
+	sa := snapOf(cl("model-a-0"), cl("model-a-1"))
+	sb := snapOf(cl("model-b-0"), cl("model-b-1"), cl("model-b-2"))
+	var gotA, gotB []string
+	for i := 0; i < 3; i++ { // interleaved, as the upstream test does
+		gotA = append(gotA, seq(a, sa, 1)...)
+		gotB = append(gotB, seq(b, sb, 1)...)
+	}
+	if !equalStrings(gotA, []string{"model-a-0", "model-a-1", "model-a-0"}) ||
+		!equalStrings(gotB, []string{"model-b-0", "model-b-1", "model-b-2"}) {
+		t.Fatalf("independent sequences: %v %v", gotA, gotB)
+	}
+	s := snapOf(cl("cluster-0"), cl("cluster-1"))
+	e := NewEngine(cfgOf(RoundRobin))
+	if got := seq(e, s, 3); !equalStrings(got, []string{"cluster-0", "cluster-1", "cluster-0"}) {
+		t.Fatalf("stable per-target sequence: %v", got)
+	}
+	e.ResetState()
+	if got := seq(e, s, 1); got[0] != "cluster-0" {
+		t.Fatalf("a replaced target state starts a fresh sequence, got %v", got)
+	}
+	// request_excluded_clusters_are_not_selected: the first choice skips the
+	// excluded cluster-0.
+	if d := NewEngine(cfgOf(RoundRobin)).Decide(s, rq(exclude("cluster-0")), nil, Options{}); d.ClusterID != "cluster-1" {
+		t.Fatalf("excluded first choice: %s", d.ClusterID)
+	}
+}
+
+// round_robin.rs: with one or two excluded ids that are not candidates the
+// general path applies (nth eligible candidate); an exclusion set covering
+// every candidate leaves the counter alone.
+func TestUpstreamRoundRobinUnknownExclusions(t *testing.T) {
+	e := NewEngine(cfgOf(RoundRobin))
+	s := snapOf(cl("a"), cl("b"), cl("c"))
+	var got []string
+	for i := 0; i < 4; i++ {
+		got = append(got, e.Decide(s, rq(exclude("gone", "b")), nil, Options{}).ClusterID)
+	}
+	if !equalStrings(got, []string{"a", "c", "a", "c"}) {
+		t.Fatalf("exclusions with an unknown id: %v", got)
+	}
+}
+
+// session.rs tests new_session_primary_means_affinity_group,
+// returning_session_on_other_cluster_counts_fallback,
+// session_metric_starts_every_pair_at_zero_and_counts_selection and
+// unclassified_requests_record_nothing: the `selection` label of
+// stargate_routing_session_selections_total.
+func TestUpstreamSessionSelectionLabel(t *testing.T) {
+	sel := func(k int, st SessionState, depth int, cluster, hint string) string {
+		e := NewEngine(cfgOf(PulsarWaitAndWiden, withK(k), withSessions()))
+		d := Decision{Kind: KindSelected, Session: st, RankDepth: depth, ClusterID: cluster}
+		return e.SessionSelection(&d, hint)
+	}
+	for _, tc := range []struct {
+		k     int
+		st    SessionState
+		depth int
+		want  string
+	}{
+		{2, SessionNew, 1, "primary"},
+		{2, SessionNew, 2, "primary"},
+		{2, SessionNew, 3, "fallback"},
+		{2, SessionStale, 3, "fallback"},
+		{0, SessionNew, 1, "primary"}, // unset group size counts as 1
+		{0, SessionNew, 2, "fallback"},
+	} {
+		if got := sel(tc.k, tc.st, tc.depth, "A", ""); got != tc.want {
+			t.Errorf("k %d %v depth %d: %q, want %q", tc.k, tc.st, tc.depth, got, tc.want)
+		}
+	}
+	if got := sel(0, SessionReturning, 2, "B", "B"); got != "primary" {
+		t.Errorf("returning to its last cluster: %q", got)
+	}
+	if got := sel(0, SessionReturning, 1, "A", "B"); got != "fallback" {
+		t.Errorf("returning elsewhere: %q", got)
+	}
+	if got := sel(0, SessionNone, 1, "B", "B"); got != "" {
+		t.Errorf("unclassified: %q", got)
+	}
+}
