@@ -1,6 +1,9 @@
 package lb
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 // Upstream tests whose expectations span several requests or are not a
 // decision (round-robin sequences, the session metric label) and so cannot
@@ -105,5 +108,36 @@ func TestUpstreamSessionSelectionLabel(t *testing.T) {
 	}
 	if got := sel(0, SessionNone, 1, "B", "B"); got != "" {
 		t.Errorf("unclassified: %q", got)
+	}
+}
+
+// tests.rs permissive_default_resolves_every_builtin_algorithm,
+// permissive_default_resolves_alias_and_underscore_spellings,
+// permissive_default_keeps_power_of_n_without_override and
+// explicit_config_stays_restrictive (lb-config.md E6, H9).
+func TestUpstreamPermissiveDefault(t *testing.T) {
+	var none *Config
+	for _, a := range Algorithms {
+		if c, _, err := none.Resolve("any-model", OptionalString{Value: a.String(), Set: true}); err != nil || c.Algorithm != a {
+			t.Errorf("%v: %v %v", a, c, err)
+		}
+	}
+	for spelling, want := range map[string]Algorithm{
+		"power_of_n": PowerOfN, "power_of_two": PowerOfN, "round_robin": RoundRobin,
+		"groq-multiregion": WaitAndWiden, "groq_multiregion": WaitAndWiden,
+		"pulsar-multiregion": PulsarWaitAndWiden, "pulsar_multiregion": PulsarWaitAndWiden,
+	} {
+		if c, _, err := PermissiveConfig().Resolve("any-model", OptionalString{Value: spelling, Set: true}); err != nil || c.Algorithm != want {
+			t.Errorf("%s: %v %v", spelling, c, err)
+		}
+	}
+	if c, _, err := none.Resolve("any-model", OptionalString{}); err != nil || c.Algorithm != PowerOfN {
+		t.Errorf("no override: %v %v", c, err)
+	}
+	rr := DefaultAlgorithmConfig(RoundRobin)
+	explicit := &Config{Default: PowerOfN, RequestAlgorithms: map[Algorithm]*AlgorithmConfig{RoundRobin: &rr}}
+	var re *RoutingError
+	if _, _, err := explicit.Resolve("any-model", OptionalString{Value: "pulsar", Set: true}); !errors.As(err, &re) || re.Code != "unavailable" {
+		t.Errorf("explicit config must stay restrictive: %v", err)
 	}
 }
