@@ -141,3 +141,56 @@ func TestUpstreamPermissiveDefault(t *testing.T) {
 		t.Errorf("explicit config must stay restrictive: %v", err)
 	}
 }
+
+// http_proxy/routing.rs affinity_wait_rechecks_capacity_and_respects_explicit_deadline
+// (routing_wait_delay): a timed load-balancer wait sleeps min(wait, 25 ms,
+// time left to the wait deadline) and is no timed wait once the deadline
+// has passed; request_routing/tests.rs caps x-max-wait-ms at 60 s.
+func TestUpstreamRoutingWaitDelay(t *testing.T) {
+	snap := snapOf(cl("a", full))
+	step := func(x uint64, opts ...ropt) Step {
+		e := NewEngine(cfgOf(WaitAndWiden, withK(1), withX(x)))
+		return e.Step(snap, rq(append([]ropt{key("prefix"), input(1)}, opts...)...), seeded(1), Options{})
+	}
+	for _, tc := range []struct {
+		name      string
+		x         uint64
+		opts      []ropt
+		sleep     float64
+		retryAtMs float64
+	}{
+		{"long wait rechecks every 25 ms", 100, nil, 25, 100},
+		{"short wait sleeps the wait", 5, nil, 5, 5},
+		{"explicit deadline bounds the sleep", 100, []ropt{maxWait(10)}, 10, 10},
+		{"no header: 60 s deadline", 120000, nil, 25, 60000},
+		{"u64 max header is capped", 120000, []ropt{maxWait(1<<64 - 1)}, 25, 60000},
+	} {
+		st := step(tc.x, tc.opts...)
+		if st.Outcome != OutcomeWait || st.GenericRetry || DurationMs(st.Sleep) != tc.sleep || DurationMs(st.RetryAt) != tc.retryAtMs {
+			t.Errorf("%s: %v generic=%v sleep %v retry at %v", tc.name, st.Outcome, st.GenericRetry, DurationMs(st.Sleep), DurationMs(st.RetryAt))
+		}
+	}
+	// At the explicit deadline the timed wait is over and so is the retry budget.
+	if st := step(100, maxWait(10), at(10)); st.Outcome != OutcomeReject || st.HTTPStatus != 503 {
+		t.Errorf("at the deadline: %v %d", st.Outcome, st.HTTPStatus)
+	}
+	// Without a header, a wait past 60 s is rejected; x-max-wait-ms 0 never waits.
+	if st := step(120000, at(61000)); st.Outcome != OutcomeReject {
+		t.Errorf("after 60 s: %v", st.Outcome)
+	}
+	if st := step(100, maxWait(0)); st.Outcome != OutcomeReject {
+		t.Errorf("zero budget: %v", st.Outcome)
+	}
+	// Unavailable with budget left: the generic 1–9 ms retry, capped at the deadline.
+	e := NewEngine(cfgOf(WaitAndWiden))
+	for i := 0; i < 50; i++ {
+		st := e.Step(snap, rq(input(1), maxWait(60000)), seeded(uint64(i)), Options{})
+		if st.Outcome != OutcomeWait || !st.GenericRetry || st.Sleep < RetrySleepMin || st.Sleep > RetrySleepMax {
+			t.Fatalf("generic retry: %v %v %v", st.Outcome, st.GenericRetry, st.Sleep)
+		}
+		st = e.Step(snap, rq(input(1), maxWait(60000), at(59999.5)), seeded(uint64(i)), Options{})
+		if !st.GenericRetry || DurationMs(st.Sleep) != 0.5 {
+			t.Fatalf("capped generic retry: %v %v", st.GenericRetry, DurationMs(st.Sleep))
+		}
+	}
+}
