@@ -207,10 +207,14 @@ func writeCaseText(env *Env, file string, r *conformance.Result, check bool) {
 		}
 	}()
 	if c.ConfigOnly() {
+		label := "lb_config"
+		if c.EntryOnly {
+			label = "config"
+		}
 		if r.Valid {
-			fmt.Fprintln(w, "  lb_config: valid")
+			fmt.Fprintf(w, "  %s: valid\n", label)
 		} else {
-			fmt.Fprintf(w, "  lb_config: invalid: %s\n", r.Error)
+			fmt.Fprintf(w, "  %s: invalid: %s\n", label, r.Error)
 		}
 		return
 	}

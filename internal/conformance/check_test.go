@@ -37,6 +37,9 @@ func TestChecksDetectEveryKey(t *testing.T) {
 		{"0", "{outcome: wait, retry_at_ms: 300, session_state: returning, promoted: true, affinity_order: [b], affinity_group: [b]}"},
 		{"300", "{outcome: dispatch, one_of: [a, c], never: [b], rank_depth: 2, selected_after_kv_free_tokens_skip: false}"},
 		{"300", "{never: [b]}"},
+		{"0", "{retry_at_ms: 300.0000009}"},
+		{"300", "{one_of: [a, c, d]}"},
+		{"0", "{never: [c, b, a], outcome: wait}"},
 	}
 	for _, p := range pass {
 		if r := eval(t, p.elapsed, p.expect); !r.Pass() {
@@ -59,6 +62,10 @@ func TestChecksDetectEveryKey(t *testing.T) {
 		{"300", "{error_contains: x}", "error_contains"},
 		{"0", "{valid: false}", "valid"},
 		{"0", "{never: [a, b, c], outcome: dispatch}", "outcome"},
+		{"0", "{retry_at_ms: 300.000002}", "retry_at_ms"},
+		// A never list that leaves a cluster out asserts a dispatch.
+		{"0", "{never: [b]}", "never"},
+		{"0", "{never: [a, b]}", "never"},
 	}
 	for _, f := range fail {
 		r := eval(t, f.elapsed, f.expect)
@@ -96,6 +103,41 @@ func TestConfigOnlyChecks(t *testing.T) {
 	}
 	if r := Evaluate(cs[2]); len(r.Mismatches) != 3 {
 		t.Errorf("wrong: %v", r.Mismatches)
+	}
+}
+
+// A lone `config:` entry without request and snapshot is a config-only
+// case validated like a models entry.
+func TestEntryOnlyConfigCases(t *testing.T) {
+	src := `
+- name: ok
+  config: {algorithm: pulsar-wait-and-widen, band_widen_interval_ms: 0}
+  expect: {valid: true}
+- name: factory-check
+  config: {algorithm: wait-and-widen, band_widen_interval_ms: 0}
+  expect: {valid: false, error_contains: band_widen_interval_ms}
+- name: parse-check
+  config: {algorithm: round-robin, seed: x}
+  expect: {valid: false, error_contains: "round-robin config does not support field(s): seed"}
+- name: wrong
+  config: {algorithm: random}
+  expect: {valid: false, outcome: dispatch}
+`
+	cs, err := formats.DecodeCases("c.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{0, 0, 0, 2} {
+		if !cs[i].ConfigOnly() {
+			t.Fatalf("%s: not config-only", cs[i].Name)
+		}
+		if r := Evaluate(cs[i]); len(r.Mismatches) != want {
+			t.Errorf("%s: want %d mismatches, got %v", cs[i].Name, want, r.Mismatches)
+		}
+	}
+	// A config with only one of request/snapshot is still a broken decision case.
+	if _, err := formats.DecodeCases("c.yaml", []byte("name: x\nconfig: {algorithm: random}\nrequest: {model: m, input_tokens: 1}\nexpect: {}\n")); err == nil {
+		t.Error("a decision case without snapshot decoded")
 	}
 }
 

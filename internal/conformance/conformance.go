@@ -50,7 +50,7 @@ const Seed = 0x6c636374
 func Evaluate(c *formats.Case) *Result {
 	r := &Result{Case: c}
 	if c.ConfigOnly() {
-		r.Valid = c.LBResult != nil && c.LBResult.Valid()
+		r.Valid = c.ConfigValid()
 		r.Error = c.ConfigError()
 		r.checkConfig()
 		return r
@@ -174,9 +174,17 @@ func (r *Result) checkDecision() {
 			r.mismatch("one_of: want a choice among %v, the decision could also choose %v", x.OneOf, extra)
 		}
 	}
-	if x.HasNever && dispatch {
-		if bad := intersect(support, x.Never); len(bad) > 0 {
-			r.mismatch("never: %v must never be chosen, the decision could choose %v", x.Never, bad)
+	// never is a dispatch key like cluster and one_of; only a list naming
+	// every cluster also accepts a wait or a rejection ("no cluster was
+	// chosen", formats.md).
+	if x.HasNever {
+		switch {
+		case dispatch:
+			if bad := intersect(support, x.Never); len(bad) > 0 {
+				r.mismatch("never: %v must never be chosen, the decision could choose %v", x.Never, bad)
+			}
+		case !namesEveryCluster(r.Case.Snapshot, x.Never):
+			r.mismatch("never: want a dispatch avoiding %v, got %s%s", x.Never, got, r.detail())
 		}
 	}
 	if x.HasRetryAt {
@@ -269,6 +277,19 @@ func minus(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+// namesEveryCluster reports whether ids lists every cluster of snap.
+func namesEveryCluster(snap *lb.Snapshot, ids []string) bool {
+	if snap == nil {
+		return true
+	}
+	for i := range snap.Clusters {
+		if !slices.Contains(ids, snap.Clusters[i].ClusterID) {
+			return false
+		}
+	}
+	return true
 }
 
 func intersect(a, b []string) []string {

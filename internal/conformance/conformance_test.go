@@ -12,9 +12,26 @@ import (
 // TestSharedConformance runs every case of ../shared/conformance/*.yaml,
 // read at test time.
 func TestSharedConformance(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(testutil.SharedDir(t), "conformance", "*.yaml"))
+	runCaseFiles(t, filepath.Join(testutil.SharedDir(t), "conformance"), 90)
+}
+
+// TestUpstreamConformance runs the cases derived from Stargate's own
+// load-balancer tests (testdata/upstream/*.yaml; each case's `source:`
+// names the upstream test it mirrors). They complement the shared set with
+// every upstream test, and every sub-assertion, the shared set does not
+// mirror.
+func TestUpstreamConformance(t *testing.T) {
+	runCaseFiles(t, filepath.Join("testdata", "upstream"), 500)
+}
+
+// runCaseFiles evaluates every case of dir/*.yaml and fails on any
+// mismatch; it also fails when fewer than minCases cases were found, so a
+// moved or emptied folder cannot pass silently.
+func runCaseFiles(t *testing.T, dir string, minCases int) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no conformance files: %v", err)
+		t.Fatalf("no conformance files in %s: %v", dir, err)
 	}
 	total := 0
 	for _, f := range files {
@@ -36,7 +53,7 @@ func TestSharedConformance(t *testing.T) {
 			})
 		}
 	}
-	if total < 90 {
-		t.Fatalf("only %d cases found", total)
+	if total < minCases {
+		t.Fatalf("only %d cases found in %s", total, dir)
 	}
 }

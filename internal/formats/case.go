@@ -26,6 +26,10 @@ type Case struct {
 	// its validation result.
 	LBConfig *yaml.Node
 	LBResult *validate.Result
+	// EntryOnly marks a config-only case written as a lone `config:`
+	// algorithm entry (no request, no snapshot): the entry is validated
+	// like a models entry (Config, ConfigErrors).
+	EntryOnly bool
 	// Request and Snapshot are the decision inputs.
 	Request  *lb.Request
 	Snapshot *lb.Snapshot
@@ -33,8 +37,19 @@ type Case struct {
 	Expect Expect
 }
 
-// ConfigOnly reports whether the case validates a whole lb-config.
-func (c *Case) ConfigOnly() bool { return c.LBConfig != nil }
+// ConfigOnly reports whether the case only validates configuration: a
+// whole lb-config (`lb_config:`) or a lone algorithm entry (`config:`
+// without request and snapshot; formats.md "config-only case").
+func (c *Case) ConfigOnly() bool { return c.LBConfig != nil || c.EntryOnly }
+
+// ConfigValid reports, for a config-only case, whether the configuration
+// is valid.
+func (c *Case) ConfigValid() bool {
+	if c.LBConfig != nil {
+		return c.LBResult != nil && c.LBResult.Valid()
+	}
+	return c.EntryOnly && c.Config != nil && len(c.ConfigErrors) == 0
+}
 
 // ConfigError joins the config's error messages ("" when valid).
 func (c *Case) ConfigError() string {
@@ -138,11 +153,12 @@ func (d *decoder) caseNode(n *yaml.Node, path string) *Case {
 		}
 		c.LBResult = validate.Node(c.LBConfig, nil, d.file)
 	} else {
+		c.EntryOnly = cfgNode != nil && reqNode == nil && snapNode == nil
 		for _, m := range []struct {
 			n    *yaml.Node
 			name string
 		}{{cfgNode, "config"}, {reqNode, "request"}, {snapNode, "snapshot"}} {
-			if m.n == nil {
+			if m.n == nil && !(c.EntryOnly && m.name != "config") {
 				d.errf(at, join(path, m.name), "missing required field %q", m.name)
 			}
 		}

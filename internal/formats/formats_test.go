@@ -59,6 +59,19 @@ func TestDecodeSnapshot(t *testing.T) {
 	}
 }
 
+// JSON writes map keys as strings: the priority map accepts decimal
+// string keys ({"4": 25}), as protobuf's JSON mapping of ModelStats emits.
+func TestDecodeSnapshotJSONPriorityKeys(t *testing.T) {
+	s, err := DecodeSnapshot("s.json", []byte(`{"clusters": [{"cluster_id": "A", "stats": {"queue_time_estimate_ms_by_priority": {"4": 25, "0": 120}}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Clusters[0].Stats.QueueTimeEstimateMsByPriority
+	if len(got) != 2 || got[0] != (lb.PriorityEstimate{Priority: 0, QueueTimeMs: 120}) || got[1] != (lb.PriorityEstimate{Priority: 4, QueueTimeMs: 25}) {
+		t.Fatalf("priority map %v", got)
+	}
+}
+
 func TestDecodeErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, src, want string
@@ -77,6 +90,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"duplicate key", "clusters: []\nclusters: []\n", `duplicate key "clusters"`},
 		{"missing clusters", "model: m\n", `missing required field "clusters"`},
 		{"priority too large", "clusters: [{cluster_id: A, stats: {queue_time_estimate_ms_by_priority: {4294967296: 1}}}]\n", "out of range"},
+		{"string priority too large", `{"clusters": [{"cluster_id": "A", "stats": {"queue_time_estimate_ms_by_priority": {"4294967296": 1}}}]}`, "out of range"},
+		{"string priority not a number", `{"clusters": [{"cluster_id": "A", "stats": {"queue_time_estimate_ms_by_priority": {"p4": 1}}}]}`, "must be a non-negative integer"},
+		{"duplicate string priority", `{"clusters": [{"cluster_id": "A", "stats": {"queue_time_estimate_ms_by_priority": {"4": 1, "04": 2}}}]}`, "duplicate priority 4"},
 		{"not yaml", "clusters: [\n", "not valid YAML"},
 		{"two documents", "clusters: []\n---\nclusters: []\n", "more than one YAML document"},
 		{"empty", "", "empty input"},

@@ -3,6 +3,7 @@ package formats
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"gopkg.in/yaml.v3"
 
@@ -173,7 +174,7 @@ func (d *decoder) stats(n *yaml.Node, path string) lb.Stats {
 			seen := map[uint64]bool{}
 			d.mapping(v, p, func(kn, vn *yaml.Node) {
 				kp := fmt.Sprintf("%s[%s]", p, kn.Value)
-				pr, ok := d.uint(kn, kp, math.MaxUint32)
+				pr, ok := d.mapKeyUint(kn, kp, math.MaxUint32)
 				if ok && seen[pr] {
 					d.errf(kn, kp, "duplicate priority %d", pr)
 				}
@@ -190,6 +191,31 @@ func (d *decoder) stats(n *yaml.Node, path string) lb.Stats {
 		return true
 	})
 	return st
+}
+
+// mapKeyUint decodes an unsigned integer map key. JSON can only write map
+// keys as strings ({"4": 25}, as protobuf's JSON mapping of ModelStats
+// does), so a string of decimal digits is accepted besides a YAML integer.
+func (d *decoder) mapKeyUint(n *yaml.Node, path string, max uint64) (uint64, bool) {
+	n = resolve(n)
+	if n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!str" && n.Value != "" && len(n.Value) <= 20 && allDigits(n.Value) {
+		v, err := strconv.ParseUint(n.Value, 10, 64)
+		if err != nil || v > max {
+			d.errf(n, path, "integer %s out of range (0..%d)", n.Value, max)
+			return 0, false
+		}
+		return v, true
+	}
+	return d.uint(n, path, max)
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // mapping iterates over a mapping's pairs without key checks.
