@@ -39,8 +39,8 @@ var copiedToHeaderEntry = []string{
 
 // Texts shared by changes and notes.
 const (
-	boundedReason = "M5: keep pulsar-wait-and-widen and bound the stickiness the release removes: rank 1 keeps a key's requests while it has room for max_queued queued requests above its max_engine_concurrency, and a request waits up to cache_affinity_wait_ms for rank 1 before the ranking widens; the algorithm, its name in metrics and in x-routing-method, the ranking (seed, rendezvous_weight), KV checks, band widening and last_cluster_affinity stay"
-	pulsarReason  = "M6: switch to pulsar, which keeps today's unlimited stickiness: the same rank-1 cluster per key (pulsar ranks exactly like pulsar-wait-and-widen for the same seed and rendezvous_weight) and an eligible rank 1 always wins; valid on every Stargate release"
+	boundedReason  = "M5: keep pulsar-wait-and-widen and bound the stickiness the release removes: rank 1 keeps a key's requests while it has room for max_queued queued requests above its max_engine_concurrency, and a request waits up to cache_affinity_wait_ms for rank 1 before the ranking widens; the algorithm, its name in metrics and in x-routing-method, the ranking (seed, rendezvous_weight), KV checks, band widening and last_cluster_affinity stay"
+	pulsarReason   = "M6: switch to pulsar, which keeps today's unlimited stickiness: the same rank-1 cluster per key (pulsar ranks exactly like pulsar-wait-and-widen for the same seed and rendezvous_weight) and an eligible rank 1 always wins; valid on every Stargate release"
 	lostIneligible = "when rank 1 is ineligible (excluded by a retry, no valid weight, or failing the KV check) the request goes to the next eligible cluster in ranking order: no TTFT-bucket or queue selection, no band timing, no waiting"
 	lostMetrics    = "the algorithm label in Stargate's metrics and logs becomes pulsar"
 	versionSafety  = "cache_affinity_wait_ms on pulsar-wait-and-widen is rejected at startup (\"pulsar-wait-and-widen config does not support field(s): cache_affinity_wait_ms\") by Stargate releases older than the pulsar-wait-and-widen affinity wait (#2288): this file must reach only Stargate binaries that have it. Upgrade the binaries in the same rollout as this config, or migrate to --strategy pulsar first (with --no-preserve-header-method while any older Stargate runs); see docs/rollout.md"
@@ -82,13 +82,12 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 	p := plan(before, opts)
 	res.Changes, res.Notes, res.RequiresAffinityWaitStargate = p.changes, p.notes, p.writesWait
 	if len(res.Refusals()) > 0 {
-		res.Status = StatusRefused
-		return res, nil
+		return refused(res), nil
 	}
 	if len(p.changes) == 0 {
 		res.Status = StatusUnchanged
 		if !before.Valid() {
-			res.Notes = append(res.Notes, Note{Severity: SeverityWarning, Message: fmt.Sprintf("the file does not pass validation (%d errors): run lcctl validate", before.Counts.Errors)})
+			res.Notes = append(res.Notes, Note{Severity: SeverityWarning, Message: fmt.Sprintf("the file does not pass validation (errors: %d); run lcctl validate", before.Counts.Errors)})
 		}
 		return res, nil
 	}
@@ -101,16 +100,14 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 		} else {
 			hint = "please report this file to the lcctl maintainers"
 		}
-		res.Status = StatusRefused
 		res.Notes = append(res.Notes, Note{Severity: SeverityError, Message: msg + ": " + err.Error(), Hint: hint})
-		return res, nil
+		return refused(res), nil
 	}
 	if why := verify(name, before.Format, out, p.root); why != "" {
-		res.Status = StatusRefused
 		res.Notes = append(res.Notes, Note{Severity: SeverityError,
 			Message: "lcctl could not rewrite this file safely, so it changes nothing: the rewritten text would not hold exactly the intended document (" + why + ")",
 			Hint:    "please report this file to the lcctl maintainers; apply the change by hand meanwhile"})
-		return res, nil
+		return refused(res), nil
 	}
 	after := validate.FileAs(name, out, before.Format)
 	res.After = after
@@ -122,15 +119,25 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 		return res, nil
 	}
 	if again := plan(after, opts); len(again.changes) > 0 || len(again.notes) > 0 && hasError(again.notes) {
-		res.Status = StatusRefused
 		res.Notes = append(res.Notes, Note{Severity: SeverityError,
 			Message: fmt.Sprintf("internal error: a second migration of the result would change %d more entries (M13), so nothing is written", len(again.changes)),
 			Hint:    "please report this file to the lcctl maintainers"})
-		return res, nil
+		res.After, res.Availability = nil, nil
+		return refused(res), nil
 	}
 	res.Output = out
 	res.Status = StatusPending
 	return res, nil
+}
+
+// refused marks res as refused: no output, and no changes reported, since
+// none will be made until the refusals are resolved.
+func refused(res *Result) *Result {
+	res.Status = StatusRefused
+	res.Output = res.Input
+	res.Changes = nil
+	res.RequiresAffinityWaitStargate = false
+	return res
 }
 
 func hasError(ns []Note) bool {
@@ -152,7 +159,11 @@ func invalidNote(before, after *validate.Result) Note {
 			added++
 		}
 	}
-	msg := fmt.Sprintf("the migrated file would not pass Stargate's startup validation (%d errors), so nothing is written (M12)", pre+added)
+	n := fmt.Sprintf("%d errors", pre+added)
+	if pre+added == 1 {
+		n = "1 error"
+	}
+	msg := fmt.Sprintf("the migrated file would not pass Stargate's startup validation (%s), so nothing is written (M12)", n)
 	hint := "fix the errors listed, then migrate again"
 	if pre > 0 && added == 0 {
 		msg += "; the input already has these errors"
@@ -494,9 +505,6 @@ func (p *planner) bound(e *validate.Entry) {
 		}
 	}
 	reason := boundedReason
-	if e.StringForm && e.Role == validate.RoleModel {
-		reason += " (M10: the string entry becomes a detailed object)"
-	}
 	if slices.ContainsFunc(added, func(f Field) bool { return f.Name == "cache_affinity_wait_ms" }) {
 		p.writesWait = true
 	}
@@ -560,9 +568,6 @@ func (p *planner) toPulsar(e *validate.Entry) {
 		lost = append(lost, "x-routing-method: pulsar-wait-and-widen (and pulsar_multiregion, ...) now gets HTTP 400 `unavailable` for this model (--no-preserve-header-method)")
 	}
 	reason := pulsarReason
-	if e.StringForm && e.Role == validate.RoleModel {
-		reason += " (M10: the string entry switches to pulsar)"
-	}
 	if removed == nil {
 		removed = []Field{}
 	}
@@ -777,7 +782,7 @@ func (p *planner) pin(ids []string) {
 		p.writesWait = true
 		p.changes = append(p.changes, Change{Path: path, Rule: "M9", Action: "pin_default_model",
 			AlgorithmBefore: "", AlgorithmAfter: pwaw, Before: json.RawMessage("null"), After: h.jsonText(),
-			AddedFields: []Field{{"max_queued", num(p.opts.MaxQueued).jsonText()}, {"cache_affinity_wait_ms", num(p.opts.AffinityWaitMs).jsonText()}},
+			AddedFields:   []Field{{"max_queued", num(p.opts.MaxQueued).jsonText()}, {"cache_affinity_wait_ms", num(p.opts.AffinityWaitMs).jsonText()}},
 			RemovedFields: []Field{},
 			Reason:        fmt.Sprintf("M9: model %q is routed by `default` (a name only, which cannot hold bounds); it gets its own bounded pulsar-wait-and-widen entry (M5) with default settings otherwise, exactly what `default` gave it, and x-routing-method availability stays the same", id),
 			Lost:          []string{}})

@@ -116,14 +116,17 @@ type Result struct {
 	// Input is the file as given; Output is the migrated file when Status
 	// is StatusPending, and Input otherwise.
 	Input, Output []byte
-	// Changes are the rewritten and added entries in document order.
+	// Changes are the rewritten and added entries in document order; empty
+	// for StatusRefused (nothing changes until the refusals are resolved)
+	// and StatusUnchanged. For StatusInvalid they are the changes that
+	// would have produced the invalid file.
 	Changes []Change
 	// Notes are refusals, warnings and infos.
 	Notes []Note
 	// Availability lists header-availability changes per config set.
 	Availability []Availability
-	// RequiresAffinityWaitStargate reports that Output writes
-	// cache_affinity_wait_ms on a pulsar-wait-and-widen entry, which
+	// RequiresAffinityWaitStargate reports that the migration adds
+	// cache_affinity_wait_ms to a pulsar-wait-and-widen entry, which
 	// Stargate releases older than the pwaw affinity wait (#2288) reject at
 	// startup (V18): Output must not reach such a Stargate.
 	RequiresAffinityWaitStargate bool
