@@ -1,16 +1,21 @@
 package migrate
 
 import (
-	"testing"
-
 	"github.com/lcctl/lcctl/internal/validate"
 )
+
+// tester is what the helpers need from *testing.T and *rapid.T.
+type tester interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
+}
 
 // checkMigrated asserts what every pending migration must satisfy: the
 // output passes validation (M12), keeps its format, leaves no unbounded
 // no-SLO entry in scope (M1/M4), and a second run with the same options
 // changes nothing (M13).
-func checkMigrated(t *testing.T, name string, res *Result, opts Options) {
+func checkMigrated(t tester, name string, res *Result, opts Options) {
 	t.Helper()
 	if res.Status != StatusPending {
 		t.Fatalf("status %s, want %s", res.Status, StatusPending)
@@ -25,7 +30,23 @@ func checkMigrated(t *testing.T, name string, res *Result, opts Options) {
 	if validate.DetectFormat("", res.Output) != validate.DetectFormat("", res.Input) {
 		t.Errorf("the first byte no longer says the same format")
 	}
-	for _, e := range after.NoSLO() {
+	if left := unboundedInScope(after, opts); len(left) > 0 {
+		t.Errorf("%v are still unbounded no-SLO pulsar-wait-and-widen entries after migration", left)
+	}
+	again, err := Migrate(name, res.Output, opts)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if again.Status != StatusUnchanged {
+		t.Errorf("second run: status %s, want unchanged (M13); changes %v notes %v\n%s", again.Status, again.Changes, again.Notes, UnifiedDiff("first", "second", res.Output, again.Output))
+	}
+}
+
+// unboundedInScope lists the no-SLO entries a run with opts should have
+// migrated (or refused) but that are neither bounded (M4) nor out of scope.
+func unboundedInScope(r *validate.Result, opts Options) []string {
+	var out []string
+	for _, e := range r.NoSLO() {
 		if e.Bounded {
 			continue
 		}
@@ -43,13 +64,7 @@ func checkMigrated(t *testing.T, name string, res *Result, opts Options) {
 				continue
 			}
 		}
-		t.Errorf("%s is still an unbounded no-SLO pulsar-wait-and-widen entry after migration", e.Path)
+		out = append(out, e.Path)
 	}
-	again, err := Migrate(name, res.Output, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again.Status != StatusUnchanged {
-		t.Errorf("second run: status %s, want unchanged (M13); changes %v notes %v\n%s", again.Status, again.Changes, again.Notes, UnifiedDiff("first", "second", res.Output, again.Output))
-	}
+	return out
 }

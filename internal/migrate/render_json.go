@@ -131,6 +131,16 @@ func (r *jsonRenderer) object(n *node, parentML bool) error {
 	if k > 0 {
 		ml = bytes.ContainsRune(r.data[open:o.Members[0].KeyStart.Offset], '\n')
 	}
+	// The members first, so that splices at one offset apply inner ones
+	// first (they apply in the order added).
+	for _, m := range n.members {
+		if m.orig == nil {
+			continue
+		}
+		if err := r.walk(m.val, linePrefix(r.data, m.orig.KeyStart.Offset), ml); err != nil {
+			return err
+		}
+	}
 	// Removals: each run of removed members goes with the separators that
 	// follow it, or, at the end of the object, with the one before it.
 	allGone := k > 0
@@ -202,14 +212,6 @@ func (r *jsonRenderer) object(n *node, parentML bool) error {
 				r.member(&b, m, colon, inner, ml)
 			}
 			r.out.add(last.Value.End, last.Value.End, b.String())
-		}
-	}
-	for _, m := range n.members {
-		if m.orig == nil {
-			continue
-		}
-		if err := r.walk(m.val, linePrefix(r.data, m.orig.KeyStart.Offset), ml); err != nil {
-			return err
 		}
 	}
 	return nil

@@ -143,6 +143,17 @@ func (r *yamlRenderer) mapping(n *node, yn *yaml.Node) error {
 		}
 		kept[i] = true
 	}
+	// The members first: an insertion they make at the same offset as this
+	// mapping's own appended members (the line after the last member) must
+	// come first, and splices at one offset apply in the order added.
+	for _, m := range n.members {
+		if m.orig == nil {
+			continue
+		}
+		if err := r.walk(m.val, &slot{parent: yn, key: m.orig.KeyNode, value: valueNodeOf(yn, m.orig.KeyNode)}, m); err != nil {
+			return err
+		}
+	}
 	edited := len(added) > 0
 	for _, kp := range kept {
 		edited = edited || !kp
@@ -160,14 +171,6 @@ func (r *yamlRenderer) mapping(n *node, yn *yaml.Node) error {
 			err = r.blockMapping(n, yn, kept, added)
 		}
 		if err != nil {
-			return err
-		}
-	}
-	for _, m := range n.members {
-		if m.orig == nil {
-			continue
-		}
-		if err := r.walk(m.val, &slot{parent: yn, key: m.orig.KeyNode, value: valueNodeOf(yn, m.orig.KeyNode)}, m); err != nil {
 			return err
 		}
 	}
