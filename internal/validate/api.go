@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"strings"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/lb"
@@ -122,4 +124,20 @@ func algorithmConfig(v *Value, file string, pre []Diagnostic) (*lb.AlgorithmConf
 		return nil, c.diags
 	}
 	return e.Config, c.diags
+}
+
+// ReadFailure is the Result for an input that could not be read at all
+// (missing, unreadable, a directory, over the size limit): one LC1000
+// diagnostic with Stargate's "failed to read lb config file" wording (V1).
+func ReadFailure(name string, err error) *Result {
+	file := displayName(name)
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "failed to read lb config file") {
+		msg = "failed to read lb config file: " + strings.TrimPrefix(msg, "failed to read ")
+	}
+	doc := &Document{File: file}
+	r := &Result{File: file, Doc: doc}
+	r.Diagnostics = []Diagnostic{newDiag(CodeRead, file, Pos{Offset: -1}, "", "", msg)}
+	r.Counts = CountDiagnostics(r.Diagnostics)
+	return r
 }

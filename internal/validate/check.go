@@ -27,7 +27,6 @@ type checker struct {
 	defaultEntry *Entry
 	models       []*Entry // winners, document order
 	topRA        []*Entry // winners
-	topField     map[string]bool
 }
 
 func (c *checker) add(code Code, pos Pos, path, field string, e *Entry, msg, hint string) {
@@ -303,6 +302,7 @@ func (c *checker) requestAlgorithms(v *Value, path string, parent *Entry, inEntr
 		e := &Entry{Role: role, Path: p, Key: m.Key, Value: m.Value, Parent: parent}
 		if parent != nil {
 			e.Model = parent.Model
+			parent.children = append(parent.children, e)
 		}
 		a, ok := lb.ParseAlgorithmName(m.Key)
 		if !ok {
@@ -431,7 +431,7 @@ func (c *checker) entry(e *Entry, keyPos Pos) {
 		return
 	}
 	c.routerChecks(e, keyPos)
-	if e.Active && e.Parsed {
+	if e.Active && e.Config != nil {
 		c.entryWarnings(e)
 	}
 }
@@ -536,10 +536,11 @@ func (c *checker) detailed(e *Entry) {
 			}
 		}
 	}
-	ok := e.Algorithm != 0
+	algKnown := e.Algorithm != 0
+	ok := algKnown
 	a := e.Algorithm
 	var ac lb.AlgorithmConfig
-	if ok {
+	if algKnown {
 		ac = lb.DefaultAlgorithmConfig(a)
 		ac.Spelling = e.Spelling
 	}
@@ -551,7 +552,7 @@ func (c *checker) detailed(e *Entry) {
 			continue
 		}
 		spec, known := fieldSpecs[m.Key]
-		if !ok {
+		if !algKnown {
 			// Without an algorithm only the common fields can be judged.
 			if known && spec.parsed == allAlgorithms {
 				if m.Key == "request_algorithms" {
@@ -574,8 +575,8 @@ func (c *checker) detailed(e *Entry) {
 			ok = false
 		}
 	}
-	if ok {
-		ok = c.ranges(e, &ac, set)
+	if algKnown && !c.ranges(e, &ac, set) {
+		ok = false
 	}
 	if len(unsupported) > 0 && e.Algorithm != 0 {
 		names := make([]string, len(unsupported))
@@ -613,13 +614,19 @@ func (c *checker) detailed(e *Entry) {
 			}
 		}
 	}
-	if !ok || e.Algorithm == 0 {
+	if !algKnown {
+		return
+	}
+	// The typed values are kept even when the entry has errors, so the
+	// entry warnings can still speak about the fields that are fine; only
+	// a parsed entry is classified by M1 (M16) or used in the config.
+	e.Config = &ac
+	e.present = set
+	if !ok {
 		return
 	}
 	e.Parsed = true
-	e.Config = &ac
 	e.setNoSLO(set)
-	e.present = set
 }
 
 func unsupportedHint(a lb.Algorithm, names []string) string {
@@ -634,30 +641,32 @@ func unsupportedHint(a lb.Algorithm, names []string) string {
 			continue
 		}
 		best, bestD := "", 3
-		for _, f := range AcceptedFields(a) {
-			if d := editDistance(n, f); d < bestD {
+		for f := range fieldSpecs {
+			if d := editDistance(n, f); d < bestD || (d == bestD && f < best) {
 				best, bestD = f, d
 			}
 		}
-		if best != "" {
+		switch {
+		case best != "" && FieldAccepted(a, best):
 			parts = append(parts, fmt.Sprintf("%s: did you mean %s?", n, best))
-		} else {
+		case best != "":
+			parts = append(parts, fmt.Sprintf("%s: did you mean %s (a field of %s)?", n, best, strings.Join(algorithmsAccepting(best), ", ")))
+		default:
 			parts = append(parts, n+" is not an lb-config field")
 		}
 	}
-	return strings.Join(parts, "; ") + fmt.Sprintf(". %s accepts: algorithm, %s", a, strings.Join(AcceptedFields(a), ", "))
+	return strings.Join(parts, "; ") + fmt.Sprintf("; %s accepts: algorithm, %s", a, strings.Join(AcceptedFields(a), ", "))
 }
 
 // typeField checks one accepted field's type and stores its value in ac.
 // It reports false after an error.
 func (c *checker) typeField(e *Entry, m Member, spec fieldSpec, ac *lb.AlgorithmConfig, set present) bool {
 	v := m.Value
-	path := fieldPath(e.Path, m.Key)
 	if v.Kind == KindInvalid {
 		return false
 	}
 	fail := func(code Code, text, hint string) bool {
-		c.add(code, v.Start, path, m.Key, e, fmt.Sprintf("`%s` on %s: %s", m.Key, algLabel(e), text), hint)
+		c.add(code, v.Start, fieldPath(e.Path, m.Key), m.Key, e, fmt.Sprintf("`%s` on %s: %s", m.Key, algLabel(e), text), hint)
 		return false
 	}
 	if v.Kind == KindNull {

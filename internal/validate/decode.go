@@ -58,6 +58,10 @@ func Decode(name string, data []byte, format Format) (*Document, []Diagnostic) {
 		return doc, []Diagnostic{d}
 	}
 	pt := newPosTracker(data)
+	if len(bytes.TrimLeft(bytes.TrimPrefix(data, utf8BOM), " \t\r\n")) == 0 {
+		return doc, []Diagnostic{newDiag(CodeSyntax, file, pt.at(len(data)), "", "",
+			"EOF while parsing a value: the input is empty")}
+	}
 	switch format {
 	case FormatJSON:
 		if bytes.HasPrefix(data, utf8BOM) {

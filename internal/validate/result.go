@@ -73,8 +73,10 @@ type Entry struct {
 	// Parsed reports that the entry itself passes V8–V18 (nested entries
 	// are judged on their own).
 	Parsed bool
-	// Config is the normalised entry (defaults applied), set when Parsed.
-	// Its RequestAlgorithms holds the model-level winners for RoleModel.
+	// Config is the normalised entry (defaults applied), set whenever the
+	// algorithm is known; when Parsed is false it holds only the fields
+	// that typed correctly. Its RequestAlgorithms holds the model-level
+	// winners for RoleModel.
 	Config *lb.AlgorithmConfig
 	// NoSLO reports a no-SLO pulsar-wait-and-widen entry by M1 within the
 	// M16 scope: active (or `default`), parsed, not shadowed, algorithm
@@ -86,6 +88,8 @@ type Entry struct {
 
 	// present maps each field set to a non-null value to its value.
 	present present
+	// children are the entries of this entry's request_algorithms.
+	children []*Entry
 }
 
 // Result is the outcome of validating one lb-config.

@@ -160,8 +160,8 @@ func (c *checker) unreachableModelLevel() {
 		if m.Algorithm == 0 || m.Config == nil {
 			continue
 		}
-		for _, e := range c.entries {
-			if e.Parent == m && e.Role == RoleModelRequestAlgorithm && e.Active && e.KeyAlgorithm == m.Algorithm {
+		for _, e := range m.children {
+			if e.Role == RoleModelRequestAlgorithm && e.Active && e.KeyAlgorithm == m.Algorithm {
 				c.add(CodeUnreachable, e.Value.Start, e.Path, e.Key, e,
 					fmt.Sprintf("request_algorithms[%q] of model %q is never used: x-routing-method %s selects the model's own %s entry first (E3.1)", e.Key, m.Model, e.KeyAlgorithm, m.Algorithm),
 					"remove it, or change the model's own entry instead")
