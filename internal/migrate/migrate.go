@@ -16,6 +16,10 @@ import (
 
 const pwaw = "pulsar-wait-and-widen"
 
+// recoverPanics turns a panic inside Migrate into a refused result (the
+// file is never written). The fuzz test turns it off so bugs surface.
+var recoverPanics = true
+
 // droppedForPulsar are the fields a pulsar-wait-and-widen entry may hold
 // that pulsar rejects (lb-config.md M6, matrix §6.7): they are removed, and
 // listed, when an entry switches to pulsar.
@@ -64,6 +68,9 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	defer func() {
+		if !recoverPanics {
+			return
+		}
 		if p := recover(); p != nil {
 			// A bug must not take the process down or write anything.
 			res = &Result{File: name, Status: StatusRefused, Input: src, Output: src,
