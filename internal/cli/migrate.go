@@ -122,25 +122,12 @@ type MigrateFileReport struct {
 	Changes                      []migrate.Change       `json:"changes"`
 	Availability                 []migrate.Availability `json:"availability"`
 	Notes                        []migrate.Note         `json:"notes"`
-	// Errors are decoding errors (unreadable) or the validation errors of
-	// the rewritten file (invalid_result), or the write error.
-	Errors []MigrateDiagnostic `json:"errors"`
+	// Errors are decoding errors (unreadable), the validation errors of
+	// the rewritten file (invalid_result), or the write error
+	// (write_failed), with the fields of lcctl validate's diagnostics.
+	Errors []ValidateDiagnostic `json:"errors"`
 	// Diff is the unified diff of the change ("" when none).
 	Diff string `json:"diff"`
-}
-
-// MigrateDiagnostic is a validation error in a MigrateFileReport (the same
-// fields as lcctl validate's diagnostics).
-type MigrateDiagnostic struct {
-	Severity string `json:"severity"`
-	Code     string `json:"code"`
-	Rule     string `json:"rule"`
-	Line     int    `json:"line"`
-	Column   int    `json:"column"`
-	Path     string `json:"path"`
-	Field    string `json:"field"`
-	Message  string `json:"message"`
-	Hint     string `json:"hint"`
 }
 
 // Statuses added by the command on top of migrate.Status.
@@ -178,10 +165,14 @@ func runMigrate(_ context.Context, env *Env, opts *migrateOptions, args []string
 	if stdin > 0 && opts.Write {
 		return Usagef("--write cannot rewrite standard input: give a file name, or drop --write to see the diff")
 	}
+	files, err := expandArgs(args, []string{".json", ".yaml", ".yml"})
+	if err != nil {
+		return UsageErr(err)
+	}
 	report := MigrateReport{SchemaVersion: 1, Strategy: s.String(), MaxQueued: opts.MaxQueued, AffinityWaitMs: opts.AffinityWaitMs,
 		Only: nonNil(opts.Only), DefaultModels: nonNil(opts.DefaultModels), PreserveHeaderMethod: !opts.NoPreserveHeaderMethod, Write: opts.Write}
 	unreadable := false
-	for _, name := range args {
+	for _, name := range files {
 		fr := migrateFile(env, opts, mo, name)
 		switch fr.Status {
 		case string(migrate.StatusUnreadable):
@@ -226,28 +217,25 @@ func nonNil(s []string) []string {
 // migrateFile reads, migrates and (with --write) rewrites one file.
 func migrateFile(env *Env, opts *migrateOptions, mo migrate.Options, name string) MigrateFileReport {
 	fr := MigrateFileReport{File: name, Format: "unknown", Changes: []migrate.Change{}, Availability: []migrate.Availability{},
-		Notes: []migrate.Note{}, Errors: []MigrateDiagnostic{}}
+		Notes: []migrate.Note{}, Errors: []ValidateDiagnostic{}}
 	var orig *safewrite.Original
 	var data []byte
 	if name == "-" {
-		b, err := io.ReadAll(io.LimitReader(env.In, validate.MaxInputBytes+1))
-		switch {
-		case err != nil:
-			return unreadableReport(fr, fmt.Sprintf("failed to read standard input: %v", err))
-		case len(b) > validate.MaxInputBytes:
-			return unreadableReport(fr, fmt.Sprintf("failed to read standard input: larger than lcctl's %d-byte input limit", validate.MaxInputBytes))
+		b, err := readLimited(env.In, "standard input", validate.MaxInputBytes)
+		if err != nil {
+			return unreadableReport(fr, err)
 		}
 		data = b
 	} else {
 		o, err := safewrite.Read(name, validate.MaxInputBytes)
 		if err != nil {
-			return unreadableReport(fr, err.Error())
+			return unreadableReport(fr, err)
 		}
 		orig, data = o, o.Data
 	}
 	res, err := migrate.Migrate(name, data, mo)
 	if err != nil { // options were checked before; keep the file untouched anyway
-		return unreadableReport(fr, err.Error())
+		return unreadableReport(fr, err)
 	}
 	fr.Format = res.Format.String()
 	fr.Status = string(res.Status)
@@ -275,7 +263,7 @@ func migrateFile(env *Env, opts *migrateOptions, mo migrate.Options, name string
 	fr.Backup = backup
 	if err != nil {
 		fr.Status = statusWriteFailed
-		fr.Errors = append(fr.Errors, MigrateDiagnostic{Severity: "error", Message: err.Error(),
+		fr.Errors = append(fr.Errors, ValidateDiagnostic{Severity: "error", Message: err.Error(),
 			Hint: "the original file is unchanged; fix the cause and run lcctl migrate again"})
 		if backup != "" && opts.Backup {
 			fr.Backup = ""
@@ -286,15 +274,19 @@ func migrateFile(env *Env, opts *migrateOptions, mo migrate.Options, name string
 	return fr
 }
 
-func unreadableReport(fr MigrateFileReport, msg string) MigrateFileReport {
+// unreadableReport reports a file that could not be read, worded as
+// lcctl validate words it (V1).
+func unreadableReport(fr MigrateFileReport, err error) MigrateFileReport {
 	fr.Status = string(migrate.StatusUnreadable)
-	fr.Errors = append(fr.Errors, MigrateDiagnostic{Severity: "error", Code: string(validate.CodeRead), Rule: "V1", Message: msg})
+	for _, d := range validate.ReadFailure(fr.File, err).Diagnostics {
+		fr.Errors = append(fr.Errors, migrateDiag(d))
+	}
 	return fr
 }
 
-func migrateDiag(d validate.Diagnostic) MigrateDiagnostic {
-	return MigrateDiagnostic{Severity: d.Severity.String(), Code: string(d.Code), Rule: d.Rule, Line: d.Line, Column: d.Col,
-		Path: d.Path, Field: d.Field, Message: d.Message, Hint: d.Hint}
+func migrateDiag(d validate.Diagnostic) ValidateDiagnostic {
+	return ValidateDiagnostic{Severity: d.Severity.String(), Code: string(d.Code), Rule: d.Rule, Line: d.Line, Column: d.Col,
+		Path: d.Path, Field: d.Field, Algorithm: d.Algorithm, Spelling: d.Spelling, Message: d.Message, Hint: d.Hint}
 }
 
 // printMigrateText writes the human report (stderr): per file its status,
@@ -310,9 +302,9 @@ func printMigrateText(w io.Writer, st *ui.Styles, report *MigrateReport) {
 		case string(migrate.StatusUnchanged):
 			status = st.OK.Render("nothing to migrate")
 		case string(migrate.StatusPending):
-			status = st.Warning.Render(countNoun(len(fr.Changes), "change") + " pending") + st.Faint.Render(" (run with --write to apply)")
+			status = st.Warning.Render(plural(len(fr.Changes), "change")+" pending") + st.Faint.Render(" (run with --write to apply)")
 		case statusMigrated:
-			status = st.OK.Render("migrated: " + countNoun(len(fr.Changes), "change") + " written")
+			status = st.OK.Render("migrated: " + plural(len(fr.Changes), "change") + " written")
 			if fr.Backup != "" {
 				status += st.Faint.Render(" (original kept as " + fr.Backup + ")")
 			}
@@ -445,12 +437,4 @@ func changeSummary(c migrate.Change) string {
 		return "new bounded models entry " + string(c.After)
 	}
 	return c.Action
-}
-
-// countNoun renders "1 change", "2 changes".
-func countNoun(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

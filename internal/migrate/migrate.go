@@ -121,7 +121,7 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 	res.Availability = availabilityChanges(before, after)
 	if !after.Valid() {
 		res.Status = StatusInvalid
-		res.Errors = after.Errors()
+		res.Errors = invalidErrors(before, after)
 		res.Notes = append(res.Notes, invalidNote(before, after))
 		return res, nil
 	}
@@ -149,6 +149,27 @@ func refused(res *Result) *Result {
 
 func hasError(ns []Note) bool {
 	return slices.ContainsFunc(ns, func(n Note) bool { return n.Severity == SeverityError })
+}
+
+// invalidErrors lists the errors of the rewritten file. An error the input
+// already had (same code and path) is given with its position in the
+// input, which is the file the operator can open; a new one keeps its
+// position in the rewritten text and says so.
+func invalidErrors(before, after *validate.Result) []validate.Diagnostic {
+	old := map[string]validate.Diagnostic{}
+	for _, d := range before.Errors() {
+		old[string(d.Code)+"\x00"+d.Path] = d
+	}
+	var out []validate.Diagnostic
+	for _, d := range after.Errors() {
+		if o, ok := old[string(d.Code)+"\x00"+d.Path]; ok {
+			out = append(out, o)
+			continue
+		}
+		d.Message = "in the migrated text (not written): " + d.Message
+		out = append(out, d)
+	}
+	return out
 }
 
 // invalidNote explains an invalid result (M12), separating errors the

@@ -198,10 +198,13 @@ func (r *jsonRenderer) object(n *node, parentML bool) error {
 		} else {
 			last := o.Members[k-1]
 			var sep string
-			if k >= 2 {
+			switch {
+			case k >= 2:
 				sep = string(r.data[o.Members[k-2].Value.End:last.KeyStart.Offset])
-			} else {
+			case ml:
 				sep = "," + string(r.data[open+1:o.Members[0].KeyStart.Offset])
+			default:
+				sep = r.comma
 			}
 			inner := linePrefix(r.data, last.KeyStart.Offset)
 			if !ml {

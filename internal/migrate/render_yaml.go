@@ -323,11 +323,10 @@ func (r *yamlRenderer) flowMapping(n *node, yn *yaml.Node, kept []bool, added []
 	var sep string
 	if k >= 2 {
 		sep = string(r.data[valEnd[k-2]:keyStart[k-1]])
+	} else if lead := string(r.data[open+1 : keyStart[0]]); strings.ContainsRune(lead, '\n') {
+		sep = "," + lead
 	} else {
-		sep = "," + string(r.data[open+1:keyStart[0]])
-		if strings.TrimSpace(sep) == "," && !strings.ContainsAny(sep, "\n") && len(sep) == 1 {
-			sep = ", "
-		}
+		sep = ", "
 	}
 	for _, m := range added {
 		b.WriteString(sep)
