@@ -41,7 +41,7 @@ func renderYAML(data []byte, doc *yaml.Node, root *node) ([]byte, error) {
 		index: map[*yaml.Node]int{}, after: map[*yaml.Node]int{}}
 	r.flatten(doc)
 	r.unit = detectYAMLUnit(doc)
-	if err := r.walk(root, nil, nil); err != nil {
+	if err := r.walk(root, nil); err != nil {
 		return nil, err
 	}
 	return r.out.apply(data)
@@ -101,7 +101,7 @@ type slot struct {
 	value  *yaml.Node
 }
 
-func (r *yamlRenderer) walk(n *node, p *slot, _ *member) error {
+func (r *yamlRenderer) walk(n *node, p *slot) error {
 	yn := n.orig.Node
 	if yn == nil {
 		return fmt.Errorf("internal error: YAML value without a node")
@@ -150,7 +150,7 @@ func (r *yamlRenderer) mapping(n *node, yn *yaml.Node) error {
 		if m.orig == nil {
 			continue
 		}
-		if err := r.walk(m.val, &slot{parent: yn, key: m.orig.KeyNode, value: valueNodeOf(yn, m.orig.KeyNode)}, m); err != nil {
+		if err := r.walk(m.val, &slot{parent: yn, key: m.orig.KeyNode, value: valueNodeOf(yn, m.orig.KeyNode)}); err != nil {
 			return err
 		}
 	}
@@ -198,11 +198,17 @@ func valueNodeOf(parent, key *yaml.Node) *yaml.Node {
 // lastContentLine returns the last line of a block-mapping member whose
 // key is key and whose value is value: the line before the next node in
 // document order (or the end of the file), stepping back over blank lines,
-// comment lines and document markers, which stay where they are.
+// comment lines and document markers, which stay where they are — unless
+// the member ends with a block scalar, whose lines are all content.
 func (r *yamlRenderer) lastContentLine(key, value *yaml.Node) int {
 	end := r.ln.count()
 	if i := r.after[value]; i < len(r.order) {
 		end = r.order[i].Line - 1
+	}
+	if last := r.order[r.after[value]-1]; last.Kind == yaml.ScalarNode && last.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		// A block scalar ends the member: its lines may look like comments
+		// or be blank and still be content ("|+" keeps trailing blanks).
+		return end
 	}
 	for l := end; l > key.Line; l-- {
 		t := r.ln.text(l)

@@ -135,27 +135,6 @@ func (n *node) clone() *node {
 	return c
 }
 
-// changed reports whether the subtree differs from the input anywhere.
-func (n *node) changed() bool {
-	if n.orig == nil || n.replaced {
-		return true
-	}
-	if len(n.members) != len(n.orig.Members) {
-		return true
-	}
-	for i, m := range n.members {
-		if m.orig != &n.orig.Members[i] || m.val.changed() {
-			return true
-		}
-	}
-	for _, it := range n.items {
-		if it.changed() {
-			return true
-		}
-	}
-	return false
-}
-
 // jsonText renders the subtree as compact JSON (the JSON data model, for
 // reports). Numbers keep their literal when it is JSON; YAML-only literals
 // (hex, octal, "+1", ".5") are converted through their value.
