@@ -143,6 +143,7 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 		newVersionCommand,
 		newValidateCommand,
 		newMigrateCommand,
+		newExplainCommand,
 	} {
 		root.AddCommand(add(env))
 	}

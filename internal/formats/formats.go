@@ -1,0 +1,293 @@
+// Package formats decodes lcctl's own input files — routing snapshots,
+// requests and conformance cases (shared/spec/formats.md) — from YAML or
+// JSON into lb values, reporting every problem with file:line:col and the
+// field path. Unknown fields, duplicate keys and duplicate cluster ids are
+// errors; nothing is silently defaulted. The `config:` block of a case is
+// decoded by internal/validate (one detailed algorithm object).
+package formats
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/lcctl/lcctl/internal/lb"
+)
+
+// Error is one decoding problem at a position.
+type Error struct {
+	// File is the file name as given; Line and Col are 1-based (0 =
+	// unknown).
+	File      string
+	Line, Col int
+	// Path is the field path, e.g. `clusters[1].stats.queue_size`.
+	Path string
+	// Msg says what is wrong.
+	Msg string
+}
+
+// Error renders "file:line:col: path: msg".
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+	}
+	b.WriteString(": ")
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Errors is a list of decoding problems; it is itself an error.
+type Errors []*Error
+
+// Error joins the messages, one per line.
+func (es Errors) Error() string {
+	s := make([]string, len(es))
+	for i, e := range es {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+// decoder accumulates errors for one file.
+type decoder struct {
+	file string
+	errs Errors
+}
+
+func (d *decoder) errf(n *yaml.Node, path, format string, args ...any) {
+	e := &Error{File: d.file, Path: path, Msg: fmt.Sprintf(format, args...)}
+	if n != nil {
+		e.Line, e.Col = n.Line, n.Column
+	}
+	d.errs = append(d.errs, e)
+}
+
+func (d *decoder) err() error {
+	if len(d.errs) == 0 {
+		return nil
+	}
+	return d.errs
+}
+
+// parseRoot parses data (YAML 1.2 superset of JSON) into its document
+// node's content.
+func parseRoot(file string, data []byte) (*yaml.Node, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		line := 0
+		msg := err.Error()
+		var te *yaml.TypeError
+		if errors.As(err, &te) && len(te.Errors) > 0 {
+			msg = te.Errors[0]
+		}
+		if _, after, ok := strings.Cut(msg, "line "); ok {
+			n, _ := strconv.Atoi(strings.TrimRight(strings.SplitN(after, ":", 2)[0], " "))
+			line = n
+		}
+		if err.Error() == "EOF" {
+			msg = "empty input"
+		}
+		return nil, Errors{{File: file, Line: line, Msg: "not valid YAML or JSON: " + strings.TrimPrefix(msg, "yaml: ")}}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, Errors{{File: file, Line: extra.Line, Col: extra.Column, Msg: "more than one YAML document"}}
+	}
+	if len(doc.Content) == 0 {
+		return nil, Errors{{File: file, Msg: "empty input"}}
+	}
+	return doc.Content[0], nil
+}
+
+// resolve follows aliases.
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 64; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	n = resolve(n)
+	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
+}
+
+// fields walks a mapping, rejecting duplicate and unknown keys; fn handles
+// each known key and returns false for an unknown one.
+func (d *decoder) fields(n *yaml.Node, path string, fn func(key string, k, v *yaml.Node) bool) bool {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		d.errf(n, path, "must be a mapping, got %s", kindName(n))
+		return false
+	}
+	seen := make(map[string]bool, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			d.errf(k, path, "mapping keys must be strings")
+			continue
+		}
+		if k.Value == "<<" {
+			d.errf(k, path, "merge keys are not supported")
+			continue
+		}
+		if seen[k.Value] {
+			d.errf(k, join(path, k.Value), "duplicate key %q", k.Value)
+			continue
+		}
+		seen[k.Value] = true
+		if !fn(k.Value, k, v) {
+			d.errf(k, join(path, k.Value), "unknown field %q", k.Value)
+		}
+	}
+	return true
+}
+
+func join(path, field string) string {
+	if path == "" {
+		return field
+	}
+	return path + "." + field
+}
+
+func kindName(n *yaml.Node) string {
+	n = resolve(n)
+	if n == nil {
+		return "nothing"
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "null"
+		case "!!bool":
+			return "a boolean"
+		case "!!int":
+			return "an integer"
+		case "!!float":
+			return "a number"
+		case "!!str":
+			return "a string"
+		}
+		return "a scalar (" + n.Tag + ")"
+	}
+	return "an unsupported node"
+}
+
+// str decodes a string scalar.
+func (d *decoder) str(n *yaml.Node, path string) (string, bool) {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		d.errf(n, path, "must be a string, got %s", kindName(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+// optStr decodes an optional string (null = absent).
+func (d *decoder) optStr(n *yaml.Node, path string) (string, bool) {
+	if isNull(n) {
+		return "", false
+	}
+	return d.str(n, path)
+}
+
+// uint decodes a non-negative integer scalar no larger than max.
+func (d *decoder) uint(n *yaml.Node, path string, max uint64) (uint64, bool) {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+		d.errf(n, path, "must be a non-negative integer, got %s", kindName(n))
+		return 0, false
+	}
+	s := strings.ReplaceAll(n.Value, "_", "")
+	if strings.HasPrefix(s, "-") {
+		if v, err := strconv.ParseInt(s, 0, 64); err == nil && v == 0 {
+			return 0, true
+		}
+		d.errf(n, path, "must be a non-negative integer, got %s", n.Value)
+		return 0, false
+	}
+	v, err := strconv.ParseUint(strings.TrimPrefix(s, "+"), 0, 64)
+	if err != nil || v > max {
+		d.errf(n, path, "integer %s out of range (0..%d)", n.Value, max)
+		return 0, false
+	}
+	return v, true
+}
+
+// float decodes a number (integer or float scalar; .nan and ±.inf
+// included).
+func (d *decoder) float(n *yaml.Node, path string) (float64, bool) {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
+		d.errf(n, path, "must be a number, got %s", kindName(n))
+		return 0, false
+	}
+	var f float64
+	if err := n.Decode(&f); err != nil {
+		d.errf(n, path, "invalid number %q", n.Value)
+		return 0, false
+	}
+	return f, true
+}
+
+// boolean decodes true/false.
+func (d *decoder) boolean(n *yaml.Node, path string) (bool, bool) {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+		d.errf(n, path, "must be true or false, got %s", kindName(n))
+		return false, false
+	}
+	var b bool
+	if err := n.Decode(&b); err != nil {
+		d.errf(n, path, "invalid boolean %q", n.Value)
+		return false, false
+	}
+	return b, true
+}
+
+// durationMs decodes a millisecond value (float allowed) into an exact
+// duration (wait-and-widen.md §1.4): ≥ 0, not NaN, within range.
+func (d *decoder) durationMs(n *yaml.Node, path string) (float64, bool) {
+	f, ok := d.float(n, path)
+	if !ok {
+		return 0, false
+	}
+	if _, ok := lb.DurationFromMs(f); !ok {
+		d.errf(n, path, "must be a finite number of milliseconds ≥ 0, got %s", resolve(n).Value)
+		return 0, false
+	}
+	return f, true
+}
+
+// strList decodes a list of strings.
+func (d *decoder) strList(n *yaml.Node, path string) ([]string, bool) {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.SequenceNode {
+		d.errf(n, path, "must be a list of strings, got %s", kindName(n))
+		return nil, false
+	}
+	out := make([]string, 0, len(n.Content))
+	ok := true
+	for i, c := range n.Content {
+		s, k := d.str(c, fmt.Sprintf("%s[%d]", path, i))
+		ok = ok && k
+		out = append(out, s)
+	}
+	return out, ok
+}

@@ -1,0 +1,175 @@
+package formats
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lcctl/lcctl/internal/lb"
+)
+
+const fullSnapshot = `
+model: model-a
+clusters:
+  - cluster_id: A
+    rtt_ms: 5.5
+    status: inactive
+    active_backend_count: 1
+    stats:
+      last_mean_input_tps: .nan
+      max_input_tps: -1
+      output_tps: 0
+      max_output_tps: 100.0
+      queue_size: 3
+      queued_input_size: 0
+      kv_cache_capacity_tokens: 1024
+      kv_cache_used_tokens: 0
+      kv_cache_free_tokens: 1024
+      num_running_queries: 2
+      max_engine_concurrency: 4
+      total_query_input_size: 0
+      queue_time_estimate_ms_by_priority: {4: 25, 0: 120}
+      input_processing_queries: 0
+      output_generation_queries: 0
+  - {cluster_id: B}
+`
+
+func TestDecodeSnapshot(t *testing.T) {
+	s, err := DecodeSnapshot("s.yaml", []byte(fullSnapshot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := s.Clusters[0]
+	if a.RTT != 5500*time.Microsecond || a.Status != lb.StatusInactive || !math.IsNaN(a.Stats.LastMeanInputTPS) ||
+		a.Stats.MaxInputTPS != -1 || a.Stats.QueueSize != 3 || a.Stats.MaxEngineConcurrency != 4 {
+		t.Fatalf("cluster A: %+v", a)
+	}
+	if p := a.Stats.QueueTimeEstimateMsByPriority; len(p) != 2 || p[0].Priority != 0 || p[0].QueueTimeMs != 120 || p[1].Priority != 4 {
+		t.Fatalf("priority map not sorted: %v", p)
+	}
+	if b := s.Clusters[1]; b.RTT != 0 || b.Status != lb.StatusActive || b.Stats.LastMeanInputTPS != 0 {
+		t.Fatalf("defaults: %+v", b)
+	}
+	// JSON is valid input too.
+	j, err := DecodeSnapshot("s.json", []byte(`{"clusters":[{"cluster_id":"A","rtt_ms":1,"stats":{"queue_size":2}}]}`))
+	if err != nil || j.Clusters[0].Stats.QueueSize != 2 || j.Clusters[0].RTT != time.Millisecond {
+		t.Fatalf("json: %+v %v", j, err)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"unknown field", "clusters:\n  - cluster_id: A\n    rtt: 5\n", `s.yaml:3:5: clusters[0].rtt: unknown field "rtt"`},
+		{"unknown stats field", "clusters:\n  - cluster_id: A\n    stats: {queue_sise: 1}\n", `s.yaml:3:13: clusters[0].stats.queue_sise: unknown field`},
+		{"duplicate id", "clusters: [{cluster_id: A}, {cluster_id: A}]\n", `duplicate cluster_id "A"`},
+		{"empty id", "clusters: [{cluster_id: ''}]\n", "must not be empty"},
+		{"missing id", "clusters: [{rtt_ms: 1}]\n", `missing required field "cluster_id"`},
+		{"negative counter", "clusters: [{cluster_id: A, stats: {queue_size: -1}}]\n", "must be a non-negative integer"},
+		{"fraction counter", "clusters: [{cluster_id: A, stats: {queue_size: 1.5}}]\n", "must be a non-negative integer"},
+		{"negative rtt", "clusters: [{cluster_id: A, rtt_ms: -1}]\n", "≥ 0"},
+		{"nan rtt", "clusters: [{cluster_id: A, rtt_ms: .nan}]\n", "≥ 0"},
+		{"bad status", "clusters: [{cluster_id: A, status: up}]\n", "active, inactive or unknown"},
+		{"string number", "clusters: [{cluster_id: A, rtt_ms: '5'}]\n", "must be a number"},
+		{"duplicate key", "clusters: []\nclusters: []\n", `duplicate key "clusters"`},
+		{"missing clusters", "model: m\n", `missing required field "clusters"`},
+		{"priority too large", "clusters: [{cluster_id: A, stats: {queue_time_estimate_ms_by_priority: {4294967296: 1}}}]\n", "out of range"},
+		{"not yaml", "clusters: [\n", "not valid YAML"},
+		{"two documents", "clusters: []\n---\nclusters: []\n", "more than one YAML document"},
+		{"empty", "", "empty input"},
+		{"scalar root", "5\n", "must be a mapping"},
+	} {
+		_, err := DecodeSnapshot("s.yaml", []byte(tc.src))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)
+		}
+		var es Errors
+		if err != nil && !errors.As(err, &es) {
+			t.Errorf("%s: not Errors: %T", tc.name, err)
+		}
+	}
+}
+
+func TestDecodeRequest(t *testing.T) {
+	r, err := DecodeRequest("r.yaml", []byte(`
+model: model-a
+routing_key: rk-1
+routing_method: null
+cache_affinity_key: " key-1 "
+input_tokens: 100
+priority: 4
+request_slo_ms: 60000
+max_wait_ms: null
+last_cluster_id: B
+excluded_cluster_ids: [A]
+elapsed_ms: 123.75
+first_classification: returning
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Model != "model-a" || r.CacheAffinityKey != " key-1 " || r.InputTokens != 100 || !r.HasInputTokens || r.Priority != 4 ||
+		r.RequestSLOMs != lb.Some(60000) || r.MaxWaitMs.Set || r.RoutingMethod.Set || r.LastClusterID != "B" ||
+		len(r.ExcludedClusterIDs) != 1 || r.Elapsed != 123750*time.Microsecond || r.FirstClassification != lb.SessionReturning {
+		t.Fatalf("request: %+v", r)
+	}
+	r, err = DecodeRequest("r.yaml", []byte("model: m\ninput_tokens: null\n"))
+	if err != nil || r.HasInputTokens {
+		t.Fatalf("null input tokens: %+v %v", r, err)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"model: m\npriority: 4294967296\n", "out of range"},
+		{"model: m\nfirst_classification: old\n", "new, returning, stale"},
+		{"input_tokens: 1\n", `missing required field "model"`},
+		{"model: m\nexcluded_cluster_ids: A\n", "list of strings"},
+		{"model: m\nheaders: {}\n", `unknown field "headers"`},
+	} {
+		if _, err := DecodeRequest("r.yaml", []byte(tc.src)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v", tc.src, err)
+		}
+	}
+}
+
+func TestDecodeCases(t *testing.T) {
+	one := `
+name: single
+config: {algorithm: wait-and-widen, cache_affinity_backend_selection_count: 1}
+request: &r {model: m, input_tokens: 1}
+snapshot: {clusters: [{cluster_id: A}]}
+expect: {outcome: dispatch, session_state: null, never: [B], rank_depth: 1, retry_at_ms: 1.5}
+`
+	cs, err := DecodeCases("c.yaml", []byte(one))
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("%v %v", cs, err)
+	}
+	c := cs[0]
+	if c.Config == nil || c.Config.CacheAffinityBackendSelectionCount != 1 || !c.Expect.HasSessionState || c.Expect.SessionState != "" ||
+		!c.Expect.HasNever || c.Expect.RankDepth != 1 || c.Expect.RetryAtMs != 1.5 || c.Expect.HasCluster {
+		t.Fatalf("case: %+v", c)
+	}
+	bad := `- name: x
+  config: {algorithm: power-of-n, last_cluster_affinity: true}
+  request: {model: m, input_tokens: 1}
+  snapshot: {clusters: []}
+  expect: {outcome: error}
+`
+	cs, err = DecodeCases("c.yaml", []byte(bad))
+	if err != nil || cs[0].Config != nil || !strings.Contains(cs[0].ConfigError(), "last_cluster_affinity") {
+		t.Fatalf("invalid config must decode as a case: %v %v", cs, err)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"- name: x\n  expect: {}\n", `missing required field "config"`},
+		{"- name: x\n  lb_config: {}\n  expect: {valid: maybe}\n", "must be true or false"},
+		{"- name: x\n  lb_config: {}\n  expect: {outcome: maybe}\n", "dispatch, wait, reject or error"},
+		{"- name: x\n  lb_config: {}\n  expect: {bogus: 1}\n", `unknown field "bogus"`},
+		{"- name: x\n  lb_config: {}\n  request: {model: m}\n  expect: {}\n", "config-only case"},
+		{"- name: x\n  lb_config: {}\n", `missing required field "expect"`},
+	} {
+		if _, err := DecodeCases("c.yaml", []byte(tc.src)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v", tc.src, err)
+		}
+	}
+}

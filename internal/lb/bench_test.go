@@ -1,0 +1,280 @@
+package lb
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zeebo/xxh3"
+)
+
+// Benchmarks mirror stargate-bench's load-balancer microbench matrix:
+// power-of-n with sample 1/2/4/8/full pool; wait-and-widen plain,
+// ignore-queue, rtt-only and affinity, each with 0, 1 and 2 excluded
+// clusters; pulsar, random, round-robin; plus pulsar-wait-and-widen with
+// and without last_cluster_affinity. Run:
+//
+//	go test ./internal/lb -run '^$' -bench 'BenchmarkDecide|BenchmarkHashFloor' -benchmem
+
+var benchSizes = []int{8, 64}
+
+// benchSnapshot is n clusters with mixed but healthy load: every cluster
+// has capacity, TTFTs spread over a few buckets.
+func benchSnapshot(n int) *Snapshot {
+	cs := make([]Cluster, n)
+	for i := range cs {
+		cs[i] = Cluster{
+			ClusterID: fmt.Sprintf("cluster-%04d", i),
+			RTT:       time.Duration(1+i%7) * time.Millisecond,
+			Stats: Stats{
+				LastMeanInputTPS:      float64(5000 + 500*(i%5)),
+				MaxInputTPS:           float64(8000 + 1000*(i%3)),
+				QueuedInputSize:       uint64(100 * (i % 4)),
+				QueueSize:             uint64(i % 3),
+				NumRunningQueries:     uint64(i % 8),
+				MaxEngineConcurrency:  16,
+				KVCacheCapacityTokens: 1 << 20, KVCacheFreeTokens: 1 << 19, KVCacheUsedTokens: 1 << 19,
+			},
+		}
+	}
+	return &Snapshot{Model: "model-a", Clusters: cs}
+}
+
+type benchScenario struct {
+	name    string
+	cfg     func(n int) *AlgorithmConfig
+	key     string
+	exclude int
+	hint    bool
+}
+
+func benchScenarios() []benchScenario {
+	var s []benchScenario
+	for _, k := range []int{1, 2, 4, 8, 0} {
+		name := fmt.Sprintf("power-of-n-sample-%d", k)
+		if k == 0 {
+			name = "power-of-n-sample-full"
+		}
+		s = append(s, benchScenario{name: name, cfg: func(n int) *AlgorithmConfig {
+			c := DefaultAlgorithmConfig(PowerOfN)
+			c.SampleCount = k
+			if k == 0 {
+				c.SampleCount = min(n, 64)
+			}
+			return &c
+		}})
+	}
+	ww := []struct {
+		name string
+		mod  func(*AlgorithmConfig)
+		key  string
+	}{
+		{"plain", func(*AlgorithmConfig) {}, ""},
+		{"ignore-queue", func(c *AlgorithmConfig) { c.IgnoreQueueTime = true }, ""},
+		{"rtt-only", func(c *AlgorithmConfig) { c.IgnoreQueueTime, c.IgnoreInputProcessingTime = true, true }, ""},
+		{"affinity", func(c *AlgorithmConfig) {
+			c.Seed, c.CacheAffinityBackendSelectionCount, c.CacheAffinityWaitMs, c.CacheAffinityInputTokensScale = "bench", 2, 300, 0.1
+		}, "prefix-key"},
+	}
+	for _, w := range ww {
+		for x := 0; x <= 2; x++ {
+			s = append(s, benchScenario{name: fmt.Sprintf("wait-and-widen-%s-excluded-%d", w.name, x), key: w.key, exclude: x,
+				cfg: func(int) *AlgorithmConfig { c := DefaultAlgorithmConfig(WaitAndWiden); w.mod(&c); return &c }})
+		}
+	}
+	s = append(s,
+		benchScenario{name: "pulsar", key: "prefix-key", cfg: func(int) *AlgorithmConfig {
+			c := DefaultAlgorithmConfig(Pulsar)
+			c.Seed = "bench"
+			return &c
+		}},
+		benchScenario{name: "random", cfg: func(int) *AlgorithmConfig { c := DefaultAlgorithmConfig(Random); return &c }},
+		benchScenario{name: "round-robin", cfg: func(int) *AlgorithmConfig { c := DefaultAlgorithmConfig(RoundRobin); return &c }},
+		benchScenario{name: "pulsar-wait-and-widen", key: "prefix-key", cfg: func(int) *AlgorithmConfig {
+			c := DefaultAlgorithmConfig(PulsarWaitAndWiden)
+			c.Seed, c.CacheAffinityWaitMs = "bench", 300
+			return &c
+		}},
+		benchScenario{name: "pulsar-wait-and-widen-last-cluster-affinity", key: "prefix-key", hint: true, cfg: func(int) *AlgorithmConfig {
+			c := DefaultAlgorithmConfig(PulsarWaitAndWiden)
+			c.Seed, c.CacheAffinityWaitMs, c.LastClusterAffinity = "bench", 300, true
+			return &c
+		}},
+	)
+	return s
+}
+
+func BenchmarkDecide(b *testing.B) {
+	for _, sc := range benchScenarios() {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("%s/clusters=%d", sc.name, n), func(b *testing.B) {
+				snap := benchSnapshot(n)
+				e := NewEngine(sc.cfg(n))
+				req := &Request{Model: "model-a", RoutingKey: "rk-1", CacheAffinityKey: sc.key, InputTokens: 1000, HasInputTokens: true}
+				for i := 0; i < sc.exclude; i++ {
+					req.ExcludedClusterIDs = append(req.ExcludedClusterIDs, snap.Clusters[(i*3+1)%n].ClusterID)
+				}
+				if sc.hint {
+					req.LastClusterID = snap.Clusters[n/2].ClusterID
+				}
+				rng := rand.New(rand.NewPCG(1, 2))
+				if d := e.Decide(snap, req, rng, Options{}); d.Kind != KindSelected {
+					b.Fatalf("scenario does not dispatch: %v %v", d.Kind, d.Reason)
+				}
+				b.ReportAllocs()
+				cpu := startCPU(b)
+				for i := 0; i < b.N; i++ {
+					e.Decide(snap, req, rng, Options{})
+				}
+				cpu.stop(b)
+			})
+		}
+	}
+}
+
+// BenchmarkDecideColdKeys cycles through 4096 affinity keys, so the
+// Pulsar ranking cache (256 slots) mostly misses: the uncached cost.
+func BenchmarkDecideColdKeys(b *testing.B) {
+	keys := make([]string, 4096)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("session-%d", i)
+	}
+	for _, a := range []Algorithm{Pulsar, PulsarWaitAndWiden} {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("%s/clusters=%d", a, n), func(b *testing.B) {
+				snap := benchSnapshot(n)
+				c := DefaultAlgorithmConfig(a)
+				c.Seed = "bench"
+				e := NewEngine(&c)
+				req := &Request{Model: "model-a", RoutingKey: "rk-1", InputTokens: 1000, HasInputTokens: true}
+				rng := rand.New(rand.NewPCG(1, 2))
+				b.ReportAllocs()
+				cpu := startCPU(b)
+				for i := 0; i < b.N; i++ {
+					req.CacheAffinityKey = keys[i%len(keys)]
+					e.Decide(snap, req, rng, Options{})
+				}
+				cpu.stop(b)
+			})
+		}
+	}
+}
+
+// BenchmarkStep is the proxy step (request policy, admission, decision,
+// wait budget) around wait-and-widen-affinity: what the simulator runs.
+func BenchmarkStep(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("wait-and-widen-affinity/clusters=%d", n), func(b *testing.B) {
+			snap := benchSnapshot(n)
+			c := DefaultAlgorithmConfig(WaitAndWiden)
+			c.Seed, c.CacheAffinityBackendSelectionCount, c.CacheAffinityWaitMs, c.CacheAffinityInputTokensScale = "bench", 2, 300, 0.1
+			e := NewEngine(&c)
+			req := &Request{Model: "model-a", RoutingKey: "rk-1", CacheAffinityKey: "prefix-key", InputTokens: 1000, HasInputTokens: true}
+			rng := rand.New(rand.NewPCG(1, 2))
+			b.ReportAllocs()
+			cpu := startCPU(b)
+			for i := 0; i < b.N; i++ {
+				e.Step(snap, req, rng, Options{})
+			}
+			cpu.stop(b)
+		})
+	}
+}
+
+// BenchmarkDecideTrace is wait-and-widen-affinity with trace and
+// probabilities on (the explain path), for comparison.
+func BenchmarkDecideTrace(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("wait-and-widen-affinity/clusters=%d", n), func(b *testing.B) {
+			snap := benchSnapshot(n)
+			c := DefaultAlgorithmConfig(WaitAndWiden)
+			c.Seed, c.CacheAffinityBackendSelectionCount, c.CacheAffinityWaitMs, c.CacheAffinityInputTokensScale = "bench", 2, 300, 0.1
+			e := NewEngine(&c)
+			req := &Request{Model: "model-a", RoutingKey: "rk-1", CacheAffinityKey: "prefix-key", InputTokens: 1000, HasInputTokens: true}
+			rng := rand.New(rand.NewPCG(1, 2))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				e.Decide(snap, req, rng, Options{Trace: true, Probabilities: true})
+			}
+		})
+	}
+}
+
+// BenchmarkHashFloor computes only the N XXH3-64 hashes of the Pulsar
+// inputs (prefix, key, cluster id) for the same snapshot: the floor any
+// hash-based decision over N clusters pays.
+func BenchmarkHashFloor(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) {
+			snap := benchSnapshot(n)
+			inputs := make([][]byte, n)
+			for i := range inputs {
+				p := AppendHashPrefix(nil, "bench", "rk-1", "model-a")
+				p = AppendTagged(p, "cache_affinity_key", "prefix-key")
+				inputs[i] = AppendTagged(p, "cluster_id", snap.Clusters[i].ClusterID)
+			}
+			var sink uint64
+			b.ReportAllocs()
+			cpu := startCPU(b)
+			for i := 0; i < b.N; i++ {
+				for _, in := range inputs {
+					sink ^= xxh3.Hash(in)
+				}
+			}
+			cpu.stop(b)
+			benchSink = sink
+		})
+	}
+}
+
+var benchSink uint64
+
+// cpuClock reports process CPU time per operation ("cpu-ns/op") next to
+// the wall-clock ns/op: on a shared 2-core machine the wall clock includes
+// time the benchmark was not scheduled, the CPU time does not.
+type cpuClock struct{ start time.Duration }
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func startCPU(b *testing.B) cpuClock {
+	b.ResetTimer()
+	return cpuClock{processCPU()}
+}
+
+func (c cpuClock) stop(b *testing.B) {
+	b.StopTimer()
+	if d := processCPU() - c.start; d > 0 && b.N > 0 {
+		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// The hot path (Options zero) does not allocate once the engine is warm,
+// for every algorithm, in Decide and in Step.
+func TestHotPathAllocationFree(t *testing.T) {
+	for _, sc := range benchScenarios() {
+		snap := benchSnapshot(8)
+		e := NewEngine(sc.cfg(8))
+		req := &Request{Model: "model-a", RoutingKey: "rk-1", CacheAffinityKey: sc.key, InputTokens: 1000, HasInputTokens: true}
+		for i := 0; i < sc.exclude; i++ {
+			req.ExcludedClusterIDs = append(req.ExcludedClusterIDs, snap.Clusters[i*3+1].ClusterID)
+		}
+		if sc.hint {
+			req.LastClusterID = snap.Clusters[4].ClusterID
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		if a := testing.AllocsPerRun(100, func() { e.Decide(snap, req, rng, Options{}) }); a != 0 {
+			t.Errorf("%s: Decide allocates %v per run", sc.name, a)
+		}
+		if a := testing.AllocsPerRun(100, func() { e.Step(snap, req, rng, Options{}) }); a != 0 {
+			t.Errorf("%s: Step allocates %v per run", sc.name, a)
+		}
+	}
+}

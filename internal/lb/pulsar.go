@@ -1,0 +1,423 @@
+package lb
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/zeebo/xxh3"
+)
+
+// rankEntry is one ranked candidate (pulsar.md §4).
+type rankEntry struct {
+	idx    int
+	key    uint64 // totalKey(score)
+	score  float64
+	hash   uint64
+	u      float64
+	weight float64
+}
+
+// pulsarWeight is weight(c) of pulsar.md §4.1 (no fallback from the
+// maximum to the mean).
+func pulsarWeight(mode RendezvousWeight, st *Stats) (float64, bool) {
+	v := st.MaxInputTPS
+	if mode == WeightLastMeanInputTPS {
+		v = st.LastMeanInputTPS
+	}
+	return v, TPSValid(v)
+}
+
+// rank computes the Pulsar ranking of pulsar.md §4 into e.ranked: weighted
+// rendezvous scores weight/−ln u over the candidates with a valid weight,
+// sorted by score descending (total order), then cluster id ascending.
+// Excluded and KV-infeasible candidates stay ranked.
+func (e *Engine) rank(snap *Snapshot, rv *reqView, d *Decision) []rankEntry {
+	slot := e.rankSlot(snap, rv)
+	if slot != nil && slot.valid {
+		d.Ambiguous = slot.ambiguous
+		return slot.entries
+	}
+	out := e.computeRanking(snap, rv, d)
+	if slot != nil {
+		slot.store(snap, rv, e.cfg.RendezvousWeight, out, d.Ambiguous)
+	}
+	return out
+}
+
+// rankCacheSlots is the number of direct-mapped ranking cache slots.
+const rankCacheSlots = 256
+
+// rankSlotEntry caches one ranking (pulsar.md §4.7: a cached ranking always
+// equals a fresh one). It is valid for the stored routing key, model,
+// affinity key, candidate ids in slice order and weight bits; the seed and
+// weight mode are the engine's. Buffers are reused, so hits and warm
+// misses do not allocate.
+type rankSlotEntry struct {
+	valid                  bool
+	routingKey, model, key string
+	ids                    []string
+	weights                []uint64
+	entries                []rankEntry
+	ambiguous              bool
+}
+
+// rankSlot returns the cache slot for the request, marked valid only when
+// it holds this exact ranking input; nil for keys longer than 256 bytes
+// (never cached upstream either).
+func (e *Engine) rankSlot(snap *Snapshot, rv *reqView) *rankSlotEntry {
+	if len(rv.key) > 256 {
+		return nil
+	}
+	if e.rankCache == nil {
+		e.rankCache = make([]rankSlotEntry, rankCacheSlots)
+	}
+	h := xxh3.HashString(rv.key) ^ uint64(len(rv.routingKey))*0x9e3779b97f4a7c15
+	slot := &e.rankCache[h%rankCacheSlots]
+	if !slot.valid {
+		return slot
+	}
+	ok := slot.key == rv.key && slot.routingKey == rv.routingKey && slot.model == rv.model && len(slot.ids) == len(snap.Clusters)
+	for i := 0; ok && i < len(snap.Clusters); i++ {
+		a, b := slot.ids[i], snap.Clusters[i].ClusterID
+		ok = len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
+		if ok {
+			w, valid := pulsarWeight(e.cfg.RendezvousWeight, &snap.Clusters[i].Stats)
+			ok = slot.weights[i] == weightBits(w, valid)
+		}
+	}
+	if !ok {
+		slot.valid = false
+	}
+	return slot
+}
+
+// weightBits is the cache's view of a weight: its bits, or 0 when invalid
+// (a valid weight is > 0, so its bits are never 0).
+func weightBits(w float64, valid bool) uint64 {
+	if !valid {
+		return 0
+	}
+	return math.Float64bits(w)
+}
+
+func (s *rankSlotEntry) store(snap *Snapshot, rv *reqView, mode RendezvousWeight, entries []rankEntry, ambiguous bool) {
+	s.routingKey, s.model, s.key = rv.routingKey, rv.model, rv.key
+	s.ids, s.weights = s.ids[:0], s.weights[:0]
+	for i := range snap.Clusters {
+		c := &snap.Clusters[i]
+		s.ids = append(s.ids, c.ClusterID)
+		w, valid := pulsarWeight(mode, &c.Stats)
+		s.weights = append(s.weights, weightBits(w, valid))
+	}
+	s.entries = append(s.entries[:0], entries...)
+	s.ambiguous = ambiguous
+	s.valid = true
+}
+
+// computeRanking computes the ranking without the cache.
+func (e *Engine) computeRanking(snap *Snapshot, rv *reqView, d *Decision) []rankEntry {
+	b := AppendHashPrefix(e.hashBuf[:0], e.cfg.Seed, rv.routingKey, rv.model)
+	b = AppendTagged(b, "cache_affinity_key", rv.key)
+	n := len(b)
+	out := e.ranked[:0]
+	for i := range snap.Clusters {
+		c := &snap.Clusters[i]
+		w, ok := pulsarWeight(e.cfg.RendezvousWeight, &c.Stats)
+		if !ok {
+			continue
+		}
+		b = AppendTagged(b[:n], "cluster_id", c.ClusterID)
+		h := xxh3.Hash(b)
+		u := PulsarUnit(h)
+		ln := -math.Log(u)
+		if !(ln > 0) || math.IsInf(ln, 0) {
+			continue // u = 1.0: −ln u = −0 (pulsar.md §4.4, §11 item 9)
+		}
+		s := w / ln
+		out = append(out, rankEntry{idx: i, key: totalKey(s), score: s, hash: h, u: u, weight: w})
+	}
+	e.hashBuf = b
+	// Score descending, then cluster id ascending (a strict total order:
+	// ids are unique). Sort compact keys, then lay the entries out in order.
+	keys := e.sorted[:0]
+	for i := range out {
+		keys = append(keys, sortKey{^out[i].key, int32(i)})
+	}
+	cmp := func(a, b sortKey) int {
+		switch {
+		case a.key < b.key:
+			return -1
+		case a.key > b.key:
+			return 1
+		}
+		return strings.Compare(snap.Clusters[out[a.pos].idx].ClusterID, snap.Clusters[out[b.pos].idx].ClusterID)
+	}
+	if len(keys) > smallSort {
+		slices.SortFunc(keys, cmp)
+	} else {
+		for i := 1; i < len(keys); i++ {
+			v := keys[i]
+			j := i
+			for ; j > 0 && cmp(v, keys[j-1]) < 0; j-- {
+				keys[j] = keys[j-1]
+			}
+			keys[j] = v
+		}
+	}
+	e.sorted = keys
+	sortedOut := e.rankedSorted[:0]
+	for _, k := range keys {
+		sortedOut = append(sortedOut, out[k.pos])
+	}
+	e.ranked, e.rankedSorted = out, sortedOut
+	out = sortedOut
+	for i := 1; i < len(out); i++ {
+		a, b := out[i-1].score, out[i].score
+		if a != b && !math.IsInf(a, 0) && math.Abs(a-b) < 1e-12*math.Max(math.Abs(a), math.Abs(b)) {
+			d.Ambiguous = true
+		}
+	}
+	return out
+}
+
+// feasibility is the Pulsar gate of pulsar.md §5 for candidate i.
+func (e *Engine) feasibility(snap *Snapshot, rv *reqView, i int) Feasibility {
+	if e.excl[i] {
+		return RetryExcluded
+	}
+	if !e.cfg.ConsiderKVFreeTokens {
+		return Eligible
+	}
+	if !rv.hasInputTokens {
+		return MissingRequiredInputTokens
+	}
+	st := &snap.Clusters[i].Stats
+	if st.KVCacheCapacityTokens == 0 && st.KVCacheUsedTokens == 0 && st.KVCacheFreeTokens == 0 {
+		return MissingKVFreeTokens
+	}
+	if st.KVCacheFreeTokens < rv.inputTokens {
+		return InsufficientKVFreeTokens
+	}
+	return Eligible
+}
+
+// rankingOrder fills e.list with the ranked candidate indices and e.feas
+// with their feasibility; it records the ranking in the trace.
+func (e *Engine) rankingOrder(snap *Snapshot, rv *reqView, d *Decision) []int {
+	ranked := e.rank(snap, rv, d)
+	list := e.list[:0]
+	for _, r := range ranked {
+		list = append(list, r.idx)
+		e.feas[r.idx] = e.feasibility(snap, rv, r.idx)
+	}
+	e.list = list
+	if d.Trace != nil {
+		for p, r := range ranked {
+			d.Trace.Ranking = append(d.Trace.Ranking, RankTrace{Rank: p + 1, ClusterID: snap.Clusters[r.idx].ClusterID,
+				Hash: r.hash, U: r.u, Weight: r.weight, Score: Millis(r.score), Feasibility: e.feas[r.idx]})
+		}
+		if len(ranked) < len(snap.Clusters) {
+			d.note(fmt.Sprintf("%d candidate(s) without a valid %s weight are not ranked", len(snap.Clusters)-len(ranked), e.cfg.RendezvousWeight))
+		}
+	}
+	return list
+}
+
+// decidePulsar is plain pulsar (pulsar.md §6): the first feasible cluster
+// in ranking order; never waits.
+func (e *Engine) decidePulsar(snap *Snapshot, rv *reqView, d *Decision) {
+	order := e.rankingOrder(snap, rv, d)
+	d.AffinityOrder, d.OriginalOrder, d.OpenSet = order, order, order
+	if len(order) > 0 {
+		d.AffinityGroup = order[:1]
+	}
+	d.Phase = PhaseRankWalk
+	if len(order) == 0 {
+		d.Reason = ReasonNothingRanked
+		if len(snap.Clusters) == 0 {
+			d.Reason = ReasonNoCandidates
+		}
+		return
+	}
+	kv := false
+	var pt *PhaseTrace
+	if d.Trace != nil {
+		d.Trace.Phases = append(d.Trace.Phases, PhaseTrace{Phase: PhaseRankWalk, Scale: 1})
+		pt = &d.Trace.Phases[len(d.Trace.Phases)-1]
+	}
+	for p, idx := range order {
+		f := e.feas[idx]
+		if pt != nil {
+			ct := CandidateTrace{ClusterID: snap.Clusters[idx].ClusterID, Cluster: idx, Rank: p + 1, Feasibility: f,
+				Excluded: f == RetryExcluded, Bucket: -1, SLOEligible: true, HasCapacity: true, Why: "not reached"}
+			switch {
+			case f == Eligible:
+				ct.Chosen, ct.Why = true, "chosen: first feasible cluster in ranking order"
+			default:
+				ct.Why = "skipped: " + f.String()
+			}
+			pt.Candidates = append(pt.Candidates, ct)
+		}
+		if f == Eligible {
+			d.selected(idx, p+1, PhaseRankWalk)
+			d.SelectedAfterKVFreeTokensSkip = kv
+			if pt != nil {
+				pt.Result, pt.Chosen = KindSelected, snap.Clusters[idx].ClusterID
+			}
+			return
+		}
+		if f.KVSkip() {
+			kv = true
+		}
+	}
+	d.Reason = ReasonNoFeasible
+}
+
+// noteGated adds the candidates of list that the feasibility gate removed
+// to the last phase trace (pulsar.md §7.2: only feasible members enter
+// the selection).
+func (e *Engine) noteGated(snap *Snapshot, list []int, d *Decision) {
+	if d.Trace == nil || len(d.Trace.Phases) == 0 {
+		return
+	}
+	pt := &d.Trace.Phases[len(d.Trace.Phases)-1]
+	for p, idx := range list {
+		if f := e.feas[idx]; f != Eligible {
+			pt.Candidates = append(pt.Candidates, CandidateTrace{ClusterID: snap.Clusters[idx].ClusterID, Cluster: idx,
+				Rank: p + 1, Feasibility: f, Excluded: f == RetryExcluded, Bucket: -1, Why: "removed by the feasibility gate: " + f.String()})
+		}
+	}
+}
+
+// decidePulsarWaitAndWiden is pulsar-wait-and-widen (pulsar.md §7.2, the
+// newest upstream pulsar_wait_and_widen.rs without the eligible-primary
+// shortcut): ranking, session plan (mode keep), affinity group of k, the
+// affinity wait, then timed ranking bands with fallback_max_queued.
+func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand, opt Options, d *Decision) {
+	ranking := e.rankingOrder(snap, rv, d)
+	if len(ranking) == 0 {
+		d.Reason = ReasonNothingRanked
+		if len(snap.Clusters) == 0 {
+			d.Reason = ReasonNoCandidates
+		}
+		return
+	}
+	order, x, scale := e.plan(snap, rv, ranking, false, d)
+	s := x
+	if e.hasBand {
+		s = e.band
+	}
+	g := min(e.k, len(order))
+	d.OriginalOrder, d.AffinityOrder, d.AffinityGroup = ranking, order, order[:g]
+	d.AffinityWait, d.BandInterval = x, s
+
+	// Affinity phase over the feasible group members.
+	open := e.open[:0]
+	for _, idx := range order[:g] {
+		if e.feas[idx] == Eligible {
+			open = append(open, idx)
+		}
+	}
+	e.open = open
+	a := e.wwSelect(snap, rv, open, scale, rv.elapsed, e.cfg.MaxQueued, PhaseAffinity, rng, opt, d)
+	e.noteGated(snap, order[:g], d)
+	if a.kind == KindSelected {
+		d.OpenSet = order[:g]
+		e.pulsarChoice(order, a.idx, PhaseAffinity, d)
+		return
+	}
+	aw, awOK := a.wait, a.kind == KindWait
+	if rv.elapsed < x {
+		d.OpenSet = order[:g]
+		rem := x - rv.elapsed
+		d.Kind, d.Phase = KindWait, PhaseAffinity
+		if awOK && aw < rem {
+			d.Wait, d.Reason = aw, ReasonBucketUnlock
+		} else {
+			d.Wait, d.Reason = rem, ReasonAffinityWait
+		}
+		return
+	}
+	w := rv.elapsed - x
+	bands := uint64(math.MaxUint64)
+	if s > 0 {
+		bands = uint64(w/s) + 1
+	}
+	end, width, opened := g, 2, 0
+	for i := uint64(0); i < bands && end < len(order); i++ {
+		end = min(end+width, len(order))
+		opened++
+		if width < 1<<30 {
+			width *= 2
+		}
+	}
+	var bandWait time.Duration
+	bandOK := end < len(order)
+	if bandOK {
+		mul := min(bands, math.MaxUint32)
+		next := time.Duration(math.MaxInt64)
+		if uint64(s) <= math.MaxInt64/mul {
+			next = s * time.Duration(mul)
+		}
+		bandWait = max(next-w, 0)
+	}
+	d.OpenSet = order[:end]
+	if d.Trace != nil {
+		if s == 0 {
+			d.note(fmt.Sprintf("band interval 0: every rank opens at the end of the affinity wait (ranks 1–%d)", end))
+		} else {
+			d.note(fmt.Sprintf("%d band(s) opened every %g ms since the affinity wait: ranks 1–%d of %d", opened, DurationMs(s), end, len(order)))
+		}
+	}
+	open = e.open[:0]
+	for _, idx := range order[:end] {
+		if e.feas[idx] == Eligible {
+			open = append(open, idx)
+		}
+	}
+	e.open = open
+	o := e.wwSelect(snap, rv, open, 1.0, w, e.cfg.FallbackMaxQueued, PhaseOpen, rng, opt, d)
+	e.noteGated(snap, order[:end], d)
+	if o.kind == KindSelected {
+		e.pulsarChoice(order, o.idx, PhaseOpen, d)
+		return
+	}
+	wait, ok := aw, awOK
+	reason := ReasonBucketUnlock
+	if o.kind == KindWait && (!ok || o.wait < wait) {
+		wait, ok = o.wait, true
+	}
+	if bandOK && (!ok || bandWait < wait) {
+		wait, ok, reason = bandWait, true, ReasonNextBand
+	}
+	d.Phase = PhaseOpen
+	if ok {
+		d.Kind, d.Wait, d.Reason = KindWait, wait, reason
+		return
+	}
+	d.Kind, d.Reason = KindUnavailable, o.reason
+	if o.reason == ReasonNoCandidates || o.reason == ReasonAllExcluded {
+		d.Reason = ReasonNoFeasible
+	}
+}
+
+// pulsarChoice records a pww selection: rank depth is the position in the
+// (promoted) order; the KV flag is set when an earlier order position has a
+// KV skip reason, open or not (pulsar.md §7.6).
+func (e *Engine) pulsarChoice(order []int, idx int, phase Phase, d *Decision) {
+	kv := false
+	for p, o := range order {
+		if o == idx {
+			d.selected(idx, p+1, phase)
+			d.SelectedAfterKVFreeTokensSkip = kv
+			return
+		}
+		if e.feas[o].KVSkip() {
+			kv = true
+		}
+	}
+}
