@@ -15,7 +15,7 @@ import (
 	"github.com/lcctl/lcctl/internal/validate"
 )
 
-// migrateOptions are the flags of `lcctl migrate`.
+// migrateOptions are the flags of `lcctl migrate` (docs/migrate.md).
 type migrateOptions struct {
 	Strategy               string
 	MaxQueued              uint64
@@ -118,10 +118,16 @@ type MigrateFileReport struct {
 	// RequiresAffinityWaitStargate: the migrated file writes
 	// cache_affinity_wait_ms on pulsar-wait-and-widen, which Stargate
 	// releases before the pulsar-wait-and-widen affinity wait reject.
-	RequiresAffinityWaitStargate bool                   `json:"requires_affinity_wait_stargate"`
-	Changes                      []migrate.Change       `json:"changes"`
-	Availability                 []migrate.Availability `json:"availability"`
-	Notes                        []migrate.Note         `json:"notes"`
+	RequiresAffinityWaitStargate bool `json:"requires_affinity_wait_stargate"`
+	// Changes are the rewritten and added entries (M15); empty unless the
+	// status is changes_pending, migrated, write_failed or invalid_result.
+	Changes []migrate.Change `json:"changes"`
+	// Availability lists x-routing-method availability changes per config
+	// set (M8).
+	Availability []migrate.Availability `json:"availability"`
+	// Notes are refusals (error), consequences (warning) and entries left
+	// alone on purpose (info).
+	Notes []migrate.Note `json:"notes"`
 	// Errors are decoding errors (unreadable), the validation errors of
 	// the rewritten file (invalid_result), or the write error
 	// (write_failed), with the fields of lcctl validate's diagnostics.

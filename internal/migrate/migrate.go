@@ -724,6 +724,11 @@ func (p *planner) defaultEntry(e *validate.Entry) {
 	if !preserve {
 		return
 	}
+	if v := firstMember(p.res.Doc.Root, "request_algorithms"); v != nil && v.Node != nil && (v.Node.Anchor != "" || v.Node.Kind == yaml.AliasNode) {
+		p.refuse("M8", "request_algorithms", "the top-level request_algorithms mapping is shared through a YAML anchor; lcctl does not add entries to shared YAML nodes, since every alias would get them too",
+			"expand the alias by hand, or use --no-preserve-header-method, then migrate again")
+		return
+	}
 	h := obj("algorithm", str(pwaw), "max_queued", num(p.opts.MaxQueued), "cache_affinity_wait_ms", num(p.opts.AffinityWaitMs))
 	ra := p.root.get("request_algorithms")
 	switch {

@@ -86,9 +86,11 @@ type Change struct {
 	Lost []string `json:"lost"`
 }
 
-// Field is a field name with its value as JSON.
+// Field is one field of an entry with its value.
 type Field struct {
-	Name  string          `json:"name"`
+	// Name is the field name (`max_queued`).
+	Name string `json:"name"`
+	// Value is the field's value as JSON (`4`, `"s"`, `null`).
 	Value json.RawMessage `json:"value"`
 }
 
