@@ -271,9 +271,6 @@ func migrateFile(env *Env, opts *migrateOptions, mo migrate.Options, name string
 		fr.Status = statusWriteFailed
 		fr.Errors = append(fr.Errors, ValidateDiagnostic{Severity: "error", Message: err.Error(),
 			Hint: "the original file is unchanged; fix the cause and run lcctl migrate again"})
-		if backup != "" && opts.Backup {
-			fr.Backup = ""
-		}
 		return fr
 	}
 	fr.Status = statusMigrated

@@ -150,8 +150,10 @@ type Options struct {
 }
 
 // Replace writes data over the file o was read from. It returns the
-// backup path ("" without Backup). On any error the target keeps its
-// content, mode and owner, and no temporary file is left behind.
+// backup path when a backup was written or an identical one kept ("" for
+// none, also when writing the backup failed); a backup made before a later
+// failure stays, holding the original content. On any error the target
+// keeps its content, mode and owner, and no temporary file is left behind.
 func Replace(o *Original, data []byte, opt Options) (backup string, err error) {
 	fsys := opt.FS
 	if fsys == nil {
