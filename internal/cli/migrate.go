@@ -54,7 +54,8 @@ Choose per run what the entries keep:
 Without --write, the change is printed as a unified diff (stdout) with a
 report (stderr) and nothing is written. With --write, each file is
 replaced atomically, keeping its mode, after the result passed lcctl
-validate; --backup keeps FILE.bak. Formatting outside the changed entries
+validate, and the diff of what was written is printed; --backup keeps
+FILE.bak. Formatting outside the changed entries
 is kept byte for byte (YAML comments included).
 
 Exit codes: 0 nothing to migrate (or everything written with --write);
@@ -77,7 +78,7 @@ migrated; 2 usage error, or a file that cannot be read or decoded.`,
 	f.StringSliceVar(&opts.Only, "only", nil, "migrate only these model IDs (comma-separated): their models entries and model-level request_algorithms; a listed model without a models entry gets a bounded entry of its own when default is pulsar-wait-and-widen (bounded)")
 	f.StringSliceVar(&opts.DefaultModels, "default-models", nil, "models routed by a pulsar-wait-and-widen default that get a bounded models entry of their own; default stays as it is (bounded only)")
 	f.BoolVar(&opts.NoPreserveHeaderMethod, "no-preserve-header-method", false, "with --strategy pulsar, do not add a bounded pulsar-wait-and-widen entry that keeps x-routing-method: pulsar-wait-and-widen working")
-	f.BoolVarP(&opts.Write, "write", "w", false, "rewrite the files (atomically) instead of printing a diff")
+	f.BoolVarP(&opts.Write, "write", "w", false, "rewrite the files atomically (the diff of what was written is still printed)")
 	f.BoolVar(&opts.Backup, "backup", false, "with --write, keep the original as FILE.bak")
 	_ = cmd.RegisterFlagCompletionFunc("strategy", cobra.FixedCompletions([]string{"bounded", "pulsar"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
