@@ -32,17 +32,17 @@ func selectable(r *validate.Result) map[string][]lb.Algorithm {
 	if defaultOK {
 		out["default"] = union([]lb.Algorithm{def}, top)
 	}
+	modelLevel := map[*validate.Entry][]lb.Algorithm{}
+	for _, c := range r.Entries {
+		if c.Role == validate.RoleModelRequestAlgorithm && c.Active {
+			modelLevel[c.Parent] = append(modelLevel[c.Parent], c.KeyAlgorithm)
+		}
+	}
 	for _, e := range r.Entries {
 		if e.Role != validate.RoleModel || !e.Active || e.Algorithm == 0 {
 			continue
 		}
-		own := []lb.Algorithm{e.Algorithm}
-		for _, c := range r.Entries {
-			if c.Role == validate.RoleModelRequestAlgorithm && c.Parent == e && c.Active {
-				own = append(own, c.KeyAlgorithm)
-			}
-		}
-		out[e.Path] = union(own, top)
+		out[e.Path] = union(append([]lb.Algorithm{e.Algorithm}, modelLevel[e]...), top)
 	}
 	return out
 }
@@ -69,8 +69,8 @@ func availabilityChanges(before, after *validate.Result) []Availability {
 	}
 	for _, e := range after.Entries {
 		if e.Role == validate.RoleModel && e.Active {
-			if _, ok := a[e.Path]; ok && !slices.Contains(keys, e.Path) {
-				keys = append(keys, e.Path)
+			if _, ok := a[e.Path]; ok {
+				keys = append(keys, e.Path) // active models keys are unique (D2 winners)
 			}
 		}
 	}

@@ -9,10 +9,11 @@ import (
 // in UnifiedDiff, as in `diff -u`.
 const DiffContext = 3
 
-// maxEditDistance bounds the Myers search (D, in lines). Migrations change
-// a few lines per entry; beyond this many differing lines the diff falls
-// back to replacing the whole differing middle, which is still a correct
-// diff, to keep memory (O(D²)) and time bounded on huge inputs.
+// maxEditDistance bounds one Myers search (D, in lines). Migrations change
+// a few lines per entry, and the search splits the file around its middle
+// snake, so real diffs stay far below it; past it a subproblem is replaced
+// wholesale, still a correct diff, to keep time bounded (O((N+M)·D)) on
+// huge, totally different inputs.
 const maxEditDistance = 4000
 
 // UnifiedDiff returns the differences between a and b as a unified diff
@@ -138,7 +139,8 @@ const (
 )
 
 // diffLines returns a shortest edit script from x to y (Myers' O(ND)
-// algorithm, after stripping the common prefix and suffix).
+// algorithm in linear space, after stripping the common prefix and
+// suffix).
 func diffLines(x, y []string) []diffOp {
 	pre := 0
 	for pre < len(x) && pre < len(y) && x[pre] == y[pre] {
@@ -159,78 +161,95 @@ func diffLines(x, y []string) []diffOp {
 	return ops
 }
 
-// myers is the greedy forward Myers search with a trace of the diagonal
-// frontiers (window [-d-1, d+1] per step, so memory is O(D²)).
+// myers returns a shortest edit script from a to b with Myers' linear-space
+// refinement: find the middle snake of an optimal path by searching
+// forwards and backwards at once, then solve the two halves recursively
+// (each with diffLines, which strips common ends first). Memory is
+// O(len(a)+len(b)); past maxEditDistance differences in one search the
+// subproblem is replaced wholesale, which is still a correct diff.
 func myers(a, b []string) []diffOp {
 	n, m := len(a), len(b)
 	if n == 0 || m == 0 {
 		return replaceAll(n, m)
 	}
-	limit := min(n+m, maxEditDistance)
-	// v[k] for k in [-limit-1, limit+1], stored at k+off.
-	off := limit + 1
-	v := make([]int, 2*limit+3)
-	var trace [][]int
-	for d := 0; d <= limit; d++ {
-		// Save the frontier as it was before step d: k in [-d-1, d+1].
-		w := make([]int, 2*d+3)
-		copy(w, v[off-d-1:off+d+2])
-		trace = append(trace, w)
-		for k := -d; k <= d; k += 2 {
-			var xx int
-			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-				xx = v[off+k+1]
+	maxD := (n + m + 1) / 2
+	off := maxD + 1
+	size := 2*maxD + 3
+	v1 := make([]int, size)
+	v2 := make([]int, size)
+	for i := range v1 {
+		v1[i], v2[i] = -1, -1
+	}
+	v1[off+1], v2[off+1] = 0, 0
+	delta := n - m
+	front := delta%2 != 0 // the forward path meets the reverse one
+	k1start, k1end, k2start, k2end := 0, 0, 0, 0
+	for d := 0; d < maxD && d <= maxEditDistance; d++ {
+		// Forward.
+		for k1 := -d + k1start; k1 <= d-k1end; k1 += 2 {
+			i := off + k1
+			var x1 int
+			if k1 == -d || (k1 != d && v1[i-1] < v1[i+1]) {
+				x1 = v1[i+1]
 			} else {
-				xx = v[off+k-1] + 1
+				x1 = v1[i-1] + 1
 			}
-			yy := xx - k
-			for xx < n && yy < m && a[xx] == b[yy] {
-				xx++
-				yy++
+			y1 := x1 - k1
+			for x1 < n && y1 < m && a[x1] == b[y1] {
+				x1++
+				y1++
 			}
-			v[off+k] = xx
-			if xx >= n && yy >= m {
-				return backtrack(trace, n, m)
+			v1[i] = x1
+			switch {
+			case x1 > n:
+				k1end += 2 // ran off the right
+			case y1 > m:
+				k1start += 2 // ran off the bottom
+			case front:
+				j := off + delta - k1
+				if j >= 0 && j < size && v2[j] != -1 && x1 >= n-v2[j] {
+					return split(a, b, x1, y1)
+				}
+			}
+		}
+		// Reverse.
+		for k2 := -d + k2start; k2 <= d-k2end; k2 += 2 {
+			i := off + k2
+			var x2 int
+			if k2 == -d || (k2 != d && v2[i-1] < v2[i+1]) {
+				x2 = v2[i+1]
+			} else {
+				x2 = v2[i-1] + 1
+			}
+			y2 := x2 - k2
+			for x2 < n && y2 < m && a[n-x2-1] == b[m-y2-1] {
+				x2++
+				y2++
+			}
+			v2[i] = x2
+			switch {
+			case x2 > n:
+				k2end += 2
+			case y2 > m:
+				k2start += 2
+			case !front:
+				j := off + delta - k2
+				if j >= 0 && j < size && v1[j] != -1 {
+					x1 := v1[j]
+					y1 := x1 - (j - off)
+					if x1 >= n-x2 {
+						return split(a, b, x1, y1)
+					}
+				}
 			}
 		}
 	}
 	return replaceAll(n, m)
 }
 
-func backtrack(trace [][]int, n, m int) []diffOp {
-	var rev []diffOp
-	x, y := n, m
-	for d := len(trace) - 1; d >= 0; d-- {
-		w := trace[d]
-		at := func(k int) int { return w[k+d+1] }
-		k := x - y
-		var pk int
-		if k == -d || (k != d && at(k-1) < at(k+1)) {
-			pk = k + 1
-		} else {
-			pk = k - 1
-		}
-		px := at(pk)
-		py := px - pk
-		for x > px && y > py {
-			rev = append(rev, opEqual)
-			x--
-			y--
-		}
-		if d > 0 {
-			if x == px {
-				rev = append(rev, opInsert)
-			} else {
-				rev = append(rev, opDelete)
-			}
-		}
-		x, y = px, py
-	}
-	ops := make([]diffOp, len(rev))
-	for i, o := range rev {
-		ops[len(rev)-1-i] = o
-	}
-	return ops
+// split solves the two halves around the middle snake's point (x, y).
+func split(a, b []string, x, y int) []diffOp {
+	return append(diffLines(a[:x], b[:y]), diffLines(a[x:], b[y:])...)
 }
 
 func replaceAll(n, m int) []diffOp {

@@ -188,3 +188,30 @@ func TestUnifiedDiffLarge(t *testing.T) {
 		t.Fatal("applying the fallback diff does not give b")
 	}
 }
+
+// TestUnifiedDiffMinimalOnMigration: on a large real migration (1,000
+// models, changes spread over the whole file) the diff applies and is
+// still a shortest edit script.
+func TestUnifiedDiffMinimalOnMigration(t *testing.T) {
+	data := largeConfig(1000, false)
+	opts := DefaultOptions()
+	opts.Strategy = Pulsar
+	res, err := Migrate("lb.json", data, opts)
+	if err != nil || res.Status != StatusPending {
+		t.Fatal(err, res.Status)
+	}
+	d := UnifiedDiff("a", "b", data, res.Output)
+	if got := applyUnified(t, string(data), d); got != string(res.Output) {
+		t.Fatal("the diff does not reproduce the migrated file")
+	}
+	sa, sb := splitLines(string(data)), splitLines(string(res.Output))
+	edits := 0
+	for _, o := range diffLines(sa, sb) {
+		if o != opEqual {
+			edits++
+		}
+	}
+	if want := len(sa) + len(sb) - 2*lcs(sa, sb); edits != want {
+		t.Fatalf("%d edits, minimal is %d", edits, want)
+	}
+}

@@ -235,11 +235,30 @@ type planner struct {
 	changes    []Change
 	notes      []Note
 	writesWait bool
+
+	// Indexes over res.Entries: the active model-level entries per models
+	// entry, the models entry per model ID, and whether the top-level
+	// request_algorithms has an active pulsar-wait-and-widen entry.
+	modelLevel map[*validate.Entry][]*validate.Entry
+	models     map[string]*validate.Entry
+	topPWAWSet bool
 }
 
 func plan(res *validate.Result, opts Options) *planner {
-	p := &planner{opts: opts, res: res}
+	p := &planner{opts: opts, res: res, modelLevel: map[*validate.Entry][]*validate.Entry{}, models: map[string]*validate.Entry{}}
 	p.root, p.idx = newTree(res.Doc.Root)
+	for _, e := range res.Entries {
+		switch {
+		case e.Role == validate.RoleModelRequestAlgorithm && e.Active:
+			p.modelLevel[e.Parent] = append(p.modelLevel[e.Parent], e)
+		case e.Role == validate.RoleModel:
+			if _, seen := p.models[e.Model]; !seen {
+				p.models[e.Model] = e
+			}
+		case e.Role == validate.RoleRequestAlgorithm && e.Active && e.KeyAlgorithm == lb.PulsarWaitAndWiden:
+			p.topPWAWSet = true
+		}
+	}
 	var todo []*validate.Entry
 	for _, e := range res.Entries {
 		if e.NoSLO {
@@ -607,8 +626,8 @@ func (p *planner) toPulsar(e *validate.Entry) {
 			fmt.Sprintf("M8: keeps x-routing-method: pulsar-wait-and-widen working for model %q (it selected the model's own entry before, E3.1); the entry is bounded (M5) and copies the ranking and admission settings", e.Model))
 	}
 	if e.Role == validate.RoleModel {
-		for _, c := range p.res.Entries {
-			if c.Role == validate.RoleModelRequestAlgorithm && c.Parent == e && c.Active && c.KeyAlgorithm == lb.Pulsar {
+		for _, c := range p.modelLevel[e] {
+			if c.KeyAlgorithm == lb.Pulsar {
 				p.note(SeverityWarning, "W5", c.Path,
 					fmt.Sprintf("models[%q] is now pulsar, so x-routing-method: pulsar selects the model's own entry and %s is never used any more", e.Model, c.Path),
 					"move settings you need from it into the model entry, then remove it")
@@ -661,11 +680,11 @@ func (p *planner) headerEntry(n *node) *node {
 // would still find an entry for model e once e is pulsar: a model-level
 // entry (E3.2) or a top-level one (E3.3).
 func (p *planner) pwawReachable(e *validate.Entry) bool {
-	for _, c := range p.res.Entries {
-		if !c.Active || c.KeyAlgorithm != lb.PulsarWaitAndWiden {
-			continue
-		}
-		if c.Role == validate.RoleRequestAlgorithm || c.Role == validate.RoleModelRequestAlgorithm && c.Parent == e {
+	if p.topPWAWSet {
+		return true
+	}
+	for _, c := range p.modelLevel[e] {
+		if c.KeyAlgorithm == lb.PulsarWaitAndWiden {
 			return true
 		}
 	}
@@ -674,14 +693,7 @@ func (p *planner) pwawReachable(e *validate.Entry) bool {
 
 // topPWAW reports whether the top-level request_algorithms has an active
 // pulsar-wait-and-widen entry.
-func (p *planner) topPWAW() bool {
-	for _, c := range p.res.Entries {
-		if c.Role == validate.RoleRequestAlgorithm && c.Active && c.KeyAlgorithm == lb.PulsarWaitAndWiden {
-			return true
-		}
-	}
-	return false
-}
+func (p *planner) topPWAW() bool { return p.topPWAWSet }
 
 // defaultEntry applies M9 to a no-SLO `default`.
 func (p *planner) defaultEntry(e *validate.Entry) {
@@ -764,14 +776,7 @@ func (p *planner) pinList() []string {
 	return out
 }
 
-func (p *planner) modelEntry(id string) *validate.Entry {
-	for _, e := range p.res.Entries {
-		if e.Role == validate.RoleModel && e.Model == id {
-			return e
-		}
-	}
-	return nil
-}
+func (p *planner) modelEntry(id string) *validate.Entry { return p.models[id] }
 
 func (p *planner) defaultNoSLO() *validate.Entry {
 	for _, e := range p.res.Entries {
