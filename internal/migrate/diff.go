@@ -27,7 +27,7 @@ func UnifiedDiff(oldName, newName string, a, b []byte) string {
 		return ""
 	}
 	x, y := splitLines(string(a)), splitLines(string(b))
-	ops := diffLines(x, y)
+	ops := groupChanges(diffLines(x, y))
 	var out strings.Builder
 	fmt.Fprintf(&out, "--- %s\n+++ %s\n", oldName, newName)
 	// Walk the edit script and cut it into hunks.
@@ -113,6 +113,34 @@ func hunkRange(start, n int) string {
 		return fmt.Sprintf("%d", start+1)
 	}
 	return fmt.Sprintf("%d,%d", start+1, n)
+}
+
+// groupChanges puts, within every run of changed lines, the deletions
+// before the insertions, as diff -u shows them. A run replaces a block of
+// old lines by a block of new lines whatever the order inside it, so the
+// script stays correct and as short.
+func groupChanges(ops []diffOp) []diffOp {
+	for i := 0; i < len(ops); {
+		if ops[i] == opEqual {
+			i++
+			continue
+		}
+		j, dels := i, 0
+		for ; j < len(ops) && ops[j] != opEqual; j++ {
+			if ops[j] == opDelete {
+				dels++
+			}
+		}
+		for k := i; k < j; k++ {
+			if k-i < dels {
+				ops[k] = opDelete
+			} else {
+				ops[k] = opInsert
+			}
+		}
+		i = j
+	}
+	return ops
 }
 
 // splitLines cuts s after each "\n"; the last line may lack one.
