@@ -2,6 +2,7 @@ package lb_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/lcctl/lcctl/internal/lb"
@@ -199,5 +200,45 @@ func TestRequestFromHeaders(t *testing.T) {
 	delete(h, "x-request-id")
 	if _, err := lb.RequestFromHeaders(headers(h)); err == nil {
 		t.Fatal("x-request-id is required")
+	}
+}
+
+// wait-and-widen.md E22: configuration validation and normalisation, as
+// the engine receives it from internal/validate.
+func TestWWE22ConfigNormalisation(t *testing.T) {
+	for _, tc := range []struct {
+		src, err string
+	}{
+		{`{"algorithm":"wait-and-widen","cache_affinity_input_tokens_scale":1.1}`, "cache_affinity_input_tokens_scale must be between 0.0 and 1.0"},
+		{`{"algorithm":"wait-and-widen","cache_affinity_input_tokens_scale":-0.1}`, "cache_affinity_input_tokens_scale must be between 0.0 and 1.0"},
+		{`{"algorithm":"wait-and-widen","fallback_max_queued":0}`, "fallback_max_queued"},
+		{`{"algorithm":"wait-and-widen","band_widen_interval_ms":0}`, "band_widen_interval_ms"},
+		{`{"algorithm":"power-of-n","last_cluster_affinity":true}`, "last_cluster_affinity"},
+	} {
+		c, diags := validate.AlgorithmConfigFromBytes("c.json", []byte(tc.src))
+		msg := ""
+		for _, d := range diags {
+			msg += d.Message
+		}
+		if c != nil || !strings.Contains(msg, tc.err) {
+			t.Errorf("%s: config %v, diagnostics %q", tc.src, c, msg)
+		}
+	}
+	for _, ok := range []string{`{"algorithm":"wait-and-widen","cache_affinity_input_tokens_scale":0.0}`, `{"algorithm":"wait-and-widen","cache_affinity_input_tokens_scale":1.0}`} {
+		if c, _ := validate.AlgorithmConfigFromBytes("c.json", []byte(ok)); c == nil {
+			t.Errorf("%s rejected", ok)
+		}
+	}
+	c, _ := validate.AlgorithmConfigFromBytes("c.json", []byte(`{"algorithm":"wait-and-widen","cache_affinity_virtual_nodes":0,"cache_affinity_backend_selection_count":0,"n":0,"max_queue_time_floor_ms":100,"max_queue_time_ceil_ms":300,"cache_affinity_wait_ms":500}`))
+	if c == nil || c.CacheAffinityVirtualNodes != 1 || c.CacheAffinityBackendSelectionCount != 0 || c.N != 1 {
+		t.Fatalf("normalisation: %+v", c)
+	}
+	// k 0 disables the affinity branch: no wait for a keyed request; the
+	// queue limit without an SLO is the ceiling (300 ms).
+	s := &lb.Snapshot{Clusters: []lb.Cluster{{ClusterID: "a", Stats: lb.Stats{LastMeanInputTPS: 100, QueueTimeEstimateMsByPriority: []lb.PriorityEstimate{{0, 300}}}},
+		{ClusterID: "b", Stats: lb.Stats{LastMeanInputTPS: 100, QueueTimeEstimateMsByPriority: []lb.PriorityEstimate{{0, 301}}}}}}
+	d := lb.NewEngine(c).Decide(s, &lb.Request{Model: "m", CacheAffinityKey: "k", HasInputTokens: true}, nil, lb.Options{Trace: true})
+	if d.Kind != lb.KindSelected || d.ClusterID != "a" || d.AffinityOrder != nil || d.Trace.Phases[0].QueueLimitMs != 300 {
+		t.Fatalf("decision: %+v", d)
 	}
 }

@@ -1,7 +1,9 @@
 package lb
 
 import (
+	"encoding/json"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -304,4 +306,20 @@ func durationFromMillis(v uint64) time.Duration {
 		return time.Duration(math.MaxInt64)
 	}
 	return time.Duration(v * 1_000_000)
+}
+
+// MarshalJSON renders the value, or null when absent.
+func (o OptionalU64) MarshalJSON() ([]byte, error) {
+	if !o.Set {
+		return []byte("null"), nil
+	}
+	return strconv.AppendUint(nil, o.Value, 10), nil
+}
+
+// MarshalJSON renders the value, or null when absent.
+func (o OptionalString) MarshalJSON() ([]byte, error) {
+	if !o.Set {
+		return []byte("null"), nil
+	}
+	return json.Marshal(o.Value)
 }
