@@ -84,9 +84,9 @@ migrated; 2 usage error, or a file that cannot be read or decoded.`,
 	return cmd
 }
 
-// MigrateReport is the JSON output of `lcctl migrate --output json`
+// migrateReport is the JSON output of `lcctl migrate --output json`
 // (schema version 1, documented in docs/migrate.md).
-type MigrateReport struct {
+type migrateReport struct {
 	SchemaVersion int `json:"schema_version"`
 	// Strategy, MaxQueued, AffinityWaitMs, Only, DefaultModels,
 	// PreserveHeaderMethod and Write echo the options.
@@ -98,7 +98,7 @@ type MigrateReport struct {
 	PreserveHeaderMethod bool     `json:"preserve_header_method"`
 	Write                bool     `json:"write"`
 	// Files has one report per argument, in order.
-	Files []MigrateFileReport `json:"files"`
+	Files []migrateFileReport `json:"files"`
 	// ChangesPending: some file has changes that were not written.
 	ChangesPending bool `json:"changes_pending"`
 	// Failed: some file was refused, would be invalid, could not be read
@@ -106,8 +106,8 @@ type MigrateReport struct {
 	Failed bool `json:"failed"`
 }
 
-// MigrateFileReport is one file of a MigrateReport.
-type MigrateFileReport struct {
+// migrateFileReport is one file of a migrateReport.
+type migrateFileReport struct {
 	File string `json:"file"`
 	// Format is json, yaml, or unknown when the file could not be read.
 	Format string `json:"format"`
@@ -132,7 +132,7 @@ type MigrateFileReport struct {
 	// Errors are decoding errors (unreadable), the validation errors of
 	// the rewritten file (invalid_result), or the write error
 	// (write_failed), with the fields of lcctl validate's diagnostics.
-	Errors []ValidateDiagnostic `json:"errors"`
+	Errors []validateDiagnostic `json:"errors"`
 	// Diff is the unified diff of the change ("" when none).
 	Diff string `json:"diff"`
 }
@@ -176,7 +176,7 @@ func runMigrate(_ context.Context, env *Env, opts *migrateOptions, args []string
 	if err != nil {
 		return UsageErr(err)
 	}
-	report := MigrateReport{SchemaVersion: 1, Strategy: s.String(), MaxQueued: opts.MaxQueued, AffinityWaitMs: opts.AffinityWaitMs,
+	report := migrateReport{SchemaVersion: 1, Strategy: s.String(), MaxQueued: opts.MaxQueued, AffinityWaitMs: opts.AffinityWaitMs,
 		Only: nonNil(opts.Only), DefaultModels: nonNil(opts.DefaultModels), PreserveHeaderMethod: !opts.NoPreserveHeaderMethod, Write: opts.Write}
 	unreadable := false
 	for _, name := range files {
@@ -222,9 +222,9 @@ func nonNil(s []string) []string {
 }
 
 // migrateFile reads, migrates and (with --write) rewrites one file.
-func migrateFile(env *Env, opts *migrateOptions, mo migrate.Options, name string) MigrateFileReport {
-	fr := MigrateFileReport{File: name, Format: "unknown", Changes: []migrate.Change{}, Availability: []migrate.Availability{},
-		Notes: []migrate.Note{}, Errors: []ValidateDiagnostic{}}
+func migrateFile(env *Env, opts *migrateOptions, mo migrate.Options, name string) migrateFileReport {
+	fr := migrateFileReport{File: name, Format: "unknown", Changes: []migrate.Change{}, Availability: []migrate.Availability{},
+		Notes: []migrate.Note{}, Errors: []validateDiagnostic{}}
 	var orig *safewrite.Original
 	var data []byte
 	if name == "-" {
@@ -270,7 +270,7 @@ func migrateFile(env *Env, opts *migrateOptions, mo migrate.Options, name string
 	fr.Backup = backup
 	if err != nil {
 		fr.Status = statusWriteFailed
-		fr.Errors = append(fr.Errors, ValidateDiagnostic{Severity: "error", Message: err.Error(),
+		fr.Errors = append(fr.Errors, validateDiagnostic{Severity: "error", Message: err.Error(),
 			Hint: "the original file is unchanged; fix the cause and run lcctl migrate again"})
 		return fr
 	}
@@ -280,7 +280,7 @@ func migrateFile(env *Env, opts *migrateOptions, mo migrate.Options, name string
 
 // unreadableReport reports a file that could not be read, worded as
 // lcctl validate words it (V1).
-func unreadableReport(fr MigrateFileReport, err error) MigrateFileReport {
+func unreadableReport(fr migrateFileReport, err error) migrateFileReport {
 	fr.Status = string(migrate.StatusUnreadable)
 	for _, d := range validate.ReadFailure(fr.File, err).Diagnostics {
 		fr.Errors = append(fr.Errors, migrateDiag(d))
@@ -288,15 +288,15 @@ func unreadableReport(fr MigrateFileReport, err error) MigrateFileReport {
 	return fr
 }
 
-func migrateDiag(d validate.Diagnostic) ValidateDiagnostic {
-	return ValidateDiagnostic{Severity: d.Severity.String(), Code: string(d.Code), Rule: d.Rule, Line: d.Line, Column: d.Col,
+func migrateDiag(d validate.Diagnostic) validateDiagnostic {
+	return validateDiagnostic{Severity: d.Severity.String(), Code: string(d.Code), Rule: d.Rule, Line: d.Line, Column: d.Col,
 		Path: d.Path, Field: d.Field, Algorithm: d.Algorithm, Spelling: d.Spelling, Message: d.Message, Hint: d.Hint}
 }
 
 // printMigrateText writes the human report (stderr): per file its status,
 // each change with its reason and what it loses, notes, availability
 // changes and the version-safety warning.
-func printMigrateText(w io.Writer, st *ui.Styles, report *MigrateReport) {
+func printMigrateText(w io.Writer, st *ui.Styles, report *migrateReport) {
 	for i, fr := range report.Files {
 		if i > 0 {
 			fmt.Fprintln(w)
