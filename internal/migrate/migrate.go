@@ -1,0 +1,869 @@
+package migrate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/validate"
+)
+
+const pwaw = "pulsar-wait-and-widen"
+
+// recoverPanics turns a panic inside Migrate into a refused result (the
+// file is never written). The fuzz test turns it off so bugs surface.
+var recoverPanics = true
+
+// droppedForPulsar are the fields a pulsar-wait-and-widen entry may hold
+// that pulsar rejects (lb-config.md M6, matrix §6.7): they are removed, and
+// listed, when an entry switches to pulsar.
+var droppedForPulsar = []string{
+	"comparator", "n", "max_queued", "max_queue_time_floor_ms", "max_queue_time_ceil_ms",
+	"ttft_bucket_size_ms", "next_bucket_unlock_factor", "ignore_queue_time",
+	"ignore_input_processing_time", "cache_affinity_virtual_nodes",
+	"cache_affinity_backend_selection_count", "cache_affinity_input_tokens_scale",
+	"cache_affinity_wait_ms", "band_widen_interval_ms", "fallback_max_queued",
+	"last_cluster_affinity",
+}
+
+// copiedToHeaderEntry are the fields M8 copies from a switched entry into
+// the bounded pulsar-wait-and-widen entry it adds, so that requests that
+// still ask for pulsar-wait-and-widen rank the same clusters and pass the
+// same admission checks.
+var copiedToHeaderEntry = []string{
+	"seed", "rendezvous_weight", "consider_kv_free_tokens",
+	"require_cache_affinity_key", "require_input_tokens", "max_input_work_seconds",
+}
+
+// Texts shared by changes and notes.
+const (
+	boundedReason  = "M5: keep pulsar-wait-and-widen and bound the stickiness the release removes: rank 1 keeps a key's requests while it has room for max_queued queued requests above its max_engine_concurrency, and a request waits up to cache_affinity_wait_ms for rank 1 before the ranking widens; the algorithm, its name in metrics and in x-routing-method, the ranking (seed, rendezvous_weight), KV checks, band widening and last_cluster_affinity stay"
+	pulsarReason   = "M6: switch to pulsar, which keeps today's unlimited stickiness: the same rank-1 cluster per key (pulsar ranks exactly like pulsar-wait-and-widen for the same seed and rendezvous_weight) and an eligible rank 1 always wins; valid on every Stargate release"
+	lostIneligible = "when rank 1 is ineligible (excluded by a retry, no valid weight, or failing the KV check) the request goes to the next eligible cluster in ranking order: no TTFT-bucket or queue selection, no band timing, no waiting"
+	lostMetrics    = "the algorithm label in Stargate's metrics and logs becomes pulsar"
+	versionSafety  = "cache_affinity_wait_ms on pulsar-wait-and-widen is rejected at startup (\"pulsar-wait-and-widen config does not support field(s): cache_affinity_wait_ms\") by Stargate releases older than the pulsar-wait-and-widen affinity wait (#2288): this file must reach only Stargate binaries that have it. Upgrade the binaries in the same rollout as this config, or migrate to --strategy pulsar first (with --no-preserve-header-method while any older Stargate runs); see docs/rollout.md"
+)
+
+// Migrate rewrites the no-SLO pulsar-wait-and-widen entries of one
+// lb-config file (JSON or YAML; name decides the format as for
+// validate.File) by the rules M1–M16 of lb-config.md §13, and returns the
+// migrated bytes with every change, note and availability change.
+//
+// It is pure: bytes in, bytes out, no I/O. The rewrite keeps every byte
+// outside the changed entries (YAML comments, key order, indentation,
+// quoting; JSON layout); new JSON follows the file's own indentation and
+// spacing. The output is checked three ways before Status becomes
+// StatusPending: it decodes to exactly the intended document, it passes
+// validation (M12, otherwise StatusInvalid), and a second pass with the
+// same options finds nothing to change (M13). Migrate never panics; the
+// error is non-nil only for invalid options (Options.Check).
+func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
+	if err := opts.Check(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if !recoverPanics {
+			return
+		}
+		if p := recover(); p != nil {
+			// A bug must not take the process down or write anything.
+			res = &Result{File: name, Status: StatusRefused, Input: src, Output: src,
+				Notes: []Note{{Severity: SeverityError, Message: fmt.Sprintf("internal error while migrating (nothing written): %v", p),
+					Hint: "please report this file to the lcctl maintainers"}}}
+			err = nil
+		}
+	}()
+	before := validate.File(name, src)
+	res = &Result{File: before.File, Format: before.Format, Input: src, Output: src, Before: before}
+	if before.Unreadable() {
+		res.Status = StatusUnreadable
+		res.Errors = before.Errors()
+		return res, nil
+	}
+	p := plan(before, opts)
+	res.Changes, res.Notes, res.RequiresAffinityWaitStargate = p.changes, p.notes, p.writesWait
+	if len(res.Refusals()) > 0 {
+		return refused(res), nil
+	}
+	if len(p.changes) == 0 {
+		res.Status = StatusUnchanged
+		if !before.Valid() {
+			res.Notes = append(res.Notes, Note{Severity: SeverityWarning, Message: fmt.Sprintf("the file does not pass validation (errors: %d); run lcctl validate", before.Counts.Errors)})
+		}
+		return res, nil
+	}
+	out, err := render(before.Doc, p.root)
+	if err != nil {
+		msg := "lcctl could not rewrite this file safely, so it changes nothing"
+		hint := ""
+		if errors.Is(err, errLayout) {
+			hint = "rewrite the entry in plain block or flow style (no block scalars or multi-line plain scalars), or apply the change by hand"
+		} else {
+			hint = "please report this file to the lcctl maintainers"
+		}
+		res.Notes = append(res.Notes, Note{Severity: SeverityError, Message: msg + ": " + err.Error(), Hint: hint})
+		return refused(res), nil
+	}
+	if why := verify(name, before.Format, out, p.root); why != "" {
+		res.Notes = append(res.Notes, Note{Severity: SeverityError,
+			Message: "lcctl could not rewrite this file safely, so it changes nothing: the rewritten text would not hold exactly the intended document (" + why + ")",
+			Hint:    "please report this file to the lcctl maintainers; apply the change by hand meanwhile"})
+		return refused(res), nil
+	}
+	after := validate.FileAs(name, out, before.Format)
+	res.After = after
+	res.Availability = availabilityChanges(before, after)
+	if !after.Valid() {
+		res.Status = StatusInvalid
+		res.Errors = invalidErrors(before, after)
+		res.Notes = append(res.Notes, invalidNote(before, after))
+		return res, nil
+	}
+	if again := plan(after, opts); len(again.changes) > 0 || len(again.notes) > 0 && hasError(again.notes) {
+		res.Notes = append(res.Notes, Note{Severity: SeverityError,
+			Message: fmt.Sprintf("internal error: a second migration of the result would change %d more entries (M13), so nothing is written", len(again.changes)),
+			Hint:    "please report this file to the lcctl maintainers"})
+		res.After, res.Availability = nil, nil
+		return refused(res), nil
+	}
+	res.Output = out
+	res.Status = StatusPending
+	return res, nil
+}
+
+// refused marks res as refused: no output, and no changes reported, since
+// none will be made until the refusals are resolved.
+func refused(res *Result) *Result {
+	res.Status = StatusRefused
+	res.Output = res.Input
+	res.Changes = nil
+	res.RequiresAffinityWaitStargate = false
+	return res
+}
+
+func hasError(ns []Note) bool {
+	return slices.ContainsFunc(ns, func(n Note) bool { return n.Severity == SeverityError })
+}
+
+// invalidErrors lists the errors of the rewritten file. An error the input
+// already had (same code and path) is given with its position in the
+// input, which is the file the operator can open; a new one keeps its
+// position in the rewritten text and says so.
+func invalidErrors(before, after *validate.Result) []validate.Diagnostic {
+	old := map[string]validate.Diagnostic{}
+	for _, d := range before.Errors() {
+		old[string(d.Code)+"\x00"+d.Path] = d
+	}
+	var out []validate.Diagnostic
+	for _, d := range after.Errors() {
+		if o, ok := old[string(d.Code)+"\x00"+d.Path]; ok {
+			out = append(out, o)
+			continue
+		}
+		d.Message = "in the migrated text (not written): " + d.Message
+		out = append(out, d)
+	}
+	return out
+}
+
+// invalidNote explains an invalid result (M12), separating errors the
+// input already had from errors the migration would add.
+func invalidNote(before, after *validate.Result) Note {
+	old := map[string]bool{}
+	for _, d := range before.Errors() {
+		old[string(d.Code)+"\x00"+d.Path] = true
+	}
+	pre, added := 0, 0
+	for _, d := range after.Errors() {
+		if old[string(d.Code)+"\x00"+d.Path] {
+			pre++
+		} else {
+			added++
+		}
+	}
+	n := fmt.Sprintf("%d errors", pre+added)
+	if pre+added == 1 {
+		n = "1 error"
+	}
+	msg := fmt.Sprintf("the migrated file would not pass Stargate's startup validation (%s), so nothing is written (M12)", n)
+	hint := "fix the errors listed, then migrate again"
+	if pre > 0 && added == 0 {
+		msg += "; the input already has these errors"
+		hint = "run lcctl validate on the input, fix it, then migrate again"
+	}
+	return Note{Severity: SeverityError, Rule: "M12", Message: msg, Hint: hint}
+}
+
+func render(doc *validate.Document, root *node) ([]byte, error) {
+	if doc.Format == validate.FormatYAML {
+		if doc.YAML == nil {
+			return nil, fmt.Errorf("internal error: YAML document without its node tree")
+		}
+		return renderYAML(doc.Source, doc.YAML, root)
+	}
+	return renderJSON(doc.Source, root)
+}
+
+// verify decodes out and compares it with the intended tree; it returns ""
+// when they hold the same document.
+func verify(name string, format validate.Format, out []byte, root *node) string {
+	doc, diags := validate.Decode(name, out, format)
+	if doc.Root == nil {
+		if len(diags) > 0 {
+			return "it does not decode: " + diags[0].Message
+		}
+		return "it does not decode"
+	}
+	if !root.sameAs(doc.Root) {
+		return "decoded content differs"
+	}
+	return ""
+}
+
+// planner applies the M rules to one decoded file.
+type planner struct {
+	opts       Options
+	res        *validate.Result
+	root       *node
+	idx        map[*validate.Value]*node
+	changes    []Change
+	notes      []Note
+	writesWait bool
+
+	// Indexes over res.Entries: the active model-level entries per models
+	// entry, the models entry per model ID, and whether the top-level
+	// request_algorithms has an active pulsar-wait-and-widen entry.
+	modelLevel map[*validate.Entry][]*validate.Entry
+	models     map[string]*validate.Entry
+	topPWAWSet bool
+}
+
+func plan(res *validate.Result, opts Options) *planner {
+	p := &planner{opts: opts, res: res, modelLevel: map[*validate.Entry][]*validate.Entry{}, models: map[string]*validate.Entry{}}
+	p.root, p.idx = newTree(res.Doc.Root)
+	for _, e := range res.Entries {
+		switch {
+		case e.Role == validate.RoleModelRequestAlgorithm && e.Active:
+			p.modelLevel[e.Parent] = append(p.modelLevel[e.Parent], e)
+		case e.Role == validate.RoleModel:
+			if _, seen := p.models[e.Model]; !seen {
+				p.models[e.Model] = e
+			}
+		case e.Role == validate.RoleRequestAlgorithm && e.Active && e.KeyAlgorithm == lb.PulsarWaitAndWiden:
+			p.topPWAWSet = true
+		}
+	}
+	var todo []*validate.Entry
+	for _, e := range res.Entries {
+		if e.NoSLO {
+			todo = append(todo, e)
+		}
+	}
+	pins := p.pinList()
+	if len(todo) == 0 && len(pins) == 0 {
+		p.onlyNotes()
+		return p
+	}
+	if res.Doc.Root.Kind != validate.KindObject {
+		p.refuse("", "", "the top level is the positional array form [default, request_algorithms, models]; lcctl rewrites only the object form",
+			"write the object form {\"default\": ..., \"request_algorithms\": ..., \"models\": ...} first (W20)")
+		return p
+	}
+	for _, e := range todo {
+		p.entry(e)
+	}
+	p.pin(pins)
+	p.onlyNotes()
+	return p
+}
+
+func (p *planner) note(sev Severity, rule, path, msg, hint string) {
+	p.notes = append(p.notes, Note{Severity: sev, Rule: rule, Path: path, Message: msg, Hint: hint})
+}
+
+func (p *planner) refuse(rule, path, msg, hint string) {
+	p.note(SeverityError, rule, path, msg, hint)
+}
+
+// entry decides what happens to one no-SLO entry.
+func (p *planner) entry(e *validate.Entry) {
+	switch e.Role {
+	case validate.RoleDefault, validate.RoleRequestAlgorithm:
+		if !p.opts.sharedInScope() {
+			p.note(SeverityWarning, "W1", e.Path,
+				fmt.Sprintf("%s is shared by every model and --only limits this run to %s, so it is left as it is; it still loses the eligible-primary shortcut at the upgrade", describeEntry(e), strings.Join(p.opts.Only, ", ")),
+				"migrate it in a run without --only")
+			return
+		}
+	case validate.RoleModel, validate.RoleModelRequestAlgorithm:
+		if !p.opts.selectedModel(e.Model) {
+			p.note(SeverityWarning, "W1", e.Path,
+				fmt.Sprintf("%s is not in --only, so it is left as it is; it still loses the eligible-primary shortcut at the upgrade", describeEntry(e)),
+				"migrate it in another run")
+			return
+		}
+	}
+	if e.Bounded {
+		p.note(SeverityInfo, "M4", e.Path,
+			fmt.Sprintf("%s has no queue SLO but already states its bounds (max_queued and cache_affinity_wait_ms), so it is left as it is", describeEntry(e)), "")
+		return
+	}
+	if !p.pathSafe(e) {
+		return
+	}
+	if e.Role == validate.RoleDefault {
+		p.defaultEntry(e)
+		return
+	}
+	if e.Role == validate.RoleRequestAlgorithm || e.Role == validate.RoleModelRequestAlgorithm {
+		want := lb.PulsarWaitAndWiden
+		if p.opts.Strategy == Pulsar {
+			want = lb.Pulsar
+		}
+		if e.KeyAlgorithm != want {
+			p.refuseKey(e)
+			return
+		}
+	}
+	if p.opts.Strategy == Bounded {
+		p.bound(e)
+	} else {
+		p.toPulsar(e)
+	}
+}
+
+// refuseKey explains M7 / V19 for a request_algorithms entry whose key
+// would not match the target algorithm.
+func (p *planner) refuseKey(e *validate.Entry) {
+	if p.opts.Strategy == Pulsar && e.KeyAlgorithm == lb.PulsarWaitAndWiden {
+		p.refuse("M7", e.Path,
+			fmt.Sprintf("%s cannot switch to pulsar: a request_algorithms key must name its entry's algorithm (V19: \"request_algorithms key pulsar-wait-and-widen does not match configured algorithm pulsar\"), and moving the entry under a pulsar key would change which x-routing-method value selects it", describeEntry(e)),
+			"use --strategy bounded for this entry (it stays pulsar-wait-and-widen under the same key), or leave it out with --only")
+		return
+	}
+	target := "pulsar-wait-and-widen"
+	if p.opts.Strategy == Pulsar {
+		target = "pulsar"
+	}
+	p.refuse("M7", e.Path,
+		fmt.Sprintf("%s sits under the key %q, which names %s; the %s target would still not match it (V19: request_algorithms key %s does not match configured algorithm %s)", describeEntry(e), e.Key, e.KeyAlgorithm, p.opts.Strategy, e.KeyAlgorithm, target),
+		"fix the key or the algorithm first (lcctl validate reports V19), then migrate")
+}
+
+// describeEntry names an entry for messages.
+func describeEntry(e *validate.Entry) string {
+	alg := pwaw
+	if e.Spelling != "" {
+		alg = fmt.Sprintf("%s (written %q)", pwaw, e.Spelling)
+	}
+	switch e.Role {
+	case validate.RoleDefault:
+		return fmt.Sprintf("`default` (%s)", alg)
+	case validate.RoleRequestAlgorithm:
+		return fmt.Sprintf("the top-level request_algorithms entry %s (%s)", e.Path, alg)
+	case validate.RoleModelRequestAlgorithm:
+		return fmt.Sprintf("the model-level request_algorithms entry %s (%s)", e.Path, alg)
+	}
+	return fmt.Sprintf("the models entry %s (%s)", e.Path, alg)
+}
+
+// pathSafe applies M14 (duplicates on the rewritten path) and lcctl's own
+// YAML limits (anchors, aliases and merge keys on the path) and reports
+// whether the entry may be rewritten.
+func (p *planner) pathSafe(e *validate.Entry) bool {
+	root := p.res.Doc.Root
+	dup := func(where string) bool {
+		p.refuse("M14", e.Path,
+			fmt.Sprintf("%s: %s; Stargate's winner depends on duplicate-key rules (D1–D4) an operator rarely expects, so lcctl does not rewrite it", describeEntry(e), where),
+			"remove the duplicate (lcctl validate reports it as W15), then migrate again")
+		return false
+	}
+	var chain []*validate.Value
+	switch e.Role {
+	case validate.RoleDefault:
+		if countKey(root, "default") > 1 {
+			return dup("the top-level key `default` is repeated")
+		}
+	case validate.RoleRequestAlgorithm:
+		if countKey(root, "request_algorithms") > 1 {
+			return dup("the top-level key `request_algorithms` is repeated")
+		}
+		ra := firstMember(root, "request_algorithms")
+		if countAlg(ra, e.KeyAlgorithm) > 1 {
+			return dup(fmt.Sprintf("another key of the top-level request_algorithms also names %s", e.KeyAlgorithm))
+		}
+		chain = append(chain, ra)
+	case validate.RoleModel, validate.RoleModelRequestAlgorithm:
+		if countKey(root, "models") > 1 {
+			return dup("the top-level key `models` is repeated")
+		}
+		models := firstMember(root, "models")
+		if countKey(models, e.Model) > 1 {
+			return dup(fmt.Sprintf("the models key %q is repeated", e.Model))
+		}
+		chain = append(chain, models)
+		if e.Role == validate.RoleModelRequestAlgorithm {
+			parent := e.Parent.Value
+			if countKey(parent, "request_algorithms") > 1 {
+				return dup(fmt.Sprintf("the key `request_algorithms` is repeated in models[%q]", e.Model))
+			}
+			ra := parent.Get("request_algorithms")
+			if countAlg(ra, e.KeyAlgorithm) > 1 {
+				return dup(fmt.Sprintf("another key of models[%q].request_algorithms also names %s", e.Model, e.KeyAlgorithm))
+			}
+			chain = append(chain, parent, ra)
+		}
+	}
+	if path := dupInside(e.Value, e.Path); path != "" {
+		return dup("a key is repeated inside it at " + path)
+	}
+	if p.res.Doc.Format == validate.FormatYAML {
+		for _, v := range chain {
+			if v != nil && v.Node != nil && (v.Node.Anchor != "" || v.Node.Kind == yaml.AliasNode) {
+				p.refuse("", e.Path, fmt.Sprintf("%s is inside a YAML node shared through an anchor (&%s); a change there would also change every alias of it", describeEntry(e), v.Node.Anchor),
+					"expand the alias by hand, then migrate again")
+				return false
+			}
+		}
+		if e.Value.Node != nil && yamlShared(e.Value.Node) {
+			p.refuse("", e.Path, fmt.Sprintf("%s uses YAML anchors, aliases or merge keys; lcctl does not rewrite shared YAML nodes, since a change would also apply to every alias", describeEntry(e)),
+				"expand the anchors and aliases of this entry by hand, then migrate again")
+			return false
+		}
+	}
+	return true
+}
+
+// yamlShared reports an anchor, alias or merge key anywhere in n.
+func yamlShared(n *yaml.Node) bool {
+	if n.Anchor != "" || n.Kind == yaml.AliasNode {
+		return true
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Tag == "!!merge" {
+				return true
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if yamlShared(c) {
+			return true
+		}
+	}
+	return false
+}
+
+func countKey(v *validate.Value, key string) int {
+	if v == nil || v.Kind != validate.KindObject {
+		return 0
+	}
+	n := 0
+	for _, m := range v.Members {
+		if m.Key == key {
+			n++
+		}
+	}
+	return n
+}
+
+// countAlg counts the keys of a request_algorithms map that name a
+// (aliases included: D2/D4 treat them as repeats).
+func countAlg(v *validate.Value, a lb.Algorithm) int {
+	if v == nil || v.Kind != validate.KindObject {
+		return 0
+	}
+	n := 0
+	for _, m := range v.Members {
+		if b, ok := lb.ParseAlgorithmName(m.Key); ok && b == a {
+			n++
+		}
+	}
+	return n
+}
+
+func firstMember(v *validate.Value, key string) *validate.Value {
+	if v == nil || v.Kind != validate.KindObject {
+		return nil
+	}
+	for _, m := range v.Members {
+		if m.Key == key {
+			return m.Value
+		}
+	}
+	return nil
+}
+
+// dupInside returns the path of the first object inside v (v included)
+// that repeats a key (D3), or "".
+func dupInside(v *validate.Value, path string) string {
+	switch v.Kind {
+	case validate.KindObject:
+		seen := map[string]bool{}
+		for _, m := range v.Members {
+			if seen[m.Key] {
+				return path + "." + m.Key
+			}
+			seen[m.Key] = true
+		}
+		for _, m := range v.Members {
+			if d := dupInside(m.Value, path+"."+m.Key); d != "" {
+				return d
+			}
+		}
+	case validate.KindArray:
+		for i, it := range v.Items {
+			if d := dupInside(it, path+"["+strconv.Itoa(i)+"]"); d != "" {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
+// bound applies M5 to a models or request_algorithms entry: add the
+// missing bounds, keep everything else and the algorithm spelling; a
+// string entry becomes a detailed object (M10).
+func (p *planner) bound(e *validate.Entry) {
+	n := p.idx[e.Value]
+	before := n.jsonText()
+	var added []Field
+	if e.StringForm {
+		n.become(obj("algorithm", str(e.Value.Text), "max_queued", num(p.opts.MaxQueued), "cache_affinity_wait_ms", num(p.opts.AffinityWaitMs)))
+		added = []Field{{"max_queued", n.get("max_queued").jsonText()}, {"cache_affinity_wait_ms", n.get("cache_affinity_wait_ms").jsonText()}}
+	} else {
+		for _, f := range []struct {
+			name string
+			val  uint64
+		}{{"max_queued", p.opts.MaxQueued}, {"cache_affinity_wait_ms", p.opts.AffinityWaitMs}} {
+			if n.present(f.name) {
+				continue
+			}
+			// A null value counts as absent (§7.1); it is replaced.
+			n.remove(f.name)
+			n.appendMember(f.name, num(f.val))
+			added = append(added, Field{f.name, n.get(f.name).jsonText()})
+		}
+	}
+	reason := boundedReason
+	if slices.ContainsFunc(added, func(f Field) bool { return f.Name == "cache_affinity_wait_ms" }) {
+		p.writesWait = true
+	}
+	p.changes = append(p.changes, Change{Path: e.Path, Rule: "M5", Action: "bound",
+		AlgorithmBefore: pwaw, AlgorithmAfter: pwaw, Before: before, After: n.jsonText(),
+		AddedFields: added, RemovedFields: []Field{}, Reason: reason, Lost: []string{}})
+}
+
+// toPulsar applies M6 (and M8, M10) to a models entry or a
+// request_algorithms entry keyed pulsar.
+func (p *planner) toPulsar(e *validate.Entry) {
+	n := p.idx[e.Value]
+	before := n.jsonText()
+	var header *node
+	if e.Role == validate.RoleModel && !p.opts.NoPreserveHeaderMethod && !p.pwawReachable(e) {
+		header = p.headerEntry(n)
+	}
+	var removed []Field
+	lcaOn := false
+	if e.StringForm {
+		if header != nil {
+			n.become(obj("algorithm", str("pulsar"), "request_algorithms", obj(pwaw, header)))
+		} else {
+			n.setScalar(validate.KindString, "pulsar")
+		}
+	} else {
+		if v := n.get("last_cluster_affinity"); v != nil && v.kind == validate.KindBool && v.text == "true" {
+			lcaOn = true
+		}
+		for _, m := range n.members {
+			if slices.Contains(droppedForPulsar, m.key) {
+				removed = append(removed, Field{m.key, m.val.jsonText()})
+			}
+		}
+		for _, f := range droppedForPulsar {
+			n.remove(f)
+		}
+		n.get("algorithm").setScalar(validate.KindString, "pulsar")
+		if header != nil {
+			if ra := n.get("request_algorithms"); ra != nil && ra.kind == validate.KindObject {
+				ra.appendMember(pwaw, header)
+			} else {
+				n.remove("request_algorithms")
+				n.appendMember("request_algorithms", obj(pwaw, header))
+			}
+		}
+	}
+	lost := []string{lostIneligible, lostMetrics}
+	if lcaOn {
+		lost = append(lost, "last_cluster_affinity: returning sessions are no longer sent back to the cluster that served them last (pulsar has no session rules)")
+		p.note(SeverityWarning, "M6", e.Path, describeEntry(e)+" had last_cluster_affinity: true; pulsar has no session rules, so returning sessions lose last-cluster routing", "use --strategy bounded to keep last_cluster_affinity")
+	}
+	if len(removed) > 0 {
+		names := make([]string, len(removed))
+		for i, f := range removed {
+			names[i] = f.Name
+		}
+		lost = append(lost, "the removed settings ("+strings.Join(names, ", ")+") no longer apply: pulsar accepts none of them")
+	}
+	if e.Role == validate.RoleModel && header == nil && !p.pwawReachable(e) {
+		lost = append(lost, "x-routing-method: pulsar-wait-and-widen (and pulsar_multiregion, ...) now gets HTTP 400 `unavailable` for this model (--no-preserve-header-method)")
+	}
+	reason := pulsarReason
+	if removed == nil {
+		removed = []Field{}
+	}
+	p.changes = append(p.changes, Change{Path: e.Path, Rule: "M6", Action: "switch_to_pulsar",
+		AlgorithmBefore: pwaw, AlgorithmAfter: "pulsar", Before: before, After: n.jsonText(),
+		AddedFields: []Field{}, RemovedFields: removed, Reason: reason, Lost: lost})
+	if header != nil {
+		p.headerChange(e.Path+".request_algorithms["+strconv.Quote(pwaw)+"]", header,
+			fmt.Sprintf("M8: keeps x-routing-method: pulsar-wait-and-widen working for model %q (it selected the model's own entry before, E3.1); the entry is bounded (M5) and copies the ranking and admission settings", e.Model))
+	}
+	if e.Role == validate.RoleModel {
+		for _, c := range p.modelLevel[e] {
+			if c.KeyAlgorithm == lb.Pulsar {
+				p.note(SeverityWarning, "W5", c.Path,
+					fmt.Sprintf("models[%q] is now pulsar, so x-routing-method: pulsar selects the model's own entry and %s is never used any more", e.Model, c.Path),
+					"move settings you need from it into the model entry, then remove it")
+			}
+		}
+	}
+}
+
+// headerChange records an M8 addition.
+func (p *planner) headerChange(path string, h *node, reason string) {
+	var added []Field
+	for _, m := range h.members {
+		added = append(added, Field{m.key, m.val.jsonText()})
+	}
+	p.writesWait = true
+	p.changes = append(p.changes, Change{Path: path, Rule: "M8", Action: "add_header_entry",
+		AlgorithmBefore: "", AlgorithmAfter: pwaw, Before: json.RawMessage("null"), After: h.jsonText(),
+		AddedFields: added, RemovedFields: []Field{}, Reason: reason, Lost: []string{}})
+}
+
+// headerEntry builds the bounded pulsar-wait-and-widen entry M8 adds for a
+// switched entry n (its state before the switch): the ranking and
+// admission fields copied, then max_queued and cache_affinity_wait_ms — the
+// entry's own values when it states them (M5 keeps existing values), N and
+// X otherwise.
+func (p *planner) headerEntry(n *node) *node {
+	h := obj("algorithm", str(pwaw))
+	if n.kind == validate.KindObject {
+		for _, m := range n.members {
+			if slices.Contains(copiedToHeaderEntry, m.key) && m.val.kind != validate.KindNull {
+				h.appendMember(m.key, m.val.clone())
+			}
+		}
+	}
+	mq, wait := num(p.opts.MaxQueued), num(p.opts.AffinityWaitMs)
+	if n.kind == validate.KindObject {
+		if v := n.get("max_queued"); v != nil && v.kind != validate.KindNull {
+			mq = v.clone()
+		}
+		if v := n.get("cache_affinity_wait_ms"); v != nil && v.kind != validate.KindNull {
+			wait = v.clone()
+		}
+	}
+	h.appendMember("max_queued", mq)
+	h.appendMember("cache_affinity_wait_ms", wait)
+	return h
+}
+
+// pwawReachable reports whether x-routing-method: pulsar-wait-and-widen
+// would still find an entry for model e once e is pulsar: a model-level
+// entry (E3.2) or a top-level one (E3.3).
+func (p *planner) pwawReachable(e *validate.Entry) bool {
+	if p.topPWAWSet {
+		return true
+	}
+	for _, c := range p.modelLevel[e] {
+		if c.KeyAlgorithm == lb.PulsarWaitAndWiden {
+			return true
+		}
+	}
+	return false
+}
+
+// topPWAW reports whether the top-level request_algorithms has an active
+// pulsar-wait-and-widen entry.
+func (p *planner) topPWAW() bool { return p.topPWAWSet }
+
+// defaultEntry applies M9 to a no-SLO `default`.
+func (p *planner) defaultEntry(e *validate.Entry) {
+	if p.opts.Strategy == Bounded {
+		if len(p.opts.DefaultModels) == 0 {
+			p.refuse("M9", "default",
+				fmt.Sprintf("%s cannot be bounded: `default` is a name only and cannot hold max_queued or cache_affinity_wait_ms, so every model without a models entry would lose the eligible-primary shortcut at the upgrade", describeEntry(e)),
+				"either --strategy pulsar (default becomes pulsar), or list the models routed by default with --default-models ID,... (each gets a bounded models entry; default stays as it is), or limit the run with --only")
+			return
+		}
+		p.note(SeverityWarning, "W1", "default",
+			fmt.Sprintf("%s stays as it is (M9): the models listed in --default-models get bounded models entries; every other model without a models entry still loses the eligible-primary shortcut at the upgrade", describeEntry(e)),
+			"list every model routed by default, or use --strategy pulsar for default")
+		return
+	}
+	if countKey(p.res.Doc.Root, "request_algorithms") > 1 {
+		p.refuse("M14", "default", "the top-level key `request_algorithms` is repeated, and M8 would add an entry to it", "remove the duplicate, then migrate again")
+		return
+	}
+	n := p.idx[e.Value]
+	before := n.jsonText()
+	n.setScalar(validate.KindString, "pulsar")
+	lost := []string{lostIneligible, lostMetrics}
+	preserve := !p.opts.NoPreserveHeaderMethod && !p.topPWAW()
+	if !preserve && !p.topPWAW() {
+		lost = append(lost, "x-routing-method: pulsar-wait-and-widen now gets HTTP 400 `unavailable` for models without a models entry (--no-preserve-header-method)")
+	}
+	p.changes = append(p.changes, Change{Path: "default", Rule: "M9", Action: "switch_default",
+		AlgorithmBefore: pwaw, AlgorithmAfter: "pulsar", Before: before, After: n.jsonText(),
+		AddedFields: []Field{}, RemovedFields: []Field{},
+		Reason: "M9: `default` is a name only, so the bounded target cannot be written there; it switches to pulsar, which keeps unlimited stickiness for every model without a models entry (always with default settings: no seed, max-input-tps weight)",
+		Lost:   lost})
+	for _, c := range p.res.Entries {
+		if c.Role == validate.RoleRequestAlgorithm && c.Active && c.KeyAlgorithm == lb.Pulsar {
+			p.note(SeverityWarning, "W5", c.Path,
+				"`default` is now pulsar, so for models without a models entry x-routing-method: pulsar selects `default` (pulsar with default settings) instead of "+c.Path,
+				"models with their own entries still reach it")
+		}
+	}
+	if !preserve {
+		return
+	}
+	if v := firstMember(p.res.Doc.Root, "request_algorithms"); v != nil && v.Node != nil && (v.Node.Anchor != "" || v.Node.Kind == yaml.AliasNode) {
+		p.refuse("M8", "request_algorithms", "the top-level request_algorithms mapping is shared through a YAML anchor; lcctl does not add entries to shared YAML nodes, since every alias would get them too",
+			"expand the alias by hand, or use --no-preserve-header-method, then migrate again")
+		return
+	}
+	h := obj("algorithm", str(pwaw), "max_queued", num(p.opts.MaxQueued), "cache_affinity_wait_ms", num(p.opts.AffinityWaitMs))
+	ra := p.root.get("request_algorithms")
+	switch {
+	case ra == nil:
+		p.root.appendMember("request_algorithms", obj(pwaw, h))
+	case ra.kind == validate.KindObject:
+		ra.appendMember(pwaw, h)
+	default:
+		p.refuse("M8", "request_algorithms", "the top-level request_algorithms is not an object, so M8 cannot add its entry", "fix request_algorithms first (lcctl validate)")
+		return
+	}
+	p.headerChange("request_algorithms["+strconv.Quote(pwaw)+"]", h,
+		"M8: keeps x-routing-method: pulsar-wait-and-widen working for models without a models entry (it selected `default` before, E3.1); the entry is bounded (M5); it is also selectable by models with their own entries (E3.3)")
+}
+
+// pinList is the M9 model list: --default-models, plus (bounded only) the
+// --only models without a models entry.
+func (p *planner) pinList() []string {
+	var out []string
+	add := func(id string) {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	for _, id := range p.opts.DefaultModels {
+		add(id)
+	}
+	for _, id := range p.opts.Only {
+		if p.modelEntry(id) == nil {
+			add(id)
+		}
+	}
+	return out
+}
+
+func (p *planner) modelEntry(id string) *validate.Entry { return p.models[id] }
+
+func (p *planner) defaultNoSLO() *validate.Entry {
+	for _, e := range p.res.Entries {
+		if e.Role == validate.RoleDefault && e.NoSLO {
+			return e
+		}
+	}
+	return nil
+}
+
+// pin writes the M9 bounded models entries for default-routed models.
+func (p *planner) pin(ids []string) {
+	d := p.defaultNoSLO()
+	for _, id := range ids {
+		path := "models[" + strconv.Quote(id) + "]"
+		if p.modelEntry(id) != nil {
+			p.note(SeverityInfo, "M9", path, fmt.Sprintf("model %q has its own models entry, so it is not routed by `default` and gets no new entry", id), "")
+			continue
+		}
+		if d == nil {
+			p.note(SeverityWarning, "M9", path, fmt.Sprintf("model %q has no models entry and `default` is not a no-SLO pulsar-wait-and-widen, so there is nothing to migrate for it", id),
+				"check the model ID (x-model is exact and case-sensitive)")
+			continue
+		}
+		if p.opts.Strategy == Pulsar {
+			p.refuse("M9", path,
+				fmt.Sprintf("model %q has no models entry: it is routed by `default` (%s); the pulsar target would switch `default` for every model routed by it, which --only excludes", id, pwaw),
+				"use --strategy bounded to give this model a bounded models entry, or drop --only to switch `default` to pulsar")
+			continue
+		}
+		if !p.pinSafe(path) {
+			continue
+		}
+		h := obj("algorithm", str(pwaw), "max_queued", num(p.opts.MaxQueued), "cache_affinity_wait_ms", num(p.opts.AffinityWaitMs))
+		models := p.root.get("models")
+		if models == nil {
+			models = obj()
+			p.root.appendMember("models", models)
+		}
+		models.appendMember(id, h)
+		p.writesWait = true
+		p.changes = append(p.changes, Change{Path: path, Rule: "M9", Action: "pin_default_model",
+			AlgorithmBefore: "", AlgorithmAfter: pwaw, Before: json.RawMessage("null"), After: h.jsonText(),
+			AddedFields:   []Field{{"max_queued", num(p.opts.MaxQueued).jsonText()}, {"cache_affinity_wait_ms", num(p.opts.AffinityWaitMs).jsonText()}},
+			RemovedFields: []Field{},
+			Reason:        fmt.Sprintf("M9: model %q is routed by `default` (a name only, which cannot hold bounds); it gets its own bounded pulsar-wait-and-widen entry (M5) with default settings otherwise, exactly what `default` gave it, and x-routing-method availability stays the same", id),
+			Lost:          []string{}})
+	}
+}
+
+// pinSafe checks the top-level models map can take a new entry.
+func (p *planner) pinSafe(path string) bool {
+	root := p.res.Doc.Root
+	if countKey(root, "models") > 1 {
+		p.refuse("M14", path, "the top-level key `models` is repeated, and M9 would add an entry to it", "remove the duplicate, then migrate again")
+		return false
+	}
+	if m := firstMember(root, "models"); m != nil {
+		if m.Kind != validate.KindObject {
+			p.refuse("M9", path, "the top-level models is not an object, so M9 cannot add an entry to it", "fix models first (lcctl validate)")
+			return false
+		}
+		if m.Node != nil && (m.Node.Anchor != "" || m.Node.Kind == yaml.AliasNode) {
+			p.refuse("", path, "the top-level models mapping is shared through a YAML anchor; lcctl does not add entries to shared YAML nodes", "expand the alias by hand, then migrate again")
+			return false
+		}
+	}
+	return true
+}
+
+// onlyNotes reports --only models that had nothing to migrate.
+func (p *planner) onlyNotes() {
+	for _, id := range p.opts.Only {
+		e := p.modelEntry(id)
+		if e == nil {
+			continue // handled by pin
+		}
+		mentioned := false
+		prefix := "models[" + strconv.Quote(id) + "]"
+		for _, c := range p.changes {
+			mentioned = mentioned || strings.HasPrefix(c.Path, prefix)
+		}
+		for _, n := range p.notes {
+			mentioned = mentioned || strings.HasPrefix(n.Path, prefix)
+		}
+		if !mentioned {
+			p.note(SeverityInfo, "M1", prefix, fmt.Sprintf("model %q has no no-SLO pulsar-wait-and-widen entry: nothing to migrate", id), "")
+		}
+	}
+}

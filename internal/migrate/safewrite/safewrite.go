@@ -1,0 +1,283 @@
+// Package safewrite replaces a file's content atomically, never leaving a
+// partial file and never losing the original: the new bytes go to a
+// temporary file beside the target (github.com/google/renameio/v2), which
+// is synced and renamed over the target only after every check passed.
+// The target must still hold exactly the bytes that were read (a file
+// changed on disk in between is refused), keeps its permission bits and
+// owner, and is refused when read-only, hard-linked or in a directory
+// without write permission. A .bak copy of the original can be written
+// first.
+//
+// The file system is injectable (FS) so tests can simulate a full disk.
+package safewrite
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/google/renameio/v2"
+)
+
+// Errors returned (wrapped) by Read and Replace; test them with errors.Is.
+var (
+	// ErrChanged: the file on disk no longer holds the bytes that were
+	// read, or its permission bits changed.
+	ErrChanged = errors.New("the file changed on disk since it was read")
+	// ErrReadOnly: the file has no write permission bits, or the process
+	// may not write it.
+	ErrReadOnly = errors.New("the file is read-only")
+	// ErrDirReadOnly: the directory has no write permission, so no
+	// temporary file can be created beside the target.
+	ErrDirReadOnly = errors.New("the directory is not writable")
+	// ErrNotRegular: the path is not a regular file.
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrHardLinked: the file has more than one hard link; an atomic
+	// rename would detach this name from the others.
+	ErrHardLinked = errors.New("the file has several hard links")
+	// ErrBackupExists: the backup path exists with other content.
+	ErrBackupExists = errors.New("the backup file already exists with other content")
+	// ErrTooLarge: the file is larger than the read limit.
+	ErrTooLarge = errors.New("the file is larger than the input limit")
+)
+
+// Original is a file as read for an in-place rewrite.
+type Original struct {
+	// Path is the path as given; Target is the file it names after
+	// resolving symbolic links (the file that is rewritten, so links stay).
+	Path, Target string
+	// Data is the content read.
+	Data []byte
+	// Mode is the permission bits (and setuid/setgid/sticky).
+	Mode fs.FileMode
+	// UID and GID own the file (-1 when unknown).
+	UID, GID int
+	// Links is the hard-link count (0 when unknown).
+	Links uint64
+}
+
+// Read reads path for a later Replace, refusing anything but a regular
+// file of at most limit bytes. Errors name the path.
+func Read(path string, limit int64) (*Original, error) {
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", path, unwrap(err))
+	}
+	f, err := os.Open(target)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", path, unwrap(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", path, unwrap(err))
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("failed to read %s: %w", path, ErrNotRegular)
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("failed to read %s: %d bytes: %w (%d bytes)", path, st.Size(), ErrTooLarge, limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", path, unwrap(err))
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("failed to read %s: %w (%d bytes)", path, ErrTooLarge, limit)
+	}
+	o := &Original{Path: path, Target: target, Data: data, Mode: st.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), UID: -1, GID: -1}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		o.UID, o.GID, o.Links = int(sys.Uid), int(sys.Gid), uint64(sys.Nlink)
+	}
+	return o, nil
+}
+
+func unwrap(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Pending is a temporary file that will atomically replace its target.
+// renameio's *PendingFile implements it.
+type Pending interface {
+	io.Writer
+	// Chmod and Chown set the temporary file's mode and owner.
+	Chmod(mode fs.FileMode) error
+	Chown(uid, gid int) error
+	// CloseAtomicallyReplace syncs, closes and renames the temporary file
+	// over the target.
+	CloseAtomicallyReplace() error
+	// Cleanup closes and removes the temporary file unless it replaced
+	// the target.
+	Cleanup() error
+}
+
+// FS creates pending files. The default writes a temporary file in the
+// target's directory with renameio.
+type FS interface {
+	NewPending(target string, mode fs.FileMode) (Pending, error)
+}
+
+type osFS struct{}
+
+func (osFS) NewPending(target string, mode fs.FileMode) (Pending, error) {
+	return renameio.NewPendingFile(target, renameio.WithTempDir(filepath.Dir(target)), renameio.WithStaticPermissions(mode))
+}
+
+// OS is the real file system.
+var OS FS = osFS{}
+
+// Options control Replace.
+type Options struct {
+	// Backup writes the original content to Path + ".bak" (atomically,
+	// same mode) before the target is replaced. An existing backup with
+	// the same content is kept; one with other content is refused.
+	Backup bool
+	// FS creates the pending files; nil means OS.
+	FS FS
+	// BeforeRename, when set, runs after the new content is written and
+	// synced and before the last check and the rename (tests use it to
+	// change the file at the worst moment).
+	BeforeRename func()
+}
+
+// Replace writes data over the file o was read from. It returns the
+// backup path when a backup was written or an identical one kept ("" for
+// none, also when writing the backup failed); a backup made before a later
+// failure stays, holding the original content. On any error the target
+// keeps its content, mode and owner, and no temporary file is left behind.
+func Replace(o *Original, data []byte, opt Options) (backup string, err error) {
+	fsys := opt.FS
+	if fsys == nil {
+		fsys = OS
+	}
+	if err := o.writable(); err != nil {
+		return "", err
+	}
+	if err := o.unchanged(); err != nil {
+		return "", err
+	}
+	if opt.Backup {
+		backup = o.Path + ".bak"
+		if err := o.writeBackup(fsys, backup); err != nil {
+			return "", err
+		}
+	}
+	if err := o.write(fsys, o.Target, data, func() error {
+		if opt.BeforeRename != nil {
+			opt.BeforeRename()
+		}
+		return o.unchanged()
+	}); err != nil {
+		return backup, err
+	}
+	return backup, nil
+}
+
+// writable refuses read-only files, hard-linked files and directories that
+// cannot take a temporary file. Permission bits are checked as well as
+// access(2), so the refusal also holds for root, who may write anything.
+func (o *Original) writable() error {
+	st, err := os.Stat(o.Target)
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", o.Path, unwrap(err))
+	}
+	if st.Mode()&0o222 == 0 || syscall.Access(o.Target, 2 /* W_OK */) != nil {
+		return fmt.Errorf("cannot write %s: %w (mode %v); make it writable if it should be migrated", o.Path, ErrReadOnly, st.Mode().Perm())
+	}
+	if o.Links > 1 {
+		return fmt.Errorf("cannot write %s: %w (%d); lcctl replaces files by renaming a new file over them, which would leave the other names with the old content", o.Path, ErrHardLinked, o.Links)
+	}
+	dir := filepath.Dir(o.Target)
+	dst, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", o.Path, unwrap(err))
+	}
+	if dst.Mode()&0o222 == 0 || syscall.Access(dir, 2|1 /* W_OK|X_OK */) != nil {
+		return fmt.Errorf("cannot write %s: %w (%s, mode %v): lcctl writes a temporary file beside the target and renames it", o.Path, ErrDirReadOnly, dir, dst.Mode().Perm())
+	}
+	return nil
+}
+
+// unchanged re-reads the target and compares it with what was read.
+func (o *Original) unchanged() error {
+	f, err := os.Open(o.Target)
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w: %v", o.Path, ErrChanged, unwrap(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w: %v", o.Path, ErrChanged, unwrap(err))
+	}
+	if st.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != o.Mode {
+		return fmt.Errorf("cannot write %s: %w (its mode changed)", o.Path, ErrChanged)
+	}
+	if st.Size() != int64(len(o.Data)) {
+		return fmt.Errorf("cannot write %s: %w; run lcctl migrate again", o.Path, ErrChanged)
+	}
+	now, err := io.ReadAll(io.LimitReader(f, int64(len(o.Data))+1))
+	if err != nil || !bytes.Equal(now, o.Data) {
+		return fmt.Errorf("cannot write %s: %w; run lcctl migrate again", o.Path, ErrChanged)
+	}
+	return nil
+}
+
+func (o *Original) writeBackup(fsys FS, path string) error {
+	if cur, err := os.ReadFile(path); err == nil {
+		if bytes.Equal(cur, o.Data) {
+			return nil
+		}
+		return fmt.Errorf("cannot back up %s: %s: %w; move it away first", o.Path, path, ErrBackupExists)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cannot back up %s to %s: %w", o.Path, path, unwrap(err))
+	}
+	if err := o.write(fsys, path, o.Data, nil); err != nil {
+		return fmt.Errorf("cannot back up %s: %w", o.Path, err)
+	}
+	return nil
+}
+
+// write creates path atomically with data, o's mode and owner; check runs
+// just before the rename and can veto it.
+func (o *Original) write(fsys FS, path string, data []byte, check func() error) (err error) {
+	p, err := fsys.NewPending(path, o.Mode&fs.ModePerm)
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, unwrap(err))
+	}
+	defer func() {
+		if err != nil {
+			_ = p.Cleanup()
+		}
+	}()
+	if _, err := p.Write(data); err != nil {
+		return fmt.Errorf("cannot write %s: %w (the original is unchanged)", path, unwrap(err))
+	}
+	if o.Mode&^fs.ModePerm != 0 {
+		if err := p.Chmod(o.Mode); err != nil {
+			return fmt.Errorf("cannot write %s: setting mode %v: %w", path, o.Mode, unwrap(err))
+		}
+	}
+	if o.UID >= 0 && o.GID >= 0 && (o.UID != os.Getuid() || o.GID != os.Getgid()) {
+		if err := p.Chown(o.UID, o.GID); err != nil {
+			return fmt.Errorf("cannot write %s: keeping its owner %d:%d: %w (the original is unchanged)", path, o.UID, o.GID, unwrap(err))
+		}
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	if err := p.CloseAtomicallyReplace(); err != nil {
+		return fmt.Errorf("cannot write %s: %w (the original is unchanged)", path, unwrap(err))
+	}
+	return nil
+}

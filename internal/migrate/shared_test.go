@@ -1,0 +1,94 @@
+package migrate
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lcctl/lcctl/internal/testutil"
+	"github.com/lcctl/lcctl/internal/validate"
+)
+
+// TestSharedExamples migrates every real upstream config of
+// ../shared/examples/lb-config with both strategies and checks the outcome
+// against expected.tsv: files without a no-SLO entry are left alone, the
+// accepted no-SLO files migrate to files that validate without a W1
+// warning and are idempotent, and the rejected ones are never written
+// (M12/M16).
+func TestSharedExamples(t *testing.T) {
+	dir := filepath.Join(testutil.SharedDir(t), "examples", "lb-config")
+	f, err := os.Open(filepath.Join(dir, "expected.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Outcomes for the no-SLO files, per strategy, where they are not the
+	// plain "changes pending" of an accepted file.
+	special := map[string]map[Strategy]Status{
+		// request_algorithms["pulsar-wait-and-widen"]: M7.
+		"docs-lb-configuration-request-algorithms.json": {Pulsar: StatusRefused},
+		// V19 on the top-level alias key stays whatever the target (M12).
+		"test-unit-legacy-names-short.json": {Bounded: StatusInvalid, Pulsar: StatusInvalid},
+		// V20 comparator: bounded keeps it (M12); pulsar drops it.
+		"test-unit-pulsar-wait-and-widen-comparator.json": {Bounded: StatusInvalid},
+	}
+	n := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") || line == "" {
+			continue
+		}
+		cols := strings.Split(line, "\t")
+		if len(cols) != 3 {
+			t.Fatalf("bad expected.tsv line %q", line)
+		}
+		name, verdict, noSLO := cols[0], cols[1], cols[2] == "yes"
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		for _, s := range []Strategy{Bounded, Pulsar} {
+			t.Run(name+"/"+s.String(), func(t *testing.T) {
+				opts := DefaultOptions()
+				opts.Strategy = s
+				res, err := Migrate(name, data, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := StatusUnchanged
+				switch {
+				case special[name][s] != "":
+					want = special[name][s]
+				case noSLO:
+					want = StatusPending
+				case verdict == "n/a":
+					if res.Status == StatusUnreadable {
+						want = StatusUnreadable
+					}
+				}
+				if res.Status != want {
+					t.Fatalf("status %s, want %s; notes %v errors %v", res.Status, want, res.Notes, res.Errors)
+				}
+				if res.Status != StatusPending {
+					if string(res.Output) != string(data) {
+						t.Fatal("output differs from input although nothing may be written")
+					}
+					return
+				}
+				checkMigrated(t, name, res, opts)
+				for _, d := range res.After.Diagnostics {
+					if d.Code == validate.CodeNoSLO {
+						t.Errorf("migrated file still has the W1 warning: %s", d)
+					}
+				}
+			})
+		}
+	}
+	if n < 80 {
+		t.Fatalf("only %d examples in expected.tsv", n)
+	}
+}

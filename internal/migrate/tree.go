@@ -1,0 +1,240 @@
+package migrate
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
+	"github.com/lcctl/lcctl/internal/validate"
+)
+
+// node is the mutable copy of the decoded document the planner edits. It
+// mirrors the JSON data model of validate.Value and remembers, for every
+// node that existed in the input, the original value, so the renderers can
+// splice only what changed into the original bytes and the verifier can
+// compare the rewritten file with the intended document.
+type node struct {
+	kind validate.Kind
+	// text is a scalar's text as validate reads it: a string's decoded
+	// text, a number's literal, "true"/"false", "null".
+	text    string
+	members []*member
+	items   []*node
+	// orig is the input value this node stands for; nil for a new node.
+	orig *validate.Value
+	// replaced reports that the node's own content (kind or scalar text)
+	// differs from orig: the renderer rewrites the whole value.
+	replaced bool
+}
+
+// member is one key/value pair of an object node.
+type member struct {
+	key string
+	val *node
+	// orig is the input member; nil for a member the planner added.
+	orig *validate.Member
+}
+
+// newTree copies v and returns the copy plus the index from input values
+// to their copies.
+func newTree(v *validate.Value) (*node, map[*validate.Value]*node) {
+	idx := map[*validate.Value]*node{}
+	var cp func(v *validate.Value) *node
+	cp = func(v *validate.Value) *node {
+		n := &node{kind: v.Kind, text: v.Text, orig: v}
+		idx[v] = n
+		for i := range v.Members {
+			m := &v.Members[i]
+			n.members = append(n.members, &member{key: m.Key, val: cp(m.Value), orig: m})
+		}
+		for _, it := range v.Items {
+			n.items = append(n.items, cp(it))
+		}
+		return n
+	}
+	return cp(v), idx
+}
+
+// get returns the value of the last member named key (serde_json's
+// last-wins reading, D3), or nil.
+func (n *node) get(key string) *node {
+	if n == nil || n.kind != validate.KindObject {
+		return nil
+	}
+	for i := len(n.members) - 1; i >= 0; i-- {
+		if n.members[i].key == key {
+			return n.members[i].val
+		}
+	}
+	return nil
+}
+
+// present reports whether key is set to a non-null value.
+func (n *node) present(key string) bool {
+	v := n.get(key)
+	return v != nil && v.kind != validate.KindNull
+}
+
+// remove drops every member named key and reports whether one was found.
+func (n *node) remove(key string) bool {
+	out := n.members[:0]
+	found := false
+	for _, m := range n.members {
+		if m.key == key {
+			found = true
+			continue
+		}
+		out = append(out, m)
+	}
+	n.members = out
+	return found
+}
+
+// appendMember adds key: v at the end of the object.
+func (n *node) appendMember(key string, v *node) {
+	n.members = append(n.members, &member{key: key, val: v})
+}
+
+// setScalar replaces a value in place with a scalar.
+func (n *node) setScalar(kind validate.Kind, text string) {
+	n.kind, n.text = kind, text
+	n.members, n.items = nil, nil
+	n.replaced = true
+}
+
+// become replaces n's content with that of a new node v, keeping n's
+// place (and orig) in the tree.
+func (n *node) become(v *node) {
+	n.kind, n.text, n.members, n.items = v.kind, v.text, v.members, v.items
+	n.replaced = true
+}
+
+// str, num and obj build new nodes.
+func str(s string) *node { return &node{kind: validate.KindString, text: s} }
+
+func num(u uint64) *node { return &node{kind: validate.KindNumber, text: strconv.FormatUint(u, 10)} }
+
+func obj(kv ...any) *node {
+	n := &node{kind: validate.KindObject}
+	for i := 0; i+1 < len(kv); i += 2 {
+		n.appendMember(kv[i].(string), kv[i+1].(*node))
+	}
+	return n
+}
+
+// clone copies a subtree as new nodes (no orig), for values copied from
+// one entry into a new one.
+func (n *node) clone() *node {
+	c := &node{kind: n.kind, text: n.text}
+	for _, m := range n.members {
+		c.appendMember(m.key, m.val.clone())
+	}
+	for _, it := range n.items {
+		c.items = append(c.items, it.clone())
+	}
+	return c
+}
+
+// jsonText renders the subtree as compact JSON (the JSON data model, for
+// reports). Numbers keep their literal when it is JSON; YAML-only literals
+// (hex, octal, "+1", ".5") are converted through their value.
+func (n *node) jsonText() json.RawMessage {
+	var b bytes.Buffer
+	n.writeJSON(&b)
+	return b.Bytes()
+}
+
+func (n *node) writeJSON(b *bytes.Buffer) {
+	switch n.kind {
+	case validate.KindNull, validate.KindInvalid:
+		b.WriteString("null")
+	case validate.KindBool:
+		b.WriteString(n.text)
+	case validate.KindString:
+		b.Write(jsonString(n.text))
+	case validate.KindNumber:
+		b.WriteString(jsonNumber(n))
+	case validate.KindObject:
+		b.WriteByte('{')
+		for i, m := range n.members {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(jsonString(m.key))
+			b.WriteByte(':')
+			m.val.writeJSON(b)
+		}
+		b.WriteByte('}')
+	case validate.KindArray:
+		b.WriteByte('[')
+		for i, it := range n.items {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			it.writeJSON(b)
+		}
+		b.WriteByte(']')
+	}
+}
+
+// jsonNumber returns a JSON number for a number node.
+func jsonNumber(n *node) string {
+	if json.Valid([]byte(n.text)) {
+		return n.text
+	}
+	if o := n.orig; o != nil {
+		switch o.Number {
+		case validate.NumUint:
+			return strconv.FormatUint(o.Uint, 10)
+		case validate.NumInt:
+			return strconv.FormatInt(o.Int, 10)
+		default:
+			return strconv.FormatFloat(o.Float, 'g', -1, 64)
+		}
+	}
+	return "null"
+}
+
+// jsonString encodes s as a JSON string without HTML escaping.
+func jsonString(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // strings always encode
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// sameAs reports whether the decoded value v holds the same JSON data as
+// the intended node n: same kinds, scalar texts, member keys in order and
+// items. It is the verifier's check that a rewrite produced exactly the
+// intended document.
+func (n *node) sameAs(v *validate.Value) bool {
+	if v == nil || n.kind != v.Kind {
+		return false
+	}
+	switch n.kind {
+	case validate.KindNull:
+		return true
+	case validate.KindObject:
+		if len(n.members) != len(v.Members) {
+			return false
+		}
+		for i, m := range n.members {
+			if m.key != v.Members[i].Key || !m.val.sameAs(v.Members[i].Value) {
+				return false
+			}
+		}
+		return true
+	case validate.KindArray:
+		if len(n.items) != len(v.Items) {
+			return false
+		}
+		for i, it := range n.items {
+			if !it.sameAs(v.Items[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return n.text == v.Text
+}
