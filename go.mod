@@ -56,3 +56,5 @@ require (
 	golang.org/x/tools v0.31.0 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 )
+
+tool github.com/olric-data/olric/cmd/olric-server
