@@ -209,7 +209,7 @@ func isHexDigit(c byte) bool {
 // KeyPrefix followed by exactly 64 lower-case hex digits (KeyLen bytes).
 // lcctl refuses to read, write or delete anything else, so it can never
 // touch foreign entries of a shared DMap. The error quotes at most the
-// first 80 bytes of the key.
+// first 40 bytes of the key.
 func ValidateKey(key string) error {
 	if !strings.HasPrefix(key, KeyPrefix) {
 		return fmt.Errorf("key %s is not a store key: it must start with %q", quoteShort(key), KeyPrefix)
@@ -230,7 +230,7 @@ func ValidateKey(key string) error {
 // lastcluster validClusterID): 1 to MaxValueBytes bytes, each printable
 // ASCII 0x20-0x7E. The gateway never stores anything else and treats such
 // a stored value as a miss. The error gives the offending byte offset and
-// never echoes more than 80 bytes of the value.
+// never echoes more than 40 bytes of the value.
 func ValidateValue(v string) error {
 	if v == "" {
 		return errors.New("cluster id must not be empty")
@@ -246,9 +246,10 @@ func ValidateValue(v string) error {
 	return nil
 }
 
-// quoteShort quotes s for an error message, cut to 80 bytes.
+// quoteShort quotes s for an error message, cut to 40 bytes (at most
+// about 200 bytes once quoted).
 func quoteShort(s string) string {
-	const limit = 80
+	const limit = 40
 	if len(s) > limit {
 		return fmt.Sprintf("%q... (%d bytes)", s[:limit], len(s))
 	}

@@ -97,7 +97,11 @@ func validateAddr(a string) error {
 	}
 	host, port, err := net.SplitHostPort(a)
 	if err != nil {
-		return fmt.Errorf("%s is not host:port: %v", quoteShort(a), strings.TrimPrefix(err.Error(), "address "+a+": "))
+		msg := err.Error()
+		if ae, ok := err.(*net.AddrError); ok {
+			msg = ae.Err // without the repeated address
+		}
+		return fmt.Errorf("%s is not host:port: %s", quoteShort(a), msg)
 	}
 	if host == "" {
 		return fmt.Errorf("%s has no host", quoteShort(a))
@@ -109,7 +113,7 @@ func validateAddr(a string) error {
 	}
 	n, err := strconv.ParseUint(port, 10, 16)
 	if err != nil || n == 0 {
-		return fmt.Errorf("%s: port %q is not a number in 1-65535", quoteShort(a), port)
+		return fmt.Errorf("%s: port %s is not a number in 1-65535", quoteShort(a), quoteShort(port))
 	}
 	return nil
 }
