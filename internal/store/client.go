@@ -465,15 +465,17 @@ func kindOf(err error) error {
 // client error whose first word is not a registered prefix into a plain
 // error of the remaining words: "context deadline exceeded" becomes
 // "deadline exceeded", "read tcp ...: i/o timeout" becomes "tcp ...: i/o
-// timeout", and a member that is shutting down answers "ERR context
-// canceled", which arrives as "canceled".
+// timeout" (or just "timeout" from "i/o timeout"), and a member that is
+// shutting down answers "ERR context canceled", which arrives as
+// "canceled".
 func kindOfText(msg string) error {
 	switch {
 	case msg == "canceled", strings.HasSuffix(msg, "context canceled"):
 		// Our own cancellations are caught before, by errors.Is; this is
 		// a member cancelling its work while it leaves the cluster.
 		return ErrUnreachable
-	case strings.Contains(msg, "deadline exceeded"), strings.Contains(msg, "i/o timeout"):
+	case strings.Contains(msg, "deadline exceeded"), strings.Contains(msg, "i/o timeout"),
+		msg == "timeout", strings.HasSuffix(msg, ": timeout"):
 		return ErrTimeout
 	}
 	for _, s := range []string{"connection refused", "connection reset", "broken pipe", "no route to host",
