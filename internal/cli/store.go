@@ -25,6 +25,10 @@ const (
 	// EnvOlricPassword is the Olric password (prefer it, or
 	// --password-file, to a flag: flags show up in process lists).
 	EnvOlricPassword = "LCCTL_OLRIC_PASSWORD"
+	// EnvOlricDMap is the default for --dmap. lcctl does not read the
+	// gateway's OLRIC_DMAP_NAME: that names the rate-limit DMap, never the
+	// last-cluster one (gateway.md §5.1, §8.2).
+	EnvOlricDMap = "LCCTL_OLRIC_DMAP"
 )
 
 // newStoreCommand builds `lcctl store` and its subcommands.
@@ -79,7 +83,7 @@ type connFlags struct {
 
 func (f *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.addrs, "olric", "", "Olric members, host:port[,host:port] (default $"+EnvOlricAddrs+")")
-	fs.StringVar(&f.dmap, "dmap", store.DMapName, "Olric DMap holding the last-cluster entries")
+	fs.StringVar(&f.dmap, "dmap", "", "Olric DMap holding the last-cluster entries (default $"+EnvOlricDMap+", else "+store.DMapName+")")
 	fs.DurationVar(&f.dialTimeout, "dial-timeout", store.DefaultDialTimeout, "timeout for one connection attempt")
 	fs.DurationVar(&f.requestTimeout, "request-timeout", store.DefaultRequestTimeout, "timeout for one Olric request")
 	fs.StringVar(&f.passwordFile, "password-file", "", "file holding the Olric password (default $"+EnvOlricPassword+"; the gateway's Olric has none)")
@@ -109,8 +113,8 @@ func (f *connFlags) options(env *Env) (store.Options, error) {
 		return o, UsageErr(fmt.Errorf("--olric: %w", err))
 	}
 	o.Addrs = list
-	if err := store.ValidateDMapName(f.dmap); err != nil {
-		return o, UsageErr(fmt.Errorf("--dmap: %w", err))
+	if err := f.resolveDMap(env); err != nil {
+		return o, err
 	}
 	o.DMap = f.dmap
 	if f.dialTimeout < time.Millisecond || f.requestTimeout < time.Millisecond {
@@ -151,6 +155,20 @@ func (f *connFlags) options(env *Env) (store.Options, error) {
 		o.Log = env.Err
 	}
 	return o, nil
+}
+
+// resolveDMap applies the default to --dmap and validates it.
+func (f *connFlags) resolveDMap(env *Env) error {
+	if f.dmap == "" {
+		f.dmap = env.Streams.Env(EnvOlricDMap)
+	}
+	if f.dmap == "" {
+		f.dmap = store.DMapName
+	}
+	if err := store.ValidateDMapName(f.dmap); err != nil {
+		return UsageErr(fmt.Errorf("--dmap: %w", err))
+	}
+	return nil
 }
 
 func (f *connFlags) tlsConfig() (*tls.Config, error) {

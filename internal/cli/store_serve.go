@@ -65,8 +65,8 @@ func runStoreServeDev(ctx context.Context, env *Env, conn *connFlags, o *storeSe
 	if err != nil {
 		return UsageErr(fmt.Errorf("--demo-ttl: %w", err))
 	}
-	if err := store.ValidateDMapName(conn.dmap); err != nil {
-		return UsageErr(fmt.Errorf("--dmap: %w", err))
+	if err := conn.resolveDMap(env); err != nil {
+		return err
 	}
 	node, err := store.StartNode(ctx, store.NodeOptions{BindAddr: o.bind, Port: o.port})
 	if err != nil {
