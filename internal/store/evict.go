@@ -37,8 +37,9 @@ type EvictOptions struct {
 	// Batch is the most candidates handled per round; 0 means
 	// DefaultEvictBatch.
 	Batch int
-	// Workers is how many rounds run at once when MaxRate is 0; 0 means
-	// DefaultReadWorkers.
+	// Workers is how many contiguous parts of the candidate list (ranges
+	// of partitions) are worked on at once, one round at a time each, when
+	// MaxRate is 0; 0 means DefaultReadWorkers.
 	Workers int
 	// Scan tunes the scan phase; its Cluster and Limit are ignored.
 	Scan ScanOptions
@@ -240,35 +241,24 @@ func (c *Client) applyEvict(ctx context.Context, o EvictOptions, candidates []st
 	// Rounds in flight finish after an interrupt so that no key is left
 	// deleted but unconfirmed; each call is bounded by RequestTimeout.
 	rctx := context.WithoutCancel(ctx)
-	rounds := make(chan []string)
 	results := make(chan []EvictResult)
-	go func() {
-		defer close(rounds)
-		paceStart := time.Now()
-		issued := 0
-		for lo := 0; lo < len(candidates); lo += o.Batch {
-			hi := min(lo+o.Batch, len(candidates))
-			if o.MaxRate > 0 {
-				at := paceStart.Add(time.Duration(float64(issued) / o.MaxRate * float64(time.Second)))
-				if !sleepCtx(ctx, time.Until(at)) {
-					return
-				}
-			}
-			select {
-			case rounds <- candidates[lo:hi]:
-				issued += hi - lo
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
 	var wg sync.WaitGroup
-	for range o.Workers {
+	for _, seg := range segments(candidates, o.Workers, c.opts.DMap, c.PartitionCount()) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for keys := range rounds {
-				results <- c.evictRound(rctx, o.Cluster, keys)
+			paceStart := time.Now()
+			for lo := 0; lo < len(seg); lo += o.Batch {
+				if o.MaxRate > 0 {
+					at := paceStart.Add(time.Duration(float64(lo) / o.MaxRate * float64(time.Second)))
+					if !sleepCtx(ctx, time.Until(at)) {
+						return
+					}
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				results <- c.evictRound(rctx, o.Cluster, seg[lo:min(lo+o.Batch, len(seg))])
 			}
 		}()
 	}
@@ -308,6 +298,28 @@ func (c *Client) applyEvict(ctx context.Context, o EvictOptions, candidates []st
 	if o.Progress != nil {
 		o.Progress(EvictProgress{Candidates: len(candidates), Done: done, Elapsed: time.Since(start)})
 	}
+}
+
+// segments cuts the candidates (in partition order, as the scan returns
+// them) into at most n contiguous parts, each cut at a partition boundary
+// where the partition permits, so concurrent workers handle different
+// partitions and do not queue on the same fragment lock in Olric (which
+// holds it while it deletes on replicas).
+func segments(keys []string, n int, dmap string, parts uint64) [][]string {
+	if n <= 1 || len(keys) <= 1 {
+		return [][]string{keys}
+	}
+	var out [][]string
+	size := (len(keys) + n - 1) / n
+	for lo := 0; lo < len(keys); {
+		hi := min(lo+size, len(keys))
+		for hi < len(keys) && hi > lo+1 && Partition(dmap, keys[hi], parts) == Partition(dmap, keys[hi-1], parts) {
+			hi++
+		}
+		out = append(out, keys[lo:hi])
+		lo = hi
+	}
+	return out
 }
 
 // evictRound re-reads, deletes and confirms one round of candidates.
