@@ -307,7 +307,15 @@ func (c *Client) refreshRoutes(ctx context.Context, metadata bool) error {
 		// RefreshMetadata retries CLUSTER.MEMBERS for as long as members
 		// refuse connections; ask once first so a cluster that is entirely
 		// down fails fast instead.
-		if _, err := safeCall(func() ([]olric.Member, error) { return c.cc.Members(rctx) }); err != nil {
+		// Members asks one known address, in turn; a member that has just
+		// left refuses, so try a few.
+		var err error
+		for i := 0; i < 4; i++ {
+			if _, err = safeCall(func() ([]olric.Member, error) { return c.cc.Members(rctx) }); err == nil {
+				break
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("refresh members: %w", classify(err))
 		}
 		if _, err := safeCall(func() (struct{}, error) { return struct{}{}, c.cc.RefreshMetadata(rctx) }); err != nil {

@@ -45,7 +45,7 @@ func TestScanWhileMemberLeaves(t *testing.T) {
 	if d := diff(want, got); d != "" {
 		t.Fatalf("after a member left mid-scan: %s", d)
 	}
-	if !rep.Complete || rep.Entries != 3000 {
+	if !rep.Complete || rep.Entries != 3000 || rep.Keys != 3000 || rep.Vanished != 0 {
 		t.Errorf("report %+v", rep)
 	}
 }
@@ -98,5 +98,43 @@ func TestEvictWhileMemberLeaves(t *testing.T) {
 	got, _ = scanAll(t, c)
 	if len(got) != 1500 {
 		t.Fatalf("%d entries left, want the 1500 of cluster-a", len(got))
+	}
+}
+
+// TestScanWhileMemberJoins adds a fourth member in the middle of a scan:
+// partitions move to it, and the scan must notice, resume and still return
+// every entry exactly once.
+func TestScanWhileMemberJoins(t *testing.T) {
+	cl := storetest.Start(t, 3, 2)
+	c := cl.Connect(t, store.Options{Addrs: cl.Addrs()[:1]})
+	want := seed(t, c, "join", 3000, time.Hour, "cluster-a", "cluster-b")
+	got := map[string]string{}
+	joined := false
+	rep, err := c.Scan(context.Background(), store.ScanOptions{Count: 50, ReadBatch: 50, ReadWorkers: 1}, func(e store.Entry) error {
+		if _, dup := got[e.Key]; dup {
+			t.Errorf("scan returned %s twice", e.Key)
+		}
+		got[e.Key] = e.Cluster
+		if len(got) == 500 && !joined {
+			joined = true
+			if _, err := cl.AddMember(); err != nil {
+				t.Errorf("add member: %v", err)
+			}
+			if err := cl.WaitMembers(4); err != nil {
+				t.Error(err)
+			}
+			time.Sleep(1500 * time.Millisecond) // let the routing change reach the watch
+		}
+		return nil
+	})
+	t.Logf("report: %+v", rep)
+	if err != nil {
+		t.Fatalf("scan: %v", err)
+	}
+	if d := diff(want, got); d != "" {
+		t.Fatalf("after a member joined mid-scan: %s", d)
+	}
+	if rep.Restarts == 0 {
+		t.Errorf("the scan did not notice the routing change: %+v", rep)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -288,16 +289,23 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 		}
 	}
 	<-prodDone
-	if !stopped && ctx.Err() == nil && len(absent) > 0 {
-		// Keys read as absent are usually expired entries Olric has not
-		// evicted yet. While partitions move after a membership change a
-		// read can also miss an entry for a moment: read them once more.
+	// Keys read as absent are usually expired entries Olric has not evicted
+	// yet. While partitions move after a membership change a read can also
+	// miss an entry for a moment: read them again, once, or up to three
+	// times with pauses when the scan had to restart.
+	rounds := 1
+	if prod.restarts > 0 {
+		rounds = 3
+	}
+	for round := 0; round < rounds && !stopped && ctx.Err() == nil && len(absent) > 0; round++ {
 		if prod.restarts > 0 {
-			sleepCtx(ctx, 500*time.Millisecond)
+			sleepCtx(ctx, time.Duration(round+1)*500*time.Millisecond)
 		}
-		rep.Vanished -= len(absent)
-		for lo := 0; lo < len(absent) && !stopped; lo += o.ReadBatch {
-			b := c.readBatch(rctx, keyBatch{keys: absent[lo:min(lo+o.ReadBatch, len(absent))]})
+		recheck := absent
+		absent = nil // account collects the keys still absent
+		rep.Vanished -= len(recheck)
+		for lo := 0; lo < len(recheck) && !stopped; lo += o.ReadBatch {
+			b := c.readBatch(rctx, keyBatch{keys: recheck[lo:min(lo+o.ReadBatch, len(recheck))]})
 			stopped = !account(b)
 		}
 	}
@@ -355,6 +363,7 @@ func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyB
 	for attempt := 0; ; attempt++ {
 		resuming := attempt > 0
 		failSeq, _ := c.logs.scanFailures()
+		watch := c.watchRoutes(ctx, lastPart)
 		it, err := safeCall(func() (olric.Iterator, error) {
 			return c.dm.Scan(ctx, olric.Match(keyPattern), olric.Count(o.Count))
 		})
@@ -370,6 +379,10 @@ func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyB
 					break
 				}
 				if !ok {
+					break
+				}
+				if watch.changed.Load() {
+					iterErr = errRoutesChanged
 					break
 				}
 				key := it.Key()
@@ -392,6 +405,7 @@ func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyB
 						break loop
 					}
 					started, lastPart = true, p
+					watch.from.Store(p)
 					clear(seenLast)
 				case p < lastPart:
 					// Olric walks partitions in order; a smaller partition
@@ -413,6 +427,7 @@ func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyB
 			}
 			it.Close()
 		}
+		watch.close()
 		if !send() || ctx.Err() != nil {
 			return res
 		}
@@ -525,3 +540,75 @@ func (c *Client) pipelineGet(ctx context.Context, keys []string) []getResult {
 
 // pipelineConcurrency is how many partitions one pipeline executes at once.
 const pipelineConcurrency = 8
+
+// errRoutesChanged ends an iteration whose routing table is out of date.
+var errRoutesChanged = errors.New("the routing table changed (a member joined or left)")
+
+// routeWatch polls the routing table while an iterator runs. The iterator
+// keeps the table it fetched when it started (see iterRefreshGuard), so
+// when a partition it has still to scan gets other owners, changed is set
+// and the scan restarts with a fresh iterator.
+type routeWatch struct {
+	changed atomic.Bool
+	from    atomic.Uint64 // partitions below this one are done
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// routeWatchInterval is how often routeWatch reads the routing table.
+const routeWatchInterval = time.Second
+
+// watchRoutes starts a routeWatch from the current routing table. If the
+// table cannot be read the watch never reports a change (the iterator then
+// fails on its own if members are gone).
+func (c *Client) watchRoutes(ctx context.Context, from uint64) *routeWatch {
+	w := &routeWatch{stop: make(chan struct{}), done: make(chan struct{})}
+	w.from.Store(from)
+	read := func() olric.RoutingTable {
+		rctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+		defer cancel()
+		rt, err := safeCall(func() (olric.RoutingTable, error) { return c.cc.RoutingTable(rctx) })
+		if err != nil {
+			return nil
+		}
+		return rt
+	}
+	start := read()
+	go func() {
+		defer close(w.done)
+		if start == nil {
+			return
+		}
+		t := time.NewTicker(routeWatchInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			now := read()
+			if now == nil {
+				continue
+			}
+			for p := w.from.Load(); p < uint64(len(start)); p++ {
+				if !sameRoute(start[p], now[p]) {
+					w.changed.Store(true)
+					return
+				}
+			}
+		}
+	}()
+	return w
+}
+
+func (w *routeWatch) close() {
+	close(w.stop)
+	<-w.done
+}
+
+func sameRoute(a, b olric.Route) bool {
+	return slices.Equal(a.PrimaryOwners, b.PrimaryOwners) && slices.Equal(a.ReplicaOwners, b.ReplicaOwners)
+}
