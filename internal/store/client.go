@@ -580,23 +580,11 @@ func (s *logSink) Write(p []byte) (int, error) {
 }
 
 // refusedRefreshes returns how many iterator refreshes iterRefreshGuard
-// refused (for tests).
-func (s *logSink) refusedRefreshes() (int, error) {
+// refused.
+func (s *logSink) refusedRefreshes() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.refused, nil
-}
-
-// lockedWriter serialises writes to w.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return s.refused
 }
 
 // scanFailures returns how many iterator failures were logged so far and

@@ -76,7 +76,8 @@ const (
 	// since the scan); nothing to delete.
 	EvictSkippedGone EvictOutcome = "skipped_gone"
 	// EvictFailed: a call failed after retries, or the entry was still
-	// there, unchanged, after the delete.
+	// there, unchanged, after the delete and after the rewrite-and-delete
+	// fallback (see Client.Delete).
 	EvictFailed EvictOutcome = "failed"
 )
 
@@ -164,11 +165,14 @@ func (o *EvictOptions) withDefaults() (EvictOptions, error) {
 //
 // It works in two phases. The scan phase (Scan) lists the candidates: the
 // entries read as o.Cluster. Without o.Apply Evict stops there (a dry
-// run). The apply phase then handles candidates in rounds of pipelined
-// calls: it re-reads each one and skips it when it is gone or now holds
-// another value, deletes the rest one key per DM.DEL, and reads each again
-// to confirm, because Olric's delete reply does not say whether anything
-// was removed (olric.md §5.4). Olric v0.7.4 has no conditional delete: a
+// run). The apply phase then handles candidates in rounds of up to o.Batch
+// keys of a range of partitions (o.Workers ranges at once), each step one
+// pipelined round trip per partition owner: it re-reads each candidate and
+// skips it when it is gone or now holds another value, deletes the rest
+// one key per DM.DEL, and reads each again to confirm, because Olric's
+// delete reply does not say whether anything was removed (olric.md §5.4);
+// a delete Olric acknowledged without removing the entry gets the
+// rewrite-and-delete fallback described at Client.Delete. Olric v0.7.4 has no conditional delete: a
 // gateway write landing between the re-read and the delete of the same
 // key (well under a millisecond) is lost, which costs that session one
 // affinity miss.

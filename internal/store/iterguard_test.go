@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"io"
+	"sync"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +33,7 @@ func TestIteratorRefreshIsRefused(t *testing.T) {
 	}
 	time.Sleep(1300 * time.Millisecond) // the refresher runs after 1s
 	it.Close()
-	if k, _ := c.logs.refusedRefreshes(); k == 0 {
+	if c.logs.refusedRefreshes() == 0 {
 		t.Fatal("the iterator's routing-table refresh was not refused")
 	}
 	if strings.Contains(log.String(), refusedRefreshText) {
@@ -44,4 +46,16 @@ func TestIteratorRefreshIsRefused(t *testing.T) {
 	if err := c.refreshRoutes(ctx, true); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -177,8 +177,11 @@ type producerResult struct {
 // Olric's iterator reports a failure only by ending early (it logs the
 // error); Scan watches the client's log for it, and then refreshes the
 // routing table, restarts the iteration and skips the keys it already
-// passed (partitions are walked in order), up to o.MaxRestarts times. Keys
-// whose read fails after retries are counted as Unreadable.
+// passed (partitions are walked in order), up to o.MaxRestarts times. It
+// restarts the same way when partitions it has still to scan change owners
+// (see routeWatch). Keys read as absent are read again at the end (an
+// entry can be missed for a moment while partitions move). Keys whose read
+// fails after retries are counted as Unreadable.
 //
 // The report is always returned. The error is nil when the scan is
 // complete or stopped at Limit; it wraps ErrIncomplete when partitions or
