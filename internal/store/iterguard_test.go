@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"io"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
