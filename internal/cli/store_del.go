@@ -123,7 +123,7 @@ func runStoreDel(cmd *cobra.Command, env *Env, conn *connFlags, o *storeDelOptio
 	}
 	switch store.DeleteOutcome(out.Outcome) {
 	case store.Absent:
-		fmt.Fprintf(env.Err, "lcctl: no entry for this key in dmap %q (absent or expired)\n", c.DMap())
+		absentNote(env, c.DMap())
 		return ErrFindings
 	case store.Changed:
 		return ErrFindings

@@ -93,7 +93,7 @@ func runStoreGet(cmd *cobra.Command, env *Env, conn *connFlags, o *storeGetOptio
 		printLocation(env, loc)
 	}
 	if !found {
-		fmt.Fprintf(env.Err, "lcctl: no entry for this key in dmap %q (absent or expired)\n", c.DMap())
+		absentNote(env, c.DMap())
 		return ErrFindings
 	}
 	if !e.Valid {

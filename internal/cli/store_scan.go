@@ -121,6 +121,15 @@ func runStoreScan(cmd *cobra.Command, env *Env, conn *connFlags, o *storeScanOpt
 	return werr
 }
 
+// absentNote reports a missing entry on stderr, with a hint when the DMap
+// is not the gateway's.
+func absentNote(env *Env, dmap string) {
+	fmt.Fprintf(env.Err, "lcctl: no entry for this key in dmap %q (absent or expired)\n", dmap)
+	if dmap != store.DMapName {
+		fmt.Fprintf(env.Err, "%s the gateway's last-cluster DMap is %q; is --dmap right?\n", env.ErrStyle.Info.Render("note:"), store.DMapName)
+	}
+}
+
 // emptyHint explains an empty DMap.
 func emptyHint(env *Env, dmap string) {
 	fmt.Fprintf(env.Err, "%s dmap %q has no entries: is the gateway's last-cluster feature on (STARGATE_LAST_CLUSTER_ENABLED) and --dmap right?\n", env.ErrStyle.Info.Render("note:"), dmap)
