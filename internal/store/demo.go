@@ -11,11 +11,14 @@ import (
 // model, raw session ID and where the client sent it) and the cluster the
 // entry points to.
 type DemoSession struct {
+	// RoutingKey and Model are the session's routing key and routed model.
 	RoutingKey string `json:"routing_key"`
 	Model      string `json:"model"`
-	SessionID  string `json:"session_id"`
-	Source     Source `json:"source"`
-	Cluster    string `json:"cluster"`
+	// SessionID is the raw session ID the client sent through Source.
+	SessionID string `json:"session_id"`
+	Source    Source `json:"source"`
+	// Cluster is the value of the session's entry.
+	Cluster string `json:"cluster"`
 }
 
 // Session returns the session triple the gateway would hash (the affinity

@@ -176,7 +176,9 @@ const (
 
 // DeleteResult reports one Delete.
 type DeleteResult struct {
-	Key     string        `json:"key"`
+	// Key is the store key.
+	Key string `json:"key"`
+	// Outcome is what happened.
 	Outcome DeleteOutcome `json:"outcome"`
 	// Before is the entry read before deleting (zero when Absent).
 	Before Entry `json:"-"`

@@ -58,8 +58,10 @@ type EvictOptions struct {
 
 // EvictProgress is a running count of the apply phase.
 type EvictProgress struct {
+	// Candidates is the number of entries to handle, Done how many were.
 	Candidates, Done int
-	Elapsed          time.Duration
+	// Elapsed is the time since Evict started.
+	Elapsed time.Duration
 }
 
 // EvictOutcome is what happened to one candidate.
@@ -83,7 +85,9 @@ const (
 
 // EvictResult is one candidate's outcome.
 type EvictResult struct {
-	Key     string       `json:"key"`
+	// Key is the candidate's store key.
+	Key string `json:"key"`
+	// Outcome is what happened to it.
 	Outcome EvictOutcome `json:"outcome"`
 	// Now is the value found by the re-read, for skipped_changed.
 	Now string `json:"now,omitempty"`
@@ -96,6 +100,7 @@ type EvictResult struct {
 
 // EvictReport summarises Evict.
 type EvictReport struct {
+	// Cluster is the value whose entries were evicted.
 	Cluster string `json:"cluster"`
 	// Applied is false for a dry run.
 	Applied bool `json:"applied"`

@@ -52,8 +52,9 @@ type ScanOptions struct {
 	// DefaultMaxRestarts, -1 none.
 	MaxRestarts int
 	// Progress, when not nil, is called about every ProgressEvery (default
-	// 200 ms) from the goroutine that called Scan.
-	Progress      func(ScanProgress)
+	// 200 ms) from the goroutine that called Scan, and once at the end.
+	Progress func(ScanProgress)
+	// ProgressEvery is the interval between Progress calls.
 	ProgressEvery time.Duration
 }
 

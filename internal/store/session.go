@@ -14,8 +14,11 @@ import (
 // X-Routing-Key value, the routed model (X-Model) and the cache affinity
 // key (X-Cache-Affinity-Key), all as raw bytes (gateway.md §3).
 type Session struct {
-	RoutingKey  string `json:"routing_key"`
-	Model       string `json:"model"`
+	// RoutingKey is the X-Routing-Key value; it may be empty.
+	RoutingKey string `json:"routing_key"`
+	// Model is the routed model (X-Model), e.g. "company/model".
+	Model string `json:"model"`
+	// AffinityKey is the X-Cache-Affinity-Key value.
 	AffinityKey string `json:"affinity_key"`
 }
 
@@ -32,12 +35,19 @@ func (s Session) Key() string { return Key(s.RoutingKey, s.Model, s.AffinityKey)
 // key comes from AffinityKey (used verbatim), or from SessionID plus Source
 // (derived with AffinityKey), never both.
 type SessionInput struct {
-	RoutingKey  *string `json:"routing_key"`
-	Model       *string `json:"model"`
+	// RoutingKey is the X-Routing-Key value, used verbatim (nil: empty).
+	RoutingKey *string `json:"routing_key"`
+	// Model is the routed model (X-Model).
+	Model *string `json:"model"`
+	// ClientModel is the client's model field, "<routing key>/<model>".
 	ClientModel *string `json:"client_model"`
+	// AffinityKey is the cache affinity key, used verbatim.
 	AffinityKey *string `json:"affinity_key"`
-	SessionID   *string `json:"session_id"`
-	Source      *string `json:"source"`
+	// SessionID is the raw session ID, turned into the affinity key as
+	// the gateway does for Source.
+	SessionID *string `json:"session_id"`
+	// Source is "prompt_cache_key", "conversation_id" or "header".
+	Source *string `json:"source"`
 }
 
 // Resolve turns the input into a Session. It returns an error naming the

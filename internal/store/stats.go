@@ -70,7 +70,9 @@ type MemberStats struct {
 
 // ClusterStats is the result of Stats.
 type ClusterStats struct {
-	DMap    string        `json:"dmap"`
+	// DMap is the DMap counted.
+	DMap string `json:"dmap"`
+	// Members are the cluster members, sorted by name.
 	Members []MemberStats `json:"members"`
 	// Partitions is the partition count.
 	Partitions int `json:"partitions"`
