@@ -65,6 +65,16 @@ func wantCode(t *testing.T, r result, code int, args []string) {
 	}
 }
 
+// runStore runs `lcctl store --olric <cluster> --dmap <test's> args...`
+// and checks the exit code.
+func runStore(t *testing.T, code int, args ...string) result {
+	t.Helper()
+	a := storeArgs(t, args...)
+	r := lcctl(t, "", nil, a...)
+	wantCode(t, r, code, a)
+	return r
+}
+
 func TestStoreKeyCommand(t *testing.T) {
 	vec1 := "lc:v1:eee6fa399e47d629fce76042cba103c8ca61ca8af6cb29be4c57083afb356db6"
 	ak1 := "mt:v1:session:84097828fc31a8c8d29210df48901a85de7fd013f686b17be77d1be29cb7a98b"
@@ -166,13 +176,7 @@ not json
 func TestStoreEntryCommands(t *testing.T) {
 	session := []string{"--routing-key", "fn-alpha", "--model", "company/model", "--session-id", "session-1", "--source", "prompt_cache_key"}
 	key := "lc:v1:eee6fa399e47d629fce76042cba103c8ca61ca8af6cb29be4c57083afb356db6"
-	run := func(code int, args ...string) result {
-		t.Helper()
-		a := storeArgs(t, args...)
-		r := lcctl(t, "", nil, a...)
-		wantCode(t, r, code, a)
-		return r
-	}
+	run := func(code int, args ...string) result { t.Helper(); return runStore(t, code, args...) }
 
 	r := run(1, append([]string{"get"}, session...)...)
 	if !strings.Contains(r.out, "(not found)") || !strings.Contains(r.err, "no entry for this key") {
@@ -214,13 +218,7 @@ func TestStoreEntryCommands(t *testing.T) {
 
 func TestStorePutDelete(t *testing.T) {
 	key := "lc:v1:22b2bec6305b7f927fa937e701a7f21f7b4477647161f751669673c68dd0401e"
-	run := func(code int, args ...string) result {
-		t.Helper()
-		a := storeArgs(t, args...)
-		r := lcctl(t, "", nil, a...)
-		wantCode(t, r, code, a)
-		return r
-	}
+	run := func(code int, args ...string) result { t.Helper(); return runStore(t, code, args...) }
 	run(0, "put", "--key", key, "--cluster", "cluster-a", "--yes")
 	r := run(1, "put", "--key", key, "--cluster", "cluster-c", "--if-absent", "--yes")
 	if !strings.Contains(r.err, "key already exists") {
@@ -261,13 +259,7 @@ func TestStoreScanEvictStats(t *testing.T) {
 	for _, s := range sessions {
 		per[s.Cluster]++
 	}
-	run := func(code int, args ...string) result {
-		t.Helper()
-		a := storeArgs(t, args...)
-		r := lcctl(t, "", nil, a...)
-		wantCode(t, r, code, a)
-		return r
-	}
+	run := func(code int, args ...string) result { t.Helper(); return runStore(t, code, args...) }
 
 	// Text scan: one line per entry, then the summary.
 	r := run(0, "scan")

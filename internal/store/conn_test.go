@@ -42,8 +42,9 @@ func TestConnectUnreachable(t *testing.T) {
 	}
 }
 
-// silentServer accepts connections and never answers.
-func silentServer(t *testing.T) string {
+// fakeServer accepts connections on loopback and answers every read with
+// reply, or never answers when reply is nil. It stops when the test ends.
+func fakeServer(t *testing.T, reply []byte) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -73,14 +74,25 @@ func silentServer(t *testing.T) string {
 			conns = append(conns, c)
 			mu.Unlock()
 			wg.Add(1)
-			go func() { defer wg.Done(); _, _ = io.Copy(io.Discard, c) }()
+			go func() {
+				defer wg.Done()
+				buf := make([]byte, 4096)
+				for {
+					if _, err := c.Read(buf); err != nil {
+						return
+					}
+					if reply != nil {
+						_, _ = c.Write(reply)
+					}
+				}
+			}()
 		}
 	}()
 	return l.Addr().String()
 }
 
 func TestConnectTimeout(t *testing.T) {
-	addr := silentServer(t)
+	addr := fakeServer(t, nil)
 	start := time.Now()
 	_, err := store.Connect(context.Background(), store.Options{Addrs: []string{addr}, RequestTimeout: 200 * time.Millisecond})
 	if !errors.Is(err, store.ErrTimeout) {
@@ -102,31 +114,9 @@ func TestConnectTimeout(t *testing.T) {
 func TestConnectNotOlric(t *testing.T) {
 	// A server that answers every read with a RESP integer, a reply no
 	// Olric command gives.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				for {
-					if _, err := c.Read(buf); err != nil {
-						return
-					}
-					_, _ = c.Write([]byte(":1\r\n"))
-				}
-			}()
-		}
-	}()
+	addr := fakeServer(t, []byte(":1\r\n"))
 	start := time.Now()
-	_, err = store.Connect(context.Background(), store.Options{Addrs: []string{l.Addr().String()}})
+	_, err := store.Connect(context.Background(), store.Options{Addrs: []string{addr}})
 	if err == nil || !strings.Contains(err.Error(), "cannot connect to Olric") {
 		t.Fatalf("err = %v", err)
 	}
