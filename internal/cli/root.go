@@ -145,6 +145,7 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 		newMigrateCommand,
 		newExplainCommand,
 		newSimulateCommand,
+		newStoreCommand,
 	} {
 		root.AddCommand(add(env))
 	}

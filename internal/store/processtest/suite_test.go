@@ -1,0 +1,273 @@
+package processtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/lcctl/lcctl/internal/cli"
+	"github.com/lcctl/lcctl/internal/store"
+	"github.com/lcctl/lcctl/internal/ui"
+)
+
+// members are the olric-server processes of the suite.
+var members []*member
+
+func TestMain(m *testing.M) {
+	testscript.Main(suite{m}, map[string]func(){"lcctl": lcctlMain})
+}
+
+// lcctlMain is lcctl's main, run when a script executes "lcctl".
+func lcctlMain() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Main(ctx, os.Args[1:], ui.SystemStreams())
+	stop()
+	os.Exit(code)
+}
+
+// suite wraps testing.M so the cluster is started only by the top-level
+// test binary, never by the copies testscript runs as "lcctl".
+type suite struct{ m *testing.M }
+
+func (s suite) Run() int {
+	dir, err := os.MkdirTemp("", "lcctl-olric-suite-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "processtest:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := startCluster(dir, 2); err != nil {
+		fmt.Fprintln(os.Stderr, "processtest: cannot start the olric-server cluster:", err)
+		stopCluster(true)
+		return 1
+	}
+	code := s.m.Run()
+	stopCluster(code != 0)
+	return code
+}
+
+type member struct {
+	name, memberlist string
+	cmd              *exec.Cmd
+	log              *bytes.Buffer
+	done             chan error
+}
+
+// startCluster builds olric-server and starts n members, the second and
+// later ones joining the first.
+func startCluster(dir string, n int) error {
+	bin := filepath.Join(dir, "olric-server")
+	build := exec.Command(goTool(), "build", "-o", bin, "github.com/olric-data/olric/cmd/olric-server")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build github.com/olric-data/olric/cmd/olric-server: %v\n%s", err, out)
+	}
+	var peers []string
+	for i := 0; i < n; i++ {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		mlPort, err := freePort()
+		if err != nil {
+			return err
+		}
+		m := &member{name: "127.0.0.1:" + strconv.Itoa(port), memberlist: "127.0.0.1:" + strconv.Itoa(mlPort), log: &bytes.Buffer{}, done: make(chan error, 1)}
+		cfg := filepath.Join(dir, fmt.Sprintf("olric-%d.yaml", i+1))
+		if err := os.WriteFile(cfg, []byte(configYAML(port, mlPort, peers)), 0o600); err != nil {
+			return err
+		}
+		m.cmd = exec.Command(bin, "-c", cfg)
+		m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
+		if err := m.cmd.Start(); err != nil {
+			return fmt.Errorf("start olric-server %d: %w", i+1, err)
+		}
+		go func() { m.done <- m.cmd.Wait() }()
+		members = append(members, m)
+		peers = append(peers, m.memberlist)
+		if err := waitMembers(i + 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// configYAML is an olric-server configuration with the gateway's settings
+// (271 partitions, one copy, quorums of 1, no password) on loopback.
+func configYAML(port, mlPort int, peers []string) string {
+	var p strings.Builder
+	for _, peer := range peers {
+		fmt.Fprintf(&p, "\n    - %q", peer)
+	}
+	peerList := " []"
+	if len(peers) > 0 {
+		peerList = p.String()
+	}
+	return fmt.Sprintf(`server:
+  bindAddr: 127.0.0.1
+  bindPort: %d
+  keepAlivePeriod: 300s
+  bootstrapTimeout: 10s
+  partitionCount: 271
+  replicaCount: 1
+  writeQuorum: 1
+  readQuorum: 1
+  readRepair: false
+  replicationMode: 0
+  memberCountQuorum: 1
+  routingTablePushInterval: 1m
+  leaveTimeout: 1s
+client:
+  dialTimeout: 2s
+  readTimeout: 3s
+  writeTimeout: 3s
+logging:
+  verbosity: 2
+  level: WARN
+  output: stderr
+memberlist:
+  environment: local
+  bindAddr: 127.0.0.1
+  bindPort: %d
+  joinRetryInterval: 100ms
+  maxJoinAttempts: 50
+  peers:%s
+dmaps:
+  engine:
+    name: kvstore
+    config:
+      tableSize: 524288
+`, port, mlPort, peerList)
+}
+
+// waitMembers waits until every started member answers and the cluster
+// has n members.
+func waitMembers(n int) error {
+	deadline := time.Now().Add(60 * time.Second)
+	var last error
+	for time.Now().Before(deadline) {
+		for _, m := range members {
+			select {
+			case err := <-m.done:
+				return fmt.Errorf("olric-server %s exited: %v\n%s", m.name, err, m.log)
+			default:
+			}
+		}
+		ok := true
+		for _, m := range members {
+			c, err := store.Connect(context.Background(), store.Options{Addrs: []string{m.name}, Attempts: 1, DialTimeout: time.Second})
+			if err != nil {
+				ok, last = false, err
+				break
+			}
+			ms, err := c.Members(context.Background())
+			_ = c.Close()
+			if err != nil || len(ms) != n {
+				ok, last = false, fmt.Errorf("%s sees %d members (%v)", m.name, len(ms), err)
+				break
+			}
+		}
+		if ok {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("the cluster did not reach %d members: %v", n, last)
+}
+
+// stopCluster stops every member with SIGTERM, then SIGKILL after 10s, and
+// prints their logs when verbose.
+func stopCluster(verbose bool) {
+	for _, m := range members {
+		if m.cmd.Process != nil {
+			_ = m.cmd.Process.Signal(syscall.SIGTERM)
+		}
+	}
+	for _, m := range members {
+		select {
+		case <-m.done:
+		case <-time.After(10 * time.Second):
+			_ = m.cmd.Process.Kill()
+			<-m.done
+		}
+		if verbose {
+			fmt.Fprintf(os.Stderr, "--- olric-server %s log:\n%s\n", m.name, m.log)
+		}
+	}
+	members = nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// goTool finds the go command: $GOROOT/bin/go of the toolchain running the
+// tests when it exists, else go on $PATH.
+func goTool() string {
+	if root := os.Getenv("GOROOT"); root != "" {
+		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return "go"
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func TestScripts(t *testing.T) {
+	if len(members) == 0 {
+		t.Fatal("no olric-server members are running")
+	}
+	var addrs []string
+	for _, m := range members {
+		addrs = append(addrs, m.name)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join("testdata", "script"),
+		Setup: func(env *testscript.Env) error {
+			env.Setenv(cli.EnvOlricAddrs, strings.Join(addrs, ","))
+			env.Setenv("MEMBER1", addrs[0])
+			env.Setenv("MEMBER2", addrs[1])
+			// Every script works in its own DMap.
+			env.Setenv(cli.EnvOlricDMap, filepath.Base(env.WorkDir)) // "script-<name>"
+			env.Setenv("NO_COLOR", "1")
+			return nil
+		},
+	})
+}
+
+// TestMembersAreSeparateProcesses guards the suite's premise: the members
+// are other processes, so lcctl is a client-only process here.
+func TestMembersAreSeparateProcesses(t *testing.T) {
+	for _, m := range members {
+		if m.cmd.Process == nil || m.cmd.Process.Pid == os.Getpid() {
+			t.Fatalf("member %s is not a separate process", m.name)
+		}
+		if err := m.cmd.Process.Signal(syscall.Signal(0)); errors.Is(err, os.ErrProcessDone) {
+			t.Fatalf("member %s has exited:\n%s", m.name, m.log)
+		}
+	}
+}
