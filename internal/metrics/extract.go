@@ -2,8 +2,8 @@ package metrics
 
 import (
 	"math"
-	"strconv"
 	"sort"
+	"strconv"
 
 	dto "github.com/prometheus/client_model/go"
 )

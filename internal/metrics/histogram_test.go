@@ -17,8 +17,8 @@ func TestQuantileTable(t *testing.T) {
 		ok   bool
 	}{
 		{0, 0, true},
-		{0.05, 0.0005, true},                   // inside the first bucket, lower bound 0
-		{0.1, 0.001, true},                     // exactly at a bound
+		{0.05, 0.0005, true},                    // inside the first bucket, lower bound 0
+		{0.1, 0.001, true},                      // exactly at a bound
 		{0.5, 0.002 + 0.003*(50.0-30)/60, true}, // interpolated
 		{0.95, 0.0075, true},
 		{1, 0.01, true},
