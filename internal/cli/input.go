@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// readLimited reads r up to limit bytes; more is an error that names what
+// was read (a file or standard input).
+func readLimited(r io.Reader, what string, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", what, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("failed to read %s: larger than lcctl's %d-byte input limit", what, limit)
+	}
+	return data, nil
+}
+
+// readInput reads one named input: "-" is the command's standard input;
+// anything else a regular file, refused without reading when larger than
+// limit bytes.
+func readInput(env *Env, name string, limit int64) ([]byte, error) {
+	if name == "-" {
+		return readLimited(env.In, "standard input", limit)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", name, unwrapPathError(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", name, unwrapPathError(err))
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("failed to read %s: is a directory", name)
+	}
+	if st.Mode().IsRegular() && st.Size() > limit {
+		return nil, fmt.Errorf("failed to read %s: %d bytes is larger than lcctl's %d-byte input limit", name, st.Size(), limit)
+	}
+	return readLimited(f, name, limit)
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// expandArgs replaces each directory argument by the files below it whose
+// extensions are in exts (sorted, recursive); other arguments stay as
+// given. A directory without such files is an error.
+func expandArgs(args []string, exts []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		if a == "-" {
+			out = append(out, a)
+			continue
+		}
+		st, err := os.Stat(a)
+		if err != nil || !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && slices.Contains(exts, strings.ToLower(filepath.Ext(p))) {
+				found = append(found, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("failed to read directory %s: %w", a, unwrapPathError(err))
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s: no %s files in this directory", a, strings.Join(exts, "/"))
+		}
+		slices.Sort(found)
+		out = append(out, found...)
+	}
+	return out, nil
+}

@@ -1,0 +1,270 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lcctl/lcctl/internal/ui"
+	"github.com/lcctl/lcctl/internal/validate"
+)
+
+// validateOptions are the flags of `lcctl validate`.
+type validateOptions struct {
+	// Strict makes warnings fail the run (exit 1).
+	Strict bool
+	// InputFormat is auto, json or yaml.
+	InputFormat string
+	// Quiet hides infos and files without findings.
+	Quiet bool
+}
+
+func newValidateCommand(env *Env) *cobra.Command {
+	opts := &validateOptions{InputFormat: "auto"}
+	cmd := &cobra.Command{
+		Use:   "validate [flags] FILE...",
+		Short: "Check Stargate lb-config files the way Stargate does at startup",
+		Long: `Validate Stargate load-balancer configs (the file given to --lb-config-path),
+JSON or YAML. Every error Stargate would refuse to start on is reported, not
+just the first, each with a stable code, file:line:col, the field path and the
+algorithm; rollout warnings cover what changes at the last-cluster release.
+
+A FILE of "-" is read from standard input; a directory is searched for
+*.json, *.yaml and *.yml files. Codes are listed in docs/diagnostics.md.
+
+Exit codes: 0 no errors; 1 errors (or warnings with --strict);
+2 usage error, or a file that cannot be read or is not JSON/YAML.`,
+		Example: `  lcctl validate lb-config.json
+  lcctl validate --strict --output json configs/
+  kubectl get cm llm-request-router -o jsonpath='{.data.lb-config\.json}' | lcctl validate -`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runValidate(cmd.Context(), env, opts, args)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.Strict, "strict", false, "fail (exit 1) on warnings too")
+	f.StringVar(&opts.InputFormat, "input-format", "auto", "how to read the files: auto (by extension, then first byte), json or yaml")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "text output: hide infos and files without findings")
+	_ = cmd.RegisterFlagCompletionFunc("input-format", cobra.FixedCompletions([]string{"auto", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// ValidateReport is the JSON output of `lcctl validate --output json`
+// (schema documented in docs/validate.md; version 1).
+type ValidateReport struct {
+	SchemaVersion int                  `json:"schema_version"`
+	Files         []ValidateFileReport `json:"files"`
+	// Valid is true when no file has an error (or, with --strict, a warning).
+	Valid    bool `json:"valid"`
+	Errors   int  `json:"errors"`
+	Warnings int  `json:"warnings"`
+	Infos    int  `json:"infos"`
+}
+
+// ValidateFileReport is one file of a ValidateReport.
+type ValidateFileReport struct {
+	File string `json:"file"`
+	// Format is json, yaml, or unknown when the file could not be read.
+	Format string `json:"format"`
+	// Readable is false when the file could not be read or decoded (exit 2).
+	Readable bool `json:"readable"`
+	// Valid is true when Stargate would start with the file.
+	Valid    bool `json:"valid"`
+	Errors   int  `json:"errors"`
+	Warnings int  `json:"warnings"`
+	Infos    int  `json:"infos"`
+	// NoSLOEntries are the paths of no-SLO pulsar-wait-and-widen entries
+	// (M1; candidates for lcctl migrate).
+	NoSLOEntries []string             `json:"no_slo_entries"`
+	Diagnostics  []ValidateDiagnostic `json:"diagnostics"`
+}
+
+// ValidateDiagnostic is one finding in a ValidateFileReport. Every key is
+// always present; unknown numbers are 0 and absent strings "".
+type ValidateDiagnostic struct {
+	Severity  string `json:"severity"`
+	Code      string `json:"code"`
+	Rule      string `json:"rule"`
+	Line      int    `json:"line"`
+	Column    int    `json:"column"`
+	Path      string `json:"path"`
+	Field     string `json:"field"`
+	Algorithm string `json:"algorithm"`
+	Spelling  string `json:"spelling"`
+	Message   string `json:"message"`
+	Hint      string `json:"hint"`
+}
+
+func runValidate(_ context.Context, env *Env, opts *validateOptions, args []string) error {
+	var format validate.Format
+	switch opts.InputFormat {
+	case "auto":
+	case "json":
+		format = validate.FormatJSON
+	case "yaml":
+		format = validate.FormatYAML
+	default:
+		return Usagef("invalid --input-format %q: want auto, json or yaml", opts.InputFormat)
+	}
+	stdin := 0
+	for _, a := range args {
+		if a == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return Usagef("standard input (-) can be given only once")
+	}
+	files, err := expandArgs(args, []string{".json", ".yaml", ".yml"})
+	if err != nil {
+		return UsageErr(err)
+	}
+	report := ValidateReport{SchemaVersion: 1, Valid: true}
+	results := make([]*validate.Result, 0, len(files))
+	unreadable := false
+	for _, name := range files {
+		var r *validate.Result
+		data, err := readInput(env, name, validate.MaxInputBytes)
+		if err != nil {
+			r = validate.ReadFailure(name, err)
+		} else {
+			r = validate.FileAs(name, data, format)
+		}
+		results = append(results, r)
+		fr := fileReport(r)
+		if !fr.Readable {
+			unreadable = true
+		}
+		if fr.Errors > 0 || (opts.Strict && fr.Warnings > 0) {
+			report.Valid = false
+		}
+		report.Errors += fr.Errors
+		report.Warnings += fr.Warnings
+		report.Infos += fr.Infos
+		report.Files = append(report.Files, fr)
+	}
+	if env.Global.JSON() {
+		enc := json.NewEncoder(env.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(report); err != nil {
+			return err
+		}
+	} else {
+		printValidateText(env.Out, env.Style, results, &report, opts)
+	}
+	switch {
+	case unreadable:
+		return &ExitError{Code: ExitUsage}
+	case !report.Valid:
+		return ErrFindings
+	}
+	return nil
+}
+
+func fileReport(r *validate.Result) ValidateFileReport {
+	fr := ValidateFileReport{
+		File: r.File, Format: r.Format.String(), Readable: !r.Unreadable(), Valid: r.Valid(),
+		Errors: r.Counts.Errors, Warnings: r.Counts.Warnings, Infos: r.Counts.Infos,
+		NoSLOEntries: []string{}, Diagnostics: []ValidateDiagnostic{},
+	}
+	if !fr.Readable {
+		fr.Format = "unknown"
+		if r.Doc != nil && r.Doc.Format != validate.FormatUnknown && len(r.Diagnostics) > 0 && r.Diagnostics[0].Code != validate.CodeRead {
+			fr.Format = r.Doc.Format.String()
+		}
+	}
+	for _, e := range r.NoSLO() {
+		fr.NoSLOEntries = append(fr.NoSLOEntries, e.Path)
+	}
+	for _, d := range r.Diagnostics {
+		fr.Diagnostics = append(fr.Diagnostics, ValidateDiagnostic{
+			Severity: d.Severity.String(), Code: string(d.Code), Rule: d.Rule,
+			Line: d.Line, Column: d.Col, Path: d.Path, Field: d.Field,
+			Algorithm: d.Algorithm, Spelling: d.Spelling, Message: d.Message, Hint: d.Hint,
+		})
+	}
+	return fr
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// printValidateText renders results grouped per file.
+func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, report *ValidateReport, opts *validateOptions) {
+	invalid := 0
+	for i, r := range results {
+		fr := report.Files[i]
+		failed := fr.Errors > 0 || (opts.Strict && fr.Warnings > 0) || !fr.Readable
+		if failed {
+			invalid++
+		}
+		shown := 0
+		for _, d := range r.Diagnostics {
+			if !opts.Quiet || d.Severity != validate.SeverityInfo {
+				shown++
+			}
+		}
+		if opts.Quiet && shown == 0 && !failed {
+			continue
+		}
+		var status string
+		switch {
+		case !fr.Readable:
+			status = st.Error.Render("unreadable")
+		case fr.Errors > 0:
+			status = st.Error.Render("invalid")
+		case opts.Strict && fr.Warnings > 0:
+			status = st.Warning.Render("fails --strict")
+		default:
+			status = st.OK.Render("valid")
+		}
+		counts := []string{plural(fr.Errors, "error"), plural(fr.Warnings, "warning"), plural(fr.Infos, "info")}
+		fmt.Fprintf(w, "%s %s %s  %s\n", st.Header.Render(r.File), st.Faint.Render("("+fr.Format+")"), status, st.Faint.Render(strings.Join(counts, ", ")))
+		for _, d := range r.Diagnostics {
+			if opts.Quiet && d.Severity == validate.SeverityInfo {
+				continue
+			}
+			sev := d.Severity.String()
+			switch d.Severity {
+			case validate.SeverityError:
+				sev = st.Error.Render(fmt.Sprintf("%-7s", sev))
+			case validate.SeverityWarning:
+				sev = st.Warning.Render(fmt.Sprintf("%-7s", sev))
+			default:
+				sev = st.Info.Render(fmt.Sprintf("%-7s", sev))
+			}
+			loc := r.File
+			if d.Line > 0 {
+				loc = fmt.Sprintf("%s:%d", loc, d.Line)
+				if d.Col > 0 {
+					loc = fmt.Sprintf("%s:%d", loc, d.Col)
+				}
+			}
+			rule := string(d.Code)
+			if d.Rule != "" {
+				rule += " " + d.Rule
+			}
+			fmt.Fprintf(w, "  %s %s %s", sev, st.Bold.Render(rule), loc)
+			if d.Path != "" {
+				fmt.Fprintf(w, " %s", st.Accent.Render(d.Path))
+			}
+			fmt.Fprintf(w, "\n      %s\n", d.Message)
+			if d.Hint != "" {
+				fmt.Fprintf(w, "      %s %s\n", st.Faint.Render("hint:"), d.Hint)
+			}
+		}
+	}
+	if len(results) > 1 {
+		fmt.Fprintf(w, "\n%s checked: %d failed; %s, %s, %s\n", plural(len(results), "file"), invalid,
+			plural(report.Errors, "error"), plural(report.Warnings, "warning"), plural(report.Infos, "info"))
+	}
+}

@@ -1,0 +1,491 @@
+package validate
+
+import (
+	"gopkg.in/yaml.v3"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// maxDepth is serde_json's recursion limit: it refuses the 128th nested
+// array or object ("recursion limit exceeded"). Stargate parses the file
+// with serde_json::from_slice (lb-config.md §2.2), so lcctl applies the same
+// limit to JSON and YAML input.
+const maxDepth = 128
+
+// syntaxError is a decoding failure at a byte offset, worded like
+// serde_json's error codes (lb-config.md V1).
+type syntaxError struct {
+	msg string
+	// off is the byte offset of the problem, -1 when unknown.
+	off int
+	// line overrides the line computed from off (YAML errors, which
+	// yaml.v3 reports by line only); 0 means compute it.
+	line int
+	// code is the diagnostic code; empty means CodeSyntax (V1).
+	code Code
+	// node is the YAML node at fault, when known.
+	node *yaml.Node
+}
+
+func (e *syntaxError) Error() string { return e.msg }
+
+// posTracker converts byte offsets to line/column. Offsets must be asked
+// for in non-decreasing order for linear cost; a smaller offset restarts
+// the count from the beginning.
+type posTracker struct {
+	data           []byte
+	off, line, col int
+}
+
+func newPosTracker(data []byte) *posTracker { return &posTracker{data: data, line: 1, col: 1} }
+
+func (t *posTracker) at(off int) Pos {
+	if off < t.off {
+		t.off, t.line, t.col = 0, 1, 1
+	}
+	if off > len(t.data) {
+		off = len(t.data)
+	}
+	for t.off < off {
+		c := t.data[t.off]
+		switch {
+		case c == '\n':
+			t.line++
+			t.col = 1
+			t.off++
+		case c < utf8.RuneSelf:
+			t.col++
+			t.off++
+		default:
+			_, n := utf8.DecodeRune(t.data[t.off:])
+			t.col++
+			t.off += n
+		}
+	}
+	return Pos{Offset: off, Line: t.line, Col: t.col}
+}
+
+// jsonParser decodes one JSON text into a Value tree, following
+// serde_json's grammar: RFC 8259 JSON, whitespace limited to space, tab,
+// LF and CR, no byte-order mark, no comments, no trailing commas, nothing
+// but whitespace after the value, nesting below 128 levels, and the number
+// readings of lb-config.md §7.2.
+type jsonParser struct {
+	data  []byte
+	i     int
+	depth int
+	pt    *posTracker
+}
+
+// decodeJSON parses data (already checked to be valid UTF-8) as one JSON
+// value. It returns a *syntaxError on failure.
+func decodeJSON(data []byte) (root *Value, err error) {
+	p := &jsonParser{data: data, pt: newPosTracker(data)}
+	p.skipWS()
+	if p.i >= len(p.data) {
+		return nil, p.fail("EOF while parsing a value")
+	}
+	v, err := p.value()
+	if err != nil {
+		return nil, err
+	}
+	p.skipWS()
+	if p.i < len(p.data) {
+		return nil, p.fail("trailing characters")
+	}
+	return v, nil
+}
+
+func (p *jsonParser) fail(msg string) error { return &syntaxError{msg: msg, off: p.i} }
+
+func (p *jsonParser) skipWS() {
+	for p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *jsonParser) value() (*Value, error) {
+	start := p.i
+	switch c := p.data[p.i]; {
+	case c == '{':
+		return p.object()
+	case c == '[':
+		return p.array()
+	case c == '"':
+		pos := p.pt.at(start)
+		s, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		return &Value{Kind: KindString, Text: s, Start: pos, End: p.i}, nil
+	case c == 't':
+		return p.ident("true", KindBool)
+	case c == 'f':
+		return p.ident("false", KindBool)
+	case c == 'n':
+		return p.ident("null", KindNull)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	default:
+		return nil, p.fail("expected value")
+	}
+}
+
+func (p *jsonParser) ident(word string, kind Kind) (*Value, error) {
+	start := p.i
+	for k := 0; k < len(word); k++ {
+		if p.i >= len(p.data) {
+			return nil, p.fail("EOF while parsing a value")
+		}
+		if p.data[p.i] != word[k] {
+			return nil, p.fail("expected ident")
+		}
+		p.i++
+	}
+	return &Value{Kind: kind, Text: word, Start: p.pt.at(start), End: p.i}, nil
+}
+
+func (p *jsonParser) enter() error {
+	p.depth++
+	if p.depth >= maxDepth {
+		return p.fail("recursion limit exceeded")
+	}
+	return nil
+}
+
+func (p *jsonParser) object() (*Value, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	v := &Value{Kind: KindObject, Start: p.pt.at(p.i)}
+	p.i++ // {
+	p.skipWS()
+	if p.i >= len(p.data) {
+		return nil, p.fail("EOF while parsing an object")
+	}
+	if p.data[p.i] == '}' {
+		p.i++
+		v.End = p.i
+		p.depth--
+		return v, nil
+	}
+	for {
+		if p.i >= len(p.data) {
+			return nil, p.fail("EOF while parsing an object")
+		}
+		if p.data[p.i] != '"' {
+			return nil, p.fail("key must be a string")
+		}
+		keyStart := p.pt.at(p.i)
+		key, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		keyEnd := p.i
+		p.skipWS()
+		if p.i >= len(p.data) {
+			return nil, p.fail("EOF while parsing an object")
+		}
+		if p.data[p.i] != ':' {
+			return nil, p.fail("expected `:`")
+		}
+		p.i++
+		p.skipWS()
+		if p.i >= len(p.data) {
+			return nil, p.fail("EOF while parsing a value")
+		}
+		val, err := p.value()
+		if err != nil {
+			return nil, err
+		}
+		v.Members = append(v.Members, Member{Key: key, KeyStart: keyStart, KeyEnd: keyEnd, Value: val})
+		p.skipWS()
+		if p.i >= len(p.data) {
+			return nil, p.fail("EOF while parsing an object")
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+			p.skipWS()
+			if p.i < len(p.data) && p.data[p.i] == '}' {
+				return nil, p.fail("trailing comma")
+			}
+		case '}':
+			p.i++
+			v.End = p.i
+			p.depth--
+			return v, nil
+		default:
+			return nil, p.fail("expected `,` or `}`")
+		}
+	}
+}
+
+func (p *jsonParser) array() (*Value, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	v := &Value{Kind: KindArray, Start: p.pt.at(p.i)}
+	p.i++ // [
+	p.skipWS()
+	if p.i >= len(p.data) {
+		return nil, p.fail("EOF while parsing a list")
+	}
+	if p.data[p.i] == ']' {
+		p.i++
+		v.End = p.i
+		p.depth--
+		return v, nil
+	}
+	for {
+		if p.i >= len(p.data) {
+			return nil, p.fail("EOF while parsing a list")
+		}
+		item, err := p.value()
+		if err != nil {
+			return nil, err
+		}
+		v.Items = append(v.Items, item)
+		p.skipWS()
+		if p.i >= len(p.data) {
+			return nil, p.fail("EOF while parsing a list")
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+			p.skipWS()
+			if p.i < len(p.data) && p.data[p.i] == ']' {
+				return nil, p.fail("trailing comma")
+			}
+		case ']':
+			p.i++
+			v.End = p.i
+			p.depth--
+			return v, nil
+		default:
+			return nil, p.fail("expected `,` or `]`")
+		}
+	}
+}
+
+// str reads a JSON string starting at the opening quote and returns its
+// decoded text; p.i ends just past the closing quote.
+func (p *jsonParser) str() (string, error) {
+	p.i++ // opening quote
+	start := p.i
+	// Fast path: no escapes.
+	for p.i < len(p.data) {
+		c := p.data[p.i]
+		if c == '"' {
+			s := string(p.data[start:p.i])
+			p.i++
+			return s, nil
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 {
+			return "", p.fail(`control character (\u0000-\u001F) found while parsing a string`)
+		}
+		p.i++
+	}
+	var b strings.Builder
+	b.Write(p.data[start:p.i])
+	for {
+		if p.i >= len(p.data) {
+			return "", p.fail("EOF while parsing a string")
+		}
+		c := p.data[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return b.String(), nil
+		case c < 0x20:
+			return "", p.fail(`control character (\u0000-\u001F) found while parsing a string`)
+		case c != '\\':
+			b.WriteByte(c)
+			p.i++
+			continue
+		}
+		p.i++ // backslash
+		if p.i >= len(p.data) {
+			return "", p.fail("EOF while parsing a string")
+		}
+		e := p.data[p.i]
+		p.i++
+		switch e {
+		case '"', '\\', '/':
+			b.WriteByte(e)
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			r, err := p.unicodeEscape()
+			if err != nil {
+				return "", err
+			}
+			b.WriteRune(r)
+		default:
+			p.i--
+			return "", p.fail("invalid escape")
+		}
+	}
+}
+
+func (p *jsonParser) hex4() (rune, error) {
+	if p.i+4 > len(p.data) {
+		p.i = len(p.data)
+		return 0, p.fail("EOF while parsing a string")
+	}
+	var r rune
+	for k := 0; k < 4; k++ {
+		c := p.data[p.i]
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, p.fail("invalid escape")
+		}
+		r = r<<4 | rune(d)
+		p.i++
+	}
+	return r, nil
+}
+
+// unicodeEscape reads the XXXX of \uXXXX (and a following low surrogate).
+// serde_json rejects lone surrogates when parsing into owned strings.
+func (p *jsonParser) unicodeEscape() (rune, error) {
+	r, err := p.hex4()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case r >= 0xDC00 && r <= 0xDFFF:
+		return 0, p.fail("lone leading surrogate in hex escape")
+	case r >= 0xD800 && r <= 0xDBFF:
+		if p.i+2 > len(p.data) {
+			p.i = len(p.data)
+			return 0, p.fail("EOF while parsing a string")
+		}
+		if p.data[p.i] != '\\' || p.data[p.i+1] != 'u' {
+			return 0, p.fail("unexpected end of hex escape")
+		}
+		p.i += 2
+		lo, err := p.hex4()
+		if err != nil {
+			return 0, err
+		}
+		if lo < 0xDC00 || lo > 0xDFFF {
+			return 0, p.fail("lone leading surrogate in hex escape")
+		}
+		return utf16.DecodeRune(r, lo), nil
+	}
+	return r, nil
+}
+
+// number reads a JSON number and classifies it as serde_json does: u64 for
+// non-negative integer literals that fit, i64 for negative ones that fit
+// (but "-0" is the float -0.0), f64 for everything else; an f64 that
+// overflows is "number out of range" (lb-config.md §7.2).
+func (p *jsonParser) number() (*Value, error) {
+	start := p.i
+	neg := false
+	if p.data[p.i] == '-' {
+		neg = true
+		p.i++
+	}
+	if p.i >= len(p.data) {
+		return nil, p.fail("EOF while parsing a value")
+	}
+	digitsStart := p.i
+	switch c := p.data[p.i]; {
+	case c == '0':
+		p.i++
+		if p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
+			return nil, p.fail("invalid number")
+		}
+	case c >= '1' && c <= '9':
+		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
+			p.i++
+		}
+	default:
+		return nil, p.fail("invalid number")
+	}
+	digitsEnd := p.i
+	isFloat := false
+	if p.i < len(p.data) && p.data[p.i] == '.' {
+		isFloat = true
+		p.i++
+		n := 0
+		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		if n == 0 {
+			if p.i >= len(p.data) {
+				return nil, p.fail("EOF while parsing a value")
+			}
+			return nil, p.fail("invalid number")
+		}
+	}
+	if p.i < len(p.data) && (p.data[p.i] == 'e' || p.data[p.i] == 'E') {
+		isFloat = true
+		p.i++
+		if p.i < len(p.data) && (p.data[p.i] == '+' || p.data[p.i] == '-') {
+			p.i++
+		}
+		n := 0
+		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		if n == 0 {
+			if p.i >= len(p.data) {
+				return nil, p.fail("EOF while parsing a value")
+			}
+			return nil, p.fail("invalid number")
+		}
+	}
+	lit := string(p.data[start:p.i])
+	v := &Value{Kind: KindNumber, Text: lit, Start: p.pt.at(start), End: p.i}
+	if !isFloat {
+		mag, err := strconv.ParseUint(string(p.data[digitsStart:digitsEnd]), 10, 64)
+		if err == nil {
+			switch {
+			case !neg:
+				v.Number, v.Uint, v.Float = NumUint, mag, float64(mag)
+				return v, nil
+			case mag != 0 && mag <= 1<<63:
+				v.Number, v.Int, v.Float = NumInt, -int64(mag-1)-1, -float64(mag)
+				return v, nil
+			}
+		}
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
+		p.i = start
+		return nil, p.fail("number out of range")
+	}
+	v.Number, v.Float = NumFloat, f
+	return v, nil
+}
