@@ -73,7 +73,7 @@ func ParseDotenv(file string, data []byte) (*Env, error) {
 		}
 		if prev, dup := env.Vars[name]; dup {
 			env.Notes = append(env.Notes, Problem{Severity: SeverityWarning, Category: CategoryValues, Name: name,
-				Pos: Pos{File: file, Line: lineNo, Col: start + 1},
+				Pos:     Pos{File: file, Line: lineNo, Col: start + 1},
 				Message: fmt.Sprintf("%s is set twice (first at line %d); the last one wins", name, prev.Pos.Line),
 				Hint:    "remove the duplicate"})
 		}

@@ -2,8 +2,8 @@ package gateway
 
 import (
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"strconv"
