@@ -142,6 +142,8 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 	for _, add := range []func(*Env) *cobra.Command{
 		newVersionCommand,
 		newValidateCommand,
+		newPreflightCommand,
+		newCheckCommand,
 	} {
 		root.AddCommand(add(env))
 	}

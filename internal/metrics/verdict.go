@@ -112,7 +112,7 @@ func windowNote(w Window) string {
 	if w.Mode == ModeRates {
 		return fmt.Sprintf("over %s", time.Duration(w.Seconds*float64(time.Second)).Round(time.Millisecond))
 	}
-	return "since gateway start (single scrape; pass --interval to measure growth)"
+	return "since process start (single scrape; pass --interval to measure growth)"
 }
 
 // GatewayVerdicts judges the gateway's last-cluster metrics. Stage 1
