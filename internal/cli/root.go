@@ -144,6 +144,7 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 		newValidateCommand,
 		newPreflightCommand,
 		newCheckCommand,
+		newStoreCommand,
 	} {
 		root.AddCommand(add(env))
 	}

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lcctl/lcctl/internal/store"
+)
+
+type storeDelOptions struct {
+	session   sessionFlags
+	ifCluster string
+	yes       bool
+}
+
+func newStoreDelCommand(env *Env, conn *connFlags) *cobra.Command {
+	o := &storeDelOptions{}
+	cmd := &cobra.Command{
+		Use:     "del",
+		Aliases: []string{"delete"},
+		Short:   "Delete one entry and confirm it is gone (dry run unless --yes)",
+		Long: `Delete one last-cluster entry, named by --key or by the session flags: the
+operator's equivalent of releasing a session. The session's next request
+is then classified new and placed afresh.
+
+Olric's delete reply does not say whether anything was removed, so lcctl
+reads the entry first, deletes it, and reads again to confirm. With
+--if-cluster it deletes only when the entry still points to that cluster.
+
+Exit status 1 when there is no entry, when --if-cluster does not match, or
+when the delete could not be confirmed. Without --yes this is a dry run.`,
+		Example: `  lcctl store del --routing-key fn-alpha --model company/model --session-id session-1 --source prompt_cache_key --yes
+  lcctl store del --key lc:v1:eee6… --if-cluster cluster-b --yes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runStoreDel(cmd, env, conn, o)
+		},
+	}
+	o.session.register(cmd.Flags(), true)
+	cmd.Flags().StringVar(&o.ifCluster, "if-cluster", "", "delete only if the entry points to this cluster")
+	cmd.Flags().BoolVar(&o.yes, "yes", false, "delete; without it nothing is changed")
+	return cmd
+}
+
+// delJSON is the output of `store del -o json`.
+type delJSON struct {
+	Key     string       `json:"key"`
+	Applied bool         `json:"applied"`
+	Outcome string       `json:"outcome"`
+	Before  *entryJSON   `json:"before"`
+	Session *sessionJSON `json:"session,omitempty"`
+}
+
+func runStoreDel(cmd *cobra.Command, env *Env, conn *connFlags, o *storeDelOptions) error {
+	key, sess, err := o.session.resolve(cmd)
+	if err != nil {
+		return err
+	}
+	if cmd.Flags().Changed("if-cluster") {
+		if err := store.ValidateValue(o.ifCluster); err != nil {
+			return UsageErr(fmt.Errorf("--if-cluster: %w", err))
+		}
+	}
+	c, err := conn.connect(cmd.Context(), env)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	out := delJSON{Key: key, Applied: o.yes}
+	if !o.session.showSession {
+		sess = nil
+	}
+	out.Session = toSessionJSON(sess)
+	var before store.Entry
+	if o.yes {
+		res, err := c.Delete(cmd.Context(), key, o.ifCluster)
+		if err != nil {
+			return fail(err)
+		}
+		out.Outcome = string(res.Outcome)
+		before = res.Before
+	} else {
+		before, err = c.Get(cmd.Context(), key)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			out.Outcome = string(store.Absent)
+		case err != nil:
+			return fail(err)
+		case o.ifCluster != "" && before.Cluster != o.ifCluster:
+			out.Outcome = string(store.Changed)
+		default:
+			out.Outcome = "would_delete"
+		}
+	}
+	if out.Outcome != string(store.Absent) {
+		j := newEntryJSON(before)
+		out.Before = &j
+	}
+	if env.Global.JSON() {
+		if err := writeJSON(env.Out, out, false); err != nil {
+			return err
+		}
+	} else {
+		printSessionText(env.Out, sess)
+		was := ""
+		if out.Before != nil {
+			was = fmt.Sprintf(" (was %s, ttl %s)", textValue(before.Cluster), formatTTL(before))
+		}
+		switch store.DeleteOutcome(out.Outcome) {
+		case store.Deleted:
+			fmt.Fprintf(env.Out, "%s %s%s\n", env.Style.OK.Render("deleted"), key, was)
+		case store.Rewritten:
+			fmt.Fprintf(env.Out, "%s %s%s; it was written again since (the session is active)\n", env.Style.OK.Render("deleted"), key, was)
+		case store.Absent:
+			fmt.Fprintf(env.Out, "no entry %s\n", key)
+		case store.Changed:
+			fmt.Fprintf(env.Out, "left %s alone: it points to %s, not %s\n", key, textValue(before.Cluster), o.ifCluster)
+		default:
+			fmt.Fprintf(env.Out, "dry run: would delete %s%s\nrun again with --yes to delete\n", key, was)
+		}
+	}
+	switch store.DeleteOutcome(out.Outcome) {
+	case store.Absent:
+		fmt.Fprintf(env.Err, "lcctl: no entry for this key in dmap %q (absent or expired)\n", c.DMap())
+		return ErrFindings
+	case store.Changed:
+		return ErrFindings
+	}
+	return nil
+}

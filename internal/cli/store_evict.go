@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lcctl/lcctl/internal/store"
+)
+
+// DefaultEvictRate is the default --max-rate of `store evict`: deletions
+// per second, gentle on the gateway pods that host Olric.
+const DefaultEvictRate = 1000
+
+type storeEvictOptions struct {
+	cluster string
+	yes     bool
+	maxRate float64
+	sample  int
+	verbose bool
+}
+
+func newStoreEvictCommand(env *Env, conn *connFlags) *cobra.Command {
+	o := &storeEvictOptions{}
+	cmd := &cobra.Command{
+		Use:   "evict",
+		Short: "Delete every entry pointing to a cluster (dry run unless --yes)",
+		Long: `Delete every last-cluster entry whose value is --cluster, e.g. after draining
+or removing that cluster, so its returning sessions are classified stale and
+re-placed cleanly instead of being steered to it.
+
+Without --yes this is a dry run: it scans, counts the entries and lists a
+sample. With --yes it scans, then for each entry found re-reads it, skips
+it when it is gone or now points elsewhere, deletes it, and reads it again
+to confirm (Olric's delete reply says nothing about what was removed). It
+prints exactly how many entries were deleted, skipped and failed.
+
+--max-rate bounds deletions per second (0: no limit). Interrupting (Ctrl-C)
+lets the deletes in flight finish and reports what was done; running the
+command again picks up what is left.`,
+		Example: `  lcctl store evict --cluster cluster-b
+  lcctl store evict --cluster cluster-b --yes --max-rate 500`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runStoreEvict(cmd, env, conn, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.cluster, "cluster", "", "cluster whose entries are deleted (required)")
+	f.BoolVar(&o.yes, "yes", false, "delete; without it nothing is changed")
+	f.Float64Var(&o.maxRate, "max-rate", DefaultEvictRate, "at most this many deletions per second (0: no limit)")
+	f.IntVar(&o.sample, "sample", store.DefaultEvictSample, "how many candidate keys to list")
+	f.BoolVar(&o.verbose, "verbose", false, "with --yes, print every candidate's outcome")
+	return cmd
+}
+
+// evictJSON is the output of `store evict -o json`.
+type evictJSON struct {
+	store.EvictReport
+	ElapsedMs int64 `json:"elapsed_ms"`
+}
+
+func runStoreEvict(cmd *cobra.Command, env *Env, conn *connFlags, o *storeEvictOptions) error {
+	if !cmd.Flags().Changed("cluster") {
+		return Usagef("--cluster is required")
+	}
+	if err := store.ValidateValue(o.cluster); err != nil {
+		return UsageErr(fmt.Errorf("--cluster: %w", err))
+	}
+	if o.maxRate < 0 || o.maxRate != o.maxRate {
+		return Usagef("--max-rate %v must be >= 0", o.maxRate)
+	}
+	if o.sample < 0 || o.sample > 10000 {
+		return Usagef("--sample %d out of range 0-10000", o.sample)
+	}
+	c, err := conn.connect(cmd.Context(), env)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	prog := newProgress(env)
+	sample := o.sample
+	if sample == 0 {
+		sample = -1
+	}
+	opts := store.EvictOptions{Cluster: o.cluster, Apply: o.yes, MaxRate: o.maxRate, Sample: sample,
+		Scan: store.ScanOptions{Progress: func(p store.ScanProgress) {
+			prog.show("scanning %s: %d keys, %d entries of %s", c.DMap(), p.Keys, p.Matched, o.cluster)
+		}},
+		Progress: func(p store.EvictProgress) {
+			prog.show("evicting %s: %d of %d (%s)", o.cluster, p.Done, p.Candidates, p.Elapsed.Truncate(100*time.Millisecond))
+		},
+	}
+	if o.verbose && !env.Global.JSON() {
+		opts.OnResult = func(r store.EvictResult) {
+			prog.clear()
+			switch r.Outcome {
+			case store.EvictSkippedChanged:
+				fmt.Fprintf(env.Out, "%s %s (now %s)\n", r.Outcome, r.Key, textValue(r.Now))
+			case store.EvictFailed:
+				fmt.Fprintf(env.Out, "%s %s: %s\n", r.Outcome, r.Key, r.Error)
+			default:
+				fmt.Fprintf(env.Out, "%s %s\n", r.Outcome, r.Key)
+			}
+		}
+	}
+	rep, err := c.Evict(cmd.Context(), opts)
+	prog.clear()
+	if env.Global.JSON() {
+		if werr := writeJSON(env.Out, evictJSON{EvictReport: rep, ElapsedMs: rep.Elapsed.Milliseconds()}, false); werr != nil {
+			return werr
+		}
+	} else {
+		writeEvictReport(env, rep, o)
+	}
+	for _, p := range rep.Scan.Problems {
+		fmt.Fprintf(env.Err, "%s %s\n", env.ErrStyle.Warning.Render("problem:"), p)
+	}
+	for _, e := range rep.Errors {
+		fmt.Fprintf(env.Err, "%s %s\n", env.ErrStyle.Error.Render("failed:"), e)
+	}
+	if err != nil {
+		if errors.Is(err, store.ErrIncomplete) || rep.Interrupted {
+			return failf("%v", err)
+		}
+		return fail(err)
+	}
+	if rep.Scan.Keys == 0 {
+		emptyHint(env, c.DMap())
+	}
+	return nil
+}
+
+func writeEvictReport(env *Env, rep store.EvictReport, o *storeEvictOptions) {
+	w := env.Out
+	state := ""
+	if !rep.Scan.Complete {
+		state = " (scan incomplete)"
+	}
+	if !rep.Applied {
+		fmt.Fprintf(w, "dry run: %d entries point to %s (of %d entries scanned in %s%s)\n", rep.Candidates, o.cluster, rep.Scan.Entries, rep.Scan.Elapsed.Truncate(time.Millisecond), state)
+		if len(rep.Sample) > 0 {
+			fmt.Fprintf(w, "sample (%d of %d):\n", len(rep.Sample), rep.Candidates)
+			for _, k := range rep.Sample {
+				fmt.Fprintf(w, "  %s\n", k)
+			}
+		}
+		writeDistribution(w, rep.Scan.PerCluster, rep.Scan.Entries)
+		if rep.Candidates > 0 {
+			rate := "no rate limit"
+			if o.maxRate > 0 {
+				rate = fmt.Sprintf("at most %g per second", o.maxRate)
+			}
+			fmt.Fprintf(w, "run again with --yes to delete them (%s)\n", rate)
+		}
+		return
+	}
+	fmt.Fprintf(w, "evicted %s%s: %s %d, skipped %d (%d changed since the scan, %d already gone), failed %d",
+		o.cluster, state, env.Style.OK.Render("deleted"), rep.Deleted, rep.SkippedChanged+rep.SkippedGone, rep.SkippedChanged, rep.SkippedGone, rep.Failed)
+	if rep.NotAttempted > 0 {
+		fmt.Fprintf(w, ", not attempted %d", rep.NotAttempted)
+	}
+	fmt.Fprintf(w, " (of %d candidates, %s)\n", rep.Candidates, rep.Elapsed.Truncate(time.Millisecond))
+	if rep.Rewritten > 0 {
+		fmt.Fprintf(w, "%d of the deleted entries were written again by a gateway before the delete was confirmed\n", rep.Rewritten)
+	}
+	if rep.Interrupted {
+		fmt.Fprintln(w, "interrupted: run the same command again to continue")
+	}
+}

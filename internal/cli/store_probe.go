@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lcctl/lcctl/internal/store"
+)
+
+func newStoreProbeCommand(env *Env, conn *connFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "probe",
+		Short: "Check that the DMap is reachable, writable and readable",
+		Long: `Connect, list the members, then write a probe entry under a random key
+outside the store's key space (lcctl:probe:<32 hex>, TTL 30s), read it back,
+delete it and confirm it is gone. Exit status 1 when a step fails.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o, err := conn.options(env)
+			if err != nil {
+				return err
+			}
+			conn.warnDMap(env)
+			res, perr := store.Probe(cmd.Context(), o)
+			if env.Global.JSON() {
+				if err := writeJSON(env.Out, res, false); err != nil {
+					return err
+				}
+			} else {
+				if len(res.Members) > 0 {
+					fmt.Fprintf(env.Out, "members      %s\n", strings.Join(res.Members, ", "))
+					fmt.Fprintf(env.Out, "partitions   %d\n", res.Partitions)
+				}
+				for _, s := range res.Steps {
+					mark := env.Style.OK.Render("ok")
+					if !s.OK {
+						mark = env.Style.Error.Render("FAILED")
+					}
+					fmt.Fprintf(env.Out, "%-12s %s %s", s.Name, mark, s.Latency.Truncate(time.Microsecond))
+					if s.Error != "" {
+						fmt.Fprintf(env.Out, ": %s", s.Error)
+					}
+					fmt.Fprintln(env.Out)
+				}
+			}
+			if perr != nil {
+				return failf("probe of dmap %q failed: %v", res.DMap, perr)
+			}
+			return nil
+		},
+	}
+}

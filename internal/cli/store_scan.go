@@ -1,0 +1,195 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lcctl/lcctl/internal/store"
+)
+
+type storeScanOptions struct {
+	cluster     string
+	limit       int
+	count       int
+	summaryOnly bool
+}
+
+func newStoreScanCommand(env *Env, conn *connFlags) *cobra.Command {
+	o := &storeScanOptions{}
+	cmd := &cobra.Command{
+		Use:   "scan",
+		Short: "Stream entries (key, cluster, TTL) and a summary per cluster",
+		Long: `Scan every partition of the DMap and print each live entry: key, cluster and
+remaining TTL, then a summary of entries per cluster. --cluster keeps only
+the entries of one cluster (every entry is still read and counted in the
+summary); --limit stops after N printed entries.
+
+Keys are listed with Olric's scan (DM.SCAN with MATCH ^lc:v1:) and read
+with pipelined gets, so expired entries Olric has not evicted yet are not
+shown. When a member leaves or stops answering, the scan refreshes the
+routing table, resumes where it stopped and says so; whatever could not be
+read is reported on stderr and makes the exit status 1.
+
+Text output: one entry per line, then a blank line and the summary. JSON
+output (-o json): JSON lines, {"type":"entry",...} per entry and one final
+{"type":"summary",...}. A progress line is shown on stderr in a terminal.`,
+		Example: `  lcctl store scan
+  lcctl store scan --cluster cluster-b --limit 20
+  lcctl store scan --summary-only -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runStoreScan(cmd, env, conn, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.cluster, "cluster", "", "print only entries pointing to this cluster")
+	f.IntVar(&o.limit, "limit", 0, "stop after printing this many entries (0: no limit)")
+	f.IntVar(&o.count, "count", store.DefaultScanCount, "keys per DM.SCAN call (Olric's COUNT hint), 1-100000")
+	f.BoolVar(&o.summaryOnly, "summary-only", false, "print only the summary")
+	return cmd
+}
+
+// scanSummaryJSON is the final line of `store scan -o json`.
+type scanSummaryJSON struct {
+	Type string `json:"type"`
+	store.ScanReport
+	ElapsedMs int64 `json:"elapsed_ms"`
+}
+
+func runStoreScan(cmd *cobra.Command, env *Env, conn *connFlags, o *storeScanOptions) error {
+	if o.cluster != "" || cmd.Flags().Changed("cluster") {
+		if err := store.ValidateValue(o.cluster); err != nil {
+			return UsageErr(fmt.Errorf("--cluster: %w", err))
+		}
+	}
+	if o.limit < 0 {
+		return Usagef("--limit %d must not be negative", o.limit)
+	}
+	if o.count < 1 || o.count > 100000 {
+		return Usagef("--count %d out of range 1-100000", o.count)
+	}
+	c, err := conn.connect(cmd.Context(), env)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	prog := newProgress(env)
+	opts := store.ScanOptions{Cluster: o.cluster, Limit: o.limit, Count: o.count,
+		Progress: func(p store.ScanProgress) {
+			prog.show("scanning %s: %d keys, %d entries, %d shown (%s)", c.DMap(), p.Keys, p.Entries, p.Matched, p.Elapsed.Truncate(100*time.Millisecond))
+		}}
+	json := env.Global.JSON()
+	rep, err := c.Scan(cmd.Context(), opts, func(e store.Entry) error {
+		if o.summaryOnly {
+			return nil
+		}
+		if json {
+			j := newEntryJSON(e)
+			j.Type, j.Found = "entry", nil
+			return writeJSON(env.Out, j, true)
+		}
+		_, err := fmt.Fprintf(env.Out, "%s  %-12s  %s\n", e.Key, textValue(e.Cluster), formatTTL(e))
+		return err
+	})
+	prog.clear()
+	var werr error
+	if json {
+		werr = writeJSON(env.Out, scanSummaryJSON{Type: "summary", ScanReport: rep, ElapsedMs: rep.Elapsed.Milliseconds()}, true)
+	} else {
+		if !o.summaryOnly && rep.Matched > 0 {
+			fmt.Fprintln(env.Out)
+		}
+		writeScanSummary(env.Out, rep, o.cluster)
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintf(env.Err, "%s %s\n", env.ErrStyle.Warning.Render("problem:"), p)
+	}
+	if err != nil {
+		if errors.Is(err, store.ErrIncomplete) || errors.Is(err, cmd.Context().Err()) {
+			return failf("scan incomplete: %v", err)
+		}
+		return fail(err)
+	}
+	if rep.Keys == 0 {
+		emptyHint(env, c.DMap())
+	}
+	return werr
+}
+
+// emptyHint explains an empty DMap.
+func emptyHint(env *Env, dmap string) {
+	fmt.Fprintf(env.Err, "%s dmap %q has no entries: is the gateway's last-cluster feature on (STARGATE_LAST_CLUSTER_ENABLED) and --dmap right?\n", env.ErrStyle.Info.Render("note:"), dmap)
+}
+
+// writeScanSummary prints the per-cluster summary of a scan.
+func writeScanSummary(w io.Writer, rep store.ScanReport, cluster string) {
+	state := "complete"
+	switch {
+	case rep.Truncated:
+		state = "stopped at --limit"
+	case rep.Interrupted:
+		state = "interrupted"
+	case !rep.Complete:
+		state = "incomplete"
+	}
+	fmt.Fprintf(w, "scanned dmap %s (%s) in %s: %d keys, %d live entries", rep.DMap, state, rep.Elapsed.Truncate(time.Millisecond), rep.Keys, rep.Entries)
+	if rep.Vanished > 0 {
+		fmt.Fprintf(w, ", %d expired or deleted meanwhile", rep.Vanished)
+	}
+	if rep.Restarts > 0 {
+		fmt.Fprintf(w, ", resumed %d times", rep.Restarts)
+	}
+	fmt.Fprintln(w)
+	if cluster != "" {
+		fmt.Fprintf(w, "shown: %d entries pointing to %s\n", rep.Matched, cluster)
+	}
+	writeDistribution(w, rep.PerCluster, rep.Entries)
+	if rep.Invalid > 0 {
+		fmt.Fprintf(w, "%d entries hold a value the gateway treats as a miss\n", rep.Invalid)
+	}
+	if rep.NoExpiry > 0 {
+		fmt.Fprintf(w, "%d entries have no TTL (the gateway always sets one)\n", rep.NoExpiry)
+	}
+	if rep.Ignored > 0 {
+		fmt.Fprintf(w, "%d keys start with lc:v1: but are not store keys; ignored\n", rep.Ignored)
+	}
+	if rep.Unreadable > 0 {
+		fmt.Fprintf(w, "%d keys could not be read\n", rep.Unreadable)
+	}
+}
+
+// writeDistribution prints entries per cluster, most first.
+func writeDistribution(w io.Writer, per map[string]int, total int) {
+	type row struct {
+		cluster string
+		n       int
+	}
+	rows := make([]row, 0, len(per))
+	width := len("cluster")
+	for c, n := range per {
+		rows = append(rows, row{c, n})
+		width = max(width, len(textValue(c)))
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].n != rows[j].n {
+			return rows[i].n > rows[j].n
+		}
+		return rows[i].cluster < rows[j].cluster
+	})
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%-*s  %8s  %6s\n", width, "CLUSTER", "ENTRIES", "SHARE")
+	for _, r := range rows {
+		share := 0.0
+		if total > 0 {
+			share = 100 * float64(r.n) / float64(total)
+		}
+		fmt.Fprintf(w, "%-*s  %8d  %5.1f%%\n", width, textValue(r.cluster), r.n, share)
+	}
+}

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lcctl/lcctl/internal/store"
+)
+
+type storeServeOptions struct {
+	bind        string
+	port        int
+	seedDemo    bool
+	demoEntries int
+	demoTTL     string
+}
+
+func newStoreServeDevCommand(env *Env, conn *connFlags) *cobra.Command {
+	o := &storeServeOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve-dev",
+		Short: "Run a single-member Olric on loopback for demos and tests",
+		Long: `Start a real Olric v0.7.4 member inside lcctl, listening on a loopback
+address, and keep it running until interrupted (Ctrl-C). It has the
+gateway's settings (271 partitions, one copy, no password) and serves the
+same DMap, so every 'lcctl store' command works against it.
+
+--seed-demo writes demo sessions (--demo-entries, default 300) spread over
+cluster-a, cluster-b and cluster-c, with keys derived from demo session
+triples; the output lists a few triples to try with 'lcctl store get'.
+
+Only loopback addresses are accepted: the member has no authentication.`,
+		Example: `  lcctl store serve-dev --seed-demo
+  lcctl store serve-dev --port 0 --seed-demo --demo-entries 1000`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runStoreServeDev(cmd.Context(), env, conn, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.bind, "bind", "127.0.0.1", "loopback IP to listen on")
+	f.IntVar(&o.port, "port", store.DefaultPort, "RESP port (0: any free port)")
+	f.BoolVar(&o.seedDemo, "seed-demo", false, "write demo sessions")
+	f.IntVar(&o.demoEntries, "demo-entries", 300, "how many demo sessions --seed-demo writes (2-100000)")
+	f.StringVar(&o.demoTTL, "demo-ttl", "1h", "TTL of the demo entries")
+	return cmd
+}
+
+func runStoreServeDev(ctx context.Context, env *Env, conn *connFlags, o *storeServeOptions) error {
+	ip := net.ParseIP(o.bind)
+	if ip == nil || !ip.IsLoopback() {
+		return Usagef("--bind %q: serve-dev listens on loopback addresses only (127.0.0.1, ::1); the member has no authentication", o.bind)
+	}
+	if o.port < 0 || o.port > 65535 {
+		return Usagef("--port %d out of range 0-65535", o.port)
+	}
+	if o.demoEntries < 2 || o.demoEntries > 100000 {
+		return Usagef("--demo-entries %d out of range 2-100000", o.demoEntries)
+	}
+	ttl, err := store.ParseTTL(o.demoTTL)
+	if err != nil {
+		return UsageErr(fmt.Errorf("--demo-ttl: %w", err))
+	}
+	if err := store.ValidateDMapName(conn.dmap); err != nil {
+		return UsageErr(fmt.Errorf("--dmap: %w", err))
+	}
+	node, err := store.StartNode(ctx, store.NodeOptions{BindAddr: o.bind, Port: o.port})
+	if err != nil {
+		return failf("%v (is another Olric or serve-dev using port %d? try --port 0)", err, o.port)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = node.Shutdown(sctx)
+	}()
+	addr := node.Addr()
+	fmt.Fprintf(env.Out, "Olric v0.7.4 (embedded, one member) listening on %s, dmap %s\n", addr, conn.dmap)
+	fmt.Fprintf(env.Out, "export %s=%s\n", EnvOlricAddrs, addr)
+	if o.seedDemo {
+		c, err := store.Connect(ctx, store.Options{Addrs: []string{addr}, DMap: conn.dmap})
+		if err != nil {
+			return fail(err)
+		}
+		sessions := store.DemoSessions(o.demoEntries)
+		n, err := store.SeedDemo(ctx, c, sessions, ttl)
+		_ = c.Close()
+		if err != nil {
+			return fail(err)
+		}
+		per := map[string]int{}
+		for _, s := range sessions {
+			per[s.Cluster]++
+		}
+		fmt.Fprintf(env.Out, "seeded %d demo sessions (ttl %v):", n, ttl)
+		for _, cl := range store.DemoClusters {
+			fmt.Fprintf(env.Out, " %s %d", cl, per[cl])
+		}
+		fmt.Fprintln(env.Out)
+		fmt.Fprintln(env.Out, "demo sessions to look up (routing key, model, session id, source -> cluster):")
+		for _, s := range sessions[:min(4, len(sessions))] {
+			fmt.Fprintf(env.Out, "  %s %s %s %s -> %s\n", s.RoutingKey, s.Model, s.SessionID, s.Source, s.Cluster)
+		}
+		s := sessions[0]
+		fmt.Fprintln(env.Out, "try, in another shell (after the export above):")
+		fmt.Fprintf(env.Out, "  lcctl store get --routing-key %s --model %s --session-id %s --source %s\n", s.RoutingKey, s.Model, s.SessionID, s.Source)
+		fmt.Fprintf(env.Out, "  lcctl store scan --cluster %s --limit 5\n", store.DemoClusters[2])
+		fmt.Fprintf(env.Out, "  lcctl store evict --cluster %s\n", store.DemoClusters[2])
+	}
+	fmt.Fprintln(env.Out, "serving until interrupted (Ctrl-C)")
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(env.Out, "stopping")
+		return nil
+	case <-node.Done():
+		return failf("the Olric member stopped unexpectedly")
+	}
+}

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lcctl/lcctl/internal/store"
+)
+
+type storeStatsOptions struct {
+	noScan bool
+}
+
+func newStoreStatsCommand(env *Env, conn *connFlags) *cobra.Command {
+	o := &storeStatsOptions{}
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Members, partitions, replicas, entry count and entries per cluster",
+		Long: `Show the Olric cluster behind the store: each member (version, uptime,
+partitions owned as primary and replica, entries of the DMap it owns),
+the partition count, the replica count the routing table shows, and the
+DMap's entry count. Entry counts come from each member's STATS and include
+expired entries Olric has not evicted yet.
+
+Unless --no-scan is given, it also scans the DMap for the distribution of
+live entries over clusters (as 'lcctl store scan --summary-only').`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runStoreStats(cmd, env, conn, o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.noScan, "no-scan", false, "skip the scan for the distribution over clusters")
+	return cmd
+}
+
+// statsJSON is the output of `store stats -o json`.
+type statsJSON struct {
+	store.ClusterStats
+	Distribution *store.ScanReport `json:"distribution,omitempty"`
+}
+
+func runStoreStats(cmd *cobra.Command, env *Env, conn *connFlags, o *storeStatsOptions) error {
+	c, err := conn.connect(cmd.Context(), env)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	st, err := c.Stats(cmd.Context())
+	if err != nil {
+		return fail(err)
+	}
+	out := statsJSON{ClusterStats: st}
+	var scanErr error
+	if !o.noScan {
+		prog := newProgress(env)
+		rep, err := c.Scan(cmd.Context(), store.ScanOptions{Progress: func(p store.ScanProgress) {
+			prog.show("scanning %s: %d keys", c.DMap(), p.Keys)
+		}}, func(store.Entry) error { return nil })
+		prog.clear()
+		out.Distribution = &rep
+		scanErr = err
+	}
+	if env.Global.JSON() {
+		if err := writeJSON(env.Out, out, false); err != nil {
+			return err
+		}
+	} else {
+		writeStats(env, out)
+	}
+	incomplete := !st.EntriesComplete
+	for _, m := range st.Members {
+		if m.Error != "" {
+			fmt.Fprintf(env.Err, "%s STATS from %s: %s\n", env.ErrStyle.Warning.Render("problem:"), m.Name, m.Error)
+		}
+	}
+	if out.Distribution != nil {
+		for _, p := range out.Distribution.Problems {
+			fmt.Fprintf(env.Err, "%s %s\n", env.ErrStyle.Warning.Render("problem:"), p)
+		}
+	}
+	if !st.DMapSeen {
+		emptyHint(env, c.DMap())
+	}
+	switch {
+	case scanErr != nil:
+		return failf("distribution scan: %v", scanErr)
+	case incomplete:
+		return failf("some members did not answer STATS: entry counts are incomplete")
+	}
+	return nil
+}
+
+func writeStats(env *Env, s statsJSON) {
+	w := env.Out
+	complete := ""
+	if !s.EntriesComplete {
+		complete = " (incomplete)"
+	}
+	fmt.Fprintf(w, "dmap %s: %d entries%s, counted at each partition's current owner (includes expired entries not yet evicted)\n", s.DMap, s.Entries, complete)
+	fmt.Fprintf(w, "%d members, %d partitions, replica count %d", len(s.Members), s.Partitions, s.ReplicaCount)
+	if s.MovingPartitions > 0 {
+		fmt.Fprintf(w, ", %d partitions moving", s.MovingPartitions)
+	}
+	fmt.Fprintln(w)
+	nameW := len("MEMBER")
+	for _, m := range s.Members {
+		nameW = max(nameW, len(m.Name))
+	}
+	fmt.Fprintf(w, "%-*s  %-5s  %-8s  %8s  %7s  %7s  %8s  %8s\n", nameW, "MEMBER", "COORD", "VERSION", "UPTIME", "PRIMARY", "REPLICA", "ENTRIES", "BACKUPS")
+	for _, m := range s.Members {
+		coord := ""
+		if m.Coordinator {
+			coord = "yes"
+		}
+		if m.Error != "" {
+			fmt.Fprintf(w, "%-*s  %-5s  %-8s  %8s  %7d  %7d  %8s  %8s\n", nameW, m.Name, coord, "?", "?", m.PrimaryPartitions, m.ReplicaPartitions, "?", "?")
+			continue
+		}
+		up := (time.Duration(m.UptimeSeconds) * time.Second).String()
+		fmt.Fprintf(w, "%-*s  %-5s  %-8s  %8s  %7d  %7d  %8d  %8d\n", nameW, m.Name, coord, m.Version, up, m.PrimaryPartitions, m.ReplicaPartitions, m.Entries, m.BackupEntries)
+	}
+	if d := s.Distribution; d != nil {
+		fmt.Fprintln(w)
+		writeScanSummary(w, *d, "")
+	}
+}

@@ -1,0 +1,147 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olric-data/olric/hasher"
+)
+
+// DefaultTTL is the gateway's default entry lifetime
+// (STARGATE_LAST_CLUSTER_TTL, gateway.md §8.1).
+const DefaultTTL = 10 * time.Minute
+
+// DefaultPort is Olric's RESP port in the gateway chart (olric.bindPort).
+const DefaultPort = 3320
+
+// DefaultPartitionCount is Olric's and the chart's partition count.
+const DefaultPartitionCount = 271
+
+// ParseTTL parses an entry TTL in Go duration syntax ("10m", "90s",
+// "1500ms"), as the gateway parses STARGATE_LAST_CLUSTER_TTL, and checks it
+// with ValidateTTL. A bare number without a unit is an error.
+func ParseTTL(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("invalid ttl %s: want a Go duration such as 10m or 1500ms: %w", quoteShort(s), unwrapParse(err))
+	}
+	if err := ValidateTTL(d); err != nil {
+		return 0, err
+	}
+	return d, nil
+}
+
+// unwrapParse drops time.ParseDuration's "time: " prefix and its
+// repetition of the input, keeping the reason.
+func unwrapParse(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "time: ")
+	if i := strings.Index(msg, " in duration "); i >= 0 {
+		msg = msg[:i]
+	} else if strings.HasPrefix(msg, "invalid duration") {
+		msg = "invalid duration"
+	}
+	return errors.New(msg)
+}
+
+// ValidateTTL refuses TTLs Olric would mishandle: Olric receives the TTL as
+// whole milliseconds (PX), and a value under 1 ms becomes PX 0, which the
+// client omits, so the entry would never expire (gateway.md §5.1 derived
+// note, olric.md §4.2). It therefore requires d >= 1ms and a whole number of
+// milliseconds.
+func ValidateTTL(d time.Duration) error {
+	if d < time.Millisecond {
+		return fmt.Errorf("ttl %v is under 1ms: Olric would store the entry without expiry", d)
+	}
+	if d%time.Millisecond != 0 {
+		return fmt.Errorf("ttl %v is not a whole number of milliseconds: Olric stores TTLs in ms", d)
+	}
+	return nil
+}
+
+// ParseAddrs parses a comma-separated list of Olric member addresses
+// ("host:port[,host:port]", as --olric and LCCTL_OLRIC_ADDRS take them).
+// Spaces around items are ignored. Every item must be host:port with a
+// non-empty host (IPv6 in brackets) and a decimal port 1-65535; URLs,
+// empty items and duplicates are errors that name the item's position.
+func ParseAddrs(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, errors.New("no Olric address given: use --olric host:port[,host:port] or LCCTL_OLRIC_ADDRS")
+	}
+	items := strings.Split(s, ",")
+	out := make([]string, 0, len(items))
+	seen := make(map[string]bool, len(items))
+	for i, raw := range items {
+		item := strings.TrimSpace(raw)
+		if err := validateAddr(item); err != nil {
+			return nil, fmt.Errorf("olric address %d of %d: %w", i+1, len(items), err)
+		}
+		if seen[item] {
+			return nil, fmt.Errorf("olric address %d of %d: %s is listed twice", i+1, len(items), quoteShort(item))
+		}
+		seen[item] = true
+		out = append(out, item)
+	}
+	return out, nil
+}
+
+func validateAddr(a string) error {
+	if a == "" {
+		return errors.New("empty address (stray comma?)")
+	}
+	if strings.Contains(a, "://") {
+		return fmt.Errorf("%s is a URL: want host:port, e.g. 10.0.0.7:%d", quoteShort(a), DefaultPort)
+	}
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return fmt.Errorf("%s is not host:port: %v", quoteShort(a), strings.TrimPrefix(err.Error(), "address "+a+": "))
+	}
+	if host == "" {
+		return fmt.Errorf("%s has no host", quoteShort(a))
+	}
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; c <= ' ' || c >= 0x7f {
+			return fmt.Errorf("%s: host has a space or non-ASCII byte at offset %d", quoteShort(a), i)
+		}
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || n == 0 {
+		return fmt.Errorf("%s: port %q is not a number in 1-65535", quoteShort(a), port)
+	}
+	return nil
+}
+
+// ValidateDMapName checks a --dmap value: 1 to 128 bytes of printable
+// ASCII without spaces. Olric creates a DMap on first use, so a typo would
+// silently read an empty map; the CLI warns separately when the name is
+// not DMapName.
+func ValidateDMapName(name string) error {
+	if name == "" {
+		return errors.New("dmap name must not be empty")
+	}
+	if len(name) > 128 {
+		return fmt.Errorf("dmap name is %d bytes: at most 128", len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c <= ' ' || c > 0x7e {
+			return fmt.Errorf("dmap name %s has a space, control or non-ASCII byte at offset %d", quoteShort(name), i)
+		}
+	}
+	return nil
+}
+
+// Partition returns the Olric partition that holds key in dmap with
+// partitionCount partitions: XXH64 (seed 0, Olric's default hasher) of the
+// DMap name and key concatenated, modulo the count (olric.md §6,
+// internal/cluster/partitions.HKey). It returns 0 for a count of 0.
+func Partition(dmap, key string, partitionCount uint64) uint64 {
+	if partitionCount == 0 {
+		return 0
+	}
+	return defaultHasher.Sum64([]byte(dmap+key)) % partitionCount
+}
+
+var defaultHasher = hasher.NewDefaultHasher()

@@ -1,0 +1,502 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/olric-data/olric"
+)
+
+// Scan defaults.
+const (
+	// DefaultScanCount is the COUNT hint sent with each DM.SCAN: how many
+	// matching keys a member returns per call.
+	DefaultScanCount = 1000
+	// DefaultReadBatch is the most keys read in one pipelined round of
+	// DM.GETs; a batch never spans two partitions, so it is one round trip
+	// to the partition's owner.
+	DefaultReadBatch = 1024
+	// DefaultReadWorkers is how many read batches are in flight at once.
+	DefaultReadWorkers = 4
+	// DefaultMaxRestarts bounds how often a scan that failed (a member left
+	// or stopped answering) is restarted and resumed.
+	DefaultMaxRestarts = 10
+)
+
+// keyPattern is the MATCH expression sent with every DM.SCAN. Olric
+// matches it as a Go regular expression (not a glob) anywhere in the key,
+// so it is anchored and built from the escaped literal prefix.
+var keyPattern = "^" + regexp.QuoteMeta(KeyPrefix)
+
+// ScanOptions configure Scan. The zero value scans everything.
+type ScanOptions struct {
+	// Cluster, when not empty, passes only entries whose value is exactly
+	// Cluster to the callback (every entry is still read and counted in
+	// the report's PerCluster).
+	Cluster string
+	// Limit stops the scan after Limit entries were passed to the
+	// callback; 0 means no limit.
+	Limit int
+	// Count is the DM.SCAN COUNT hint, 1-100000; 0 means DefaultScanCount.
+	Count int
+	// ReadBatch and ReadWorkers size the pipelined reads; 0 means the
+	// defaults.
+	ReadBatch, ReadWorkers int
+	// MaxRestarts bounds restarts after a failed scan; 0 means
+	// DefaultMaxRestarts, -1 none.
+	MaxRestarts int
+	// Progress, when not nil, is called about every ProgressEvery (default
+	// 200 ms) from the goroutine that called Scan.
+	Progress      func(ScanProgress)
+	ProgressEvery time.Duration
+}
+
+// ScanProgress is a running count for progress displays.
+type ScanProgress struct {
+	// Keys is how many keys Olric's scan returned so far.
+	Keys int
+	// Entries is how many live entries were read; Matched how many were
+	// passed to the callback.
+	Entries, Matched int
+	// Elapsed is the time since the scan started.
+	Elapsed time.Duration
+}
+
+// ScanReport summarises a scan. Counts cover the part of the DMap that was
+// scanned: all of it when Complete, less when the scan was interrupted,
+// stopped at Limit, or could not read some partitions or keys.
+type ScanReport struct {
+	// DMap is the DMap scanned.
+	DMap string `json:"dmap"`
+	// Keys is the number of distinct store keys Olric's scan returned.
+	Keys int `json:"keys"`
+	// Entries is the number of those keys read as live entries.
+	Entries int `json:"entries"`
+	// Matched is the number of entries passed to the callback.
+	Matched int `json:"matched"`
+	// Vanished counts keys that were gone when read: expired but not yet
+	// evicted by Olric, or deleted meanwhile.
+	Vanished int `json:"vanished"`
+	// Unreadable counts keys whose read failed after every retry.
+	Unreadable int `json:"unreadable"`
+	// Ignored counts keys that start with "lc:v1:" but are not store keys
+	// (not written by the gateway); they are never read or touched.
+	Ignored int `json:"ignored"`
+	// Invalid counts entries whose value the gateway would treat as a miss.
+	Invalid int `json:"invalid"`
+	// NoExpiry counts entries without a TTL (the gateway always sets one).
+	NoExpiry int `json:"no_expiry"`
+	// PerCluster counts live entries by value (cluster ID).
+	PerCluster map[string]int `json:"per_cluster"`
+	// Restarts is how often the scan was restarted after an error and
+	// resumed where it stopped.
+	Restarts int `json:"restarts"`
+	// Complete is true when every partition was scanned and every key read.
+	Complete bool `json:"complete"`
+	// Truncated is true when the scan stopped at Limit.
+	Truncated bool `json:"truncated"`
+	// Interrupted is true when the context was cancelled.
+	Interrupted bool `json:"interrupted"`
+	// Problems describe what could not be done, in order.
+	Problems []string `json:"problems,omitempty"`
+	// Elapsed is the wall time of the scan.
+	Elapsed time.Duration `json:"-"`
+}
+
+func (o *ScanOptions) withDefaults() (ScanOptions, error) {
+	out := *o
+	if out.Cluster != "" {
+		if err := ValidateValue(out.Cluster); err != nil {
+			return out, err
+		}
+	}
+	if out.Limit < 0 {
+		return out, fmt.Errorf("limit %d must not be negative", out.Limit)
+	}
+	if out.Count == 0 {
+		out.Count = DefaultScanCount
+	}
+	if out.Count < 1 || out.Count > 100000 {
+		return out, fmt.Errorf("scan count %d out of range 1-100000", out.Count)
+	}
+	if out.ReadBatch == 0 {
+		out.ReadBatch = DefaultReadBatch
+	}
+	if out.ReadWorkers == 0 {
+		out.ReadWorkers = DefaultReadWorkers
+	}
+	if out.ReadBatch < 1 || out.ReadBatch > 100000 || out.ReadWorkers < 1 || out.ReadWorkers > 256 {
+		return out, fmt.Errorf("read batch %d (1-100000) or workers %d (1-256) out of range", out.ReadBatch, out.ReadWorkers)
+	}
+	switch {
+	case out.MaxRestarts == 0:
+		out.MaxRestarts = DefaultMaxRestarts
+	case out.MaxRestarts < 0:
+		out.MaxRestarts = 0
+	}
+	if out.ProgressEvery <= 0 {
+		out.ProgressEvery = 200 * time.Millisecond
+	}
+	return out, nil
+}
+
+type keyBatch struct {
+	seq  int
+	keys []string
+}
+
+type readOutcome struct {
+	seq     int
+	entries []Entry
+	missing int
+	failed  []string // "key: error" of unreadable keys
+}
+
+type producerResult struct {
+	keys, ignored, restarts int
+	problems                []string
+	err                     error
+}
+
+// Scan walks every partition of the DMap with Olric's cluster iterator
+// (DM.SCAN to each partition's primary and replica owners, MATCH "^lc:v1:",
+// COUNT o.Count), reads each key with pipelined DM.GETs to drop expired
+// keys and learn value and TTL, and calls fn for each live entry that
+// passes o.Cluster, in partition order, from the calling goroutine.
+//
+// Olric's iterator reports a failure only by ending early (it logs the
+// error); Scan watches the client's log for it, and then refreshes the
+// routing table, restarts the iteration and skips the keys it already
+// passed (partitions are walked in order), up to o.MaxRestarts times. Keys
+// whose read fails after retries are counted as Unreadable.
+//
+// The report is always returned. The error is nil when the scan is
+// complete or stopped at Limit; it wraps ErrIncomplete when partitions or
+// keys could not be read, the context's error when interrupted, and fn's
+// error when fn returned one (the scan then stops).
+func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) (ScanReport, error) {
+	rep := ScanReport{DMap: c.opts.DMap, PerCluster: map[string]int{}}
+	o, err := o.withDefaults()
+	if err != nil {
+		return rep, err
+	}
+	c.scanMu.Lock()
+	defer c.scanMu.Unlock()
+	start := time.Now()
+
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Reads in flight finish even when ctx is cancelled (an interrupt), so
+	// no read is cut off half-way; they are bounded by RequestTimeout.
+	rctx := context.WithoutCancel(ctx)
+
+	batches := make(chan keyBatch, o.ReadWorkers)
+	outcomes := make(chan readOutcome, o.ReadWorkers)
+	var prod producerResult
+	var keysSeen atomic.Int64
+	var prodDone = make(chan struct{})
+	go func() {
+		defer close(prodDone)
+		defer close(batches)
+		prod = c.produceKeys(sctx, o, batches, &keysSeen)
+	}()
+	var wg sync.WaitGroup
+	for range o.ReadWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range batches {
+				outcomes <- c.readBatch(rctx, b)
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(outcomes) }()
+
+	pending := map[int]readOutcome{}
+	next := 0
+	lastProgress := time.Now()
+	var fnErr error
+	stopped := false
+	for out := range outcomes {
+		if stopped {
+			continue // drain
+		}
+		pending[out.seq] = out
+		for {
+			cur, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			rep.Vanished += cur.missing
+			rep.Unreadable += len(cur.failed)
+			for i, f := range cur.failed {
+				if i < 3 && len(rep.Problems) < 20 {
+					rep.Problems = append(rep.Problems, "read "+f)
+				}
+			}
+			for _, e := range cur.entries {
+				rep.Entries++
+				rep.PerCluster[e.Cluster]++
+				if !e.Valid {
+					rep.Invalid++
+				}
+				if e.ExpiresAt.IsZero() {
+					rep.NoExpiry++
+				}
+				if o.Cluster != "" && e.Cluster != o.Cluster {
+					continue
+				}
+				if o.Limit > 0 && rep.Matched >= o.Limit {
+					rep.Truncated = true
+					stopped = true
+					break
+				}
+				rep.Matched++
+				if err := fn(e); err != nil {
+					fnErr = err
+					stopped = true
+					break
+				}
+			}
+			if stopped {
+				cancel()
+				break
+			}
+		}
+		if o.Progress != nil && time.Since(lastProgress) >= o.ProgressEvery {
+			lastProgress = time.Now()
+			o.Progress(ScanProgress{Keys: int(keysSeen.Load()), Entries: rep.Entries, Matched: rep.Matched, Elapsed: time.Since(start)})
+		}
+	}
+	<-prodDone
+	rep.Keys = prod.keys
+	rep.Ignored = prod.ignored
+	rep.Restarts = prod.restarts
+	rep.Problems = append(prod.problems, rep.Problems...)
+	rep.Elapsed = time.Since(start)
+	if o.Progress != nil {
+		o.Progress(ScanProgress{Keys: rep.Keys, Entries: rep.Entries, Matched: rep.Matched, Elapsed: rep.Elapsed})
+	}
+	switch {
+	case fnErr != nil:
+		return rep, fnErr
+	case rep.Truncated:
+		return rep, nil
+	case ctx.Err() != nil:
+		rep.Interrupted = true
+		return rep, fmt.Errorf("scan interrupted after %d keys: %w", rep.Keys, ctx.Err())
+	case prod.err != nil:
+		return rep, prod.err
+	case rep.Unreadable > 0:
+		return rep, fmt.Errorf("scan: %d keys could not be read: %w", rep.Unreadable, ErrIncomplete)
+	}
+	rep.Complete = true
+	return rep, nil
+}
+
+// produceKeys runs Olric's cluster iterator and sends the keys in batches,
+// restarting after failures and skipping keys already sent.
+func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyBatch, seen *atomic.Int64) producerResult {
+	var res producerResult
+	parts := c.PartitionCount()
+	var (
+		seq      int
+		started  bool
+		ordered  = true
+		lastPart uint64
+		seenLast = map[string]struct{}{}
+		batch    = make([]string, 0, o.ReadBatch)
+	)
+	send := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
+		select {
+		case out <- keyBatch{seq: seq, keys: batch}:
+			seq++
+			batch = make([]string, 0, o.ReadBatch)
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		resuming := attempt > 0
+		failSeq, _ := c.logs.scanFailures()
+		it, err := safeCall(func() (olric.Iterator, error) {
+			return c.dm.Scan(ctx, olric.Match(keyPattern), olric.Count(o.Count))
+		})
+		var iterErr error
+		if err != nil {
+			iterErr = fmt.Errorf("start scan: %w", classify(err))
+		} else {
+		loop:
+			for {
+				ok, perr := safeNext(it)
+				if perr != nil {
+					iterErr = perr
+					break
+				}
+				if !ok {
+					break
+				}
+				key := it.Key()
+				p := Partition(c.opts.DMap, key, parts)
+				if resuming {
+					if p < lastPart {
+						continue
+					}
+					if p == lastPart {
+						if _, dup := seenLast[key]; dup {
+							continue
+						}
+					}
+				}
+				switch {
+				case !started || p > lastPart:
+					// One read batch never spans partitions: the olric
+					// pipeline then makes one round trip per batch.
+					if !send() {
+						break loop
+					}
+					started, lastPart = true, p
+					clear(seenLast)
+				case p < lastPart:
+					// Olric walks partitions in order; a smaller partition
+					// means the cluster hashes keys differently than we do,
+					// so a restart could not skip the right keys.
+					ordered = false
+				}
+				seenLast[key] = struct{}{}
+				if ValidateKey(key) != nil {
+					res.ignored++
+					continue
+				}
+				seen.Add(1)
+				res.keys++
+				batch = append(batch, key)
+				if len(batch) == cap(batch) && !send() {
+					break loop
+				}
+			}
+			it.Close()
+		}
+		if !send() || ctx.Err() != nil {
+			return res
+		}
+		if iterErr == nil {
+			if n, msg := c.logs.scanFailures(); n != failSeq {
+				iterErr = errors.New(msg)
+			}
+		}
+		if iterErr == nil {
+			return res
+		}
+		where := "at the start"
+		if started {
+			where = fmt.Sprintf("in partition %d of %d", lastPart, parts)
+		}
+		res.problems = append(res.problems, fmt.Sprintf("scan failed %s: %v", where, iterErr))
+		switch {
+		case !ordered:
+			res.err = fmt.Errorf("scan failed %s and cannot resume (keys arrived out of partition order: does the cluster use a custom hasher?): %w", where, ErrIncomplete)
+			return res
+		case res.restarts >= o.MaxRestarts:
+			res.err = fmt.Errorf("scan failed %s after %d restarts; partitions from %d on were not fully scanned: %v: %w", where, res.restarts, lastPart, iterErr, ErrIncomplete)
+			return res
+		}
+		res.restarts++
+		if !sleepCtx(ctx, backoff(min(res.restarts, 5))) {
+			return res
+		}
+		if err := c.refreshRoutes(ctx, true); err != nil {
+			res.problems = append(res.problems, err.Error())
+		}
+	}
+}
+
+// safeNext calls it.Next, turning a panic in the iterator (it panics when a
+// partition is missing from a routing table it fetched) into an error.
+func safeNext(it olric.Iterator) (ok bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ok, err = false, fmt.Errorf("olric iterator: %v", r)
+		}
+	}()
+	return it.Next(), nil
+}
+
+// readBatch reads keys with one olric pipeline (one round trip per
+// partition owner) and retries keys whose pipelined read failed one by one
+// with the client's retry policy.
+func (c *Client) readBatch(ctx context.Context, b keyBatch) readOutcome {
+	out := readOutcome{seq: b.seq, entries: make([]Entry, 0, len(b.keys))}
+	rs := c.pipelineGet(ctx, b.keys)
+	for i, key := range b.keys {
+		r := rs[i]
+		if r.err != nil && !errors.Is(r.err, ErrNotFound) {
+			r.entry, r.err = c.get(ctx, key)
+		}
+		switch {
+		case r.err == nil:
+			out.entries = append(out.entries, r.entry)
+		case errors.Is(r.err, ErrNotFound):
+			out.missing++
+		default:
+			out.failed = append(out.failed, fmt.Sprintf("%s (partition %d): %v", key, c.Locate(key).Partition, r.err))
+		}
+	}
+	return out
+}
+
+type getResult struct {
+	entry Entry
+	err   error
+}
+
+// pipelineGet reads keys with one olric pipeline. Every result carries
+// either an entry or an error (classified); an error of the whole pipeline
+// is given to every key.
+func (c *Client) pipelineGet(ctx context.Context, keys []string) []getResult {
+	res := make([]getResult, len(keys))
+	fail := func(err error) []getResult {
+		for i := range res {
+			res[i].err = classify(err)
+		}
+		return res
+	}
+	pipe, err := c.dm.Pipeline(olric.PipelineConcurrency(pipelineConcurrency))
+	if err != nil {
+		return fail(err)
+	}
+	defer pipe.Close()
+	futs := make([]*olric.FutureGet, len(keys))
+	for i, k := range keys {
+		futs[i] = pipe.Get(ctx, k)
+	}
+	ectx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+	defer cancel()
+	if _, err := safeCall(func() (struct{}, error) { return struct{}{}, pipe.Exec(ectx) }); err != nil {
+		// Results of partitions that did not run are missing: do not read them.
+		return fail(err)
+	}
+	now := time.Now()
+	for i, f := range futs {
+		r, err := safeCall(f.Result)
+		if err == nil {
+			res[i].entry, err = entryFrom(keys[i], r, now)
+		}
+		res[i].err = classify(err)
+	}
+	return res
+}
+
+// pipelineConcurrency is how many partitions one pipeline executes at once.
+const pipelineConcurrency = 8

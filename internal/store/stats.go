@@ -1,0 +1,170 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/olric-data/olric"
+	"github.com/olric-data/olric/stats"
+)
+
+// Member is one cluster member as CLUSTER.MEMBERS reports it.
+type Member struct {
+	// Name is the member's RESP address, e.g. "10.1.2.3:3320".
+	Name string `json:"name"`
+	// Coordinator is true for the oldest member, which owns the routing
+	// table.
+	Coordinator bool `json:"coordinator"`
+	// Birthdate is when the member started.
+	Birthdate time.Time `json:"birthdate"`
+}
+
+// Members lists the cluster members (CLUSTER.MEMBERS through any member),
+// sorted by name.
+func (c *Client) Members(ctx context.Context) ([]Member, error) {
+	var ms []olric.Member
+	err := c.do(ctx, func(ctx context.Context) error {
+		var err error
+		ms, err = c.cc.Members(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list members: %w", err)
+	}
+	out := make([]Member, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, Member{Name: m.Name, Coordinator: m.Coordinator, Birthdate: time.Unix(0, m.Birthdate)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// MemberStats is what `lcctl store stats` shows per member.
+type MemberStats struct {
+	Member
+	// Version is the member's release_version from STATS. Olric v0.7.4
+	// reports "0.7.3" (its ReleaseVersion constant was not bumped).
+	Version string `json:"version,omitempty"`
+	// UptimeSeconds is the member's uptime in seconds.
+	UptimeSeconds int64 `json:"uptime_seconds,omitempty"`
+	// PrimaryPartitions and ReplicaPartitions count the partitions the
+	// routing table gives the member as current primary and as replica.
+	PrimaryPartitions int `json:"primary_partitions"`
+	ReplicaPartitions int `json:"replica_partitions"`
+	// Entries is the number of entries of the DMap in the partitions this
+	// member currently owns as primary (from STATS, including expired
+	// entries Olric has not evicted yet).
+	Entries int `json:"entries"`
+	// BackupEntries is the same for the partitions it holds as replica.
+	BackupEntries int `json:"backup_entries"`
+	// CurrentConnections and CommandsTotal are the member's network
+	// counters.
+	CurrentConnections int64 `json:"current_connections"`
+	CommandsTotal      int64 `json:"commands_total"`
+	// Error is set when STATS could not be read from the member.
+	Error string `json:"error,omitempty"`
+}
+
+// ClusterStats is the result of Stats.
+type ClusterStats struct {
+	DMap    string        `json:"dmap"`
+	Members []MemberStats `json:"members"`
+	// Partitions is the partition count.
+	Partitions int `json:"partitions"`
+	// ReplicaCount is the number of copies the routing table shows: 1 plus
+	// the most replica owners any partition has. It is below the
+	// configured count when there are fewer members than copies.
+	ReplicaCount int `json:"replica_count"`
+	// MovingPartitions counts partitions with previous owners (data still
+	// being handed over).
+	MovingPartitions int `json:"moving_partitions"`
+	// Entries sums MemberStats.Entries: every partition is counted once, at
+	// its current primary owner. EntriesComplete is false when a member's
+	// STATS could not be read.
+	Entries         int  `json:"entries"`
+	EntriesComplete bool `json:"entries_complete"`
+	// DMapSeen reports whether any member holds data of the DMap at all; a
+	// false value with a non-default DMap name usually means a typo.
+	DMapSeen bool `json:"dmap_seen"`
+}
+
+// Stats gathers the members (CLUSTER.MEMBERS), the routing table
+// (CLUSTER.ROUTINGTABLE) and each member's STATS, and counts the DMap's
+// entries per member at the partitions it currently owns (olric.md §5.8),
+// so partitions being moved are not counted twice. A member whose STATS
+// fails is reported with Error and makes EntriesComplete false; only a
+// failure to list members or read the routing table is an error.
+func (c *Client) Stats(ctx context.Context) (ClusterStats, error) {
+	cs := ClusterStats{DMap: c.opts.DMap, EntriesComplete: true}
+	members, err := c.Members(ctx)
+	if err != nil {
+		return cs, err
+	}
+	if err := c.refreshRoutes(ctx, false); err != nil {
+		return cs, err
+	}
+	c.mu.Lock()
+	rt := c.route
+	c.mu.Unlock()
+	cs.Partitions = len(rt)
+	owner := make(map[uint64]string, len(rt))
+	primaries := map[string]int{}
+	replicas := map[string]int{}
+	cs.ReplicaCount = 1
+	for id, r := range rt {
+		if n := len(r.PrimaryOwners); n > 0 {
+			owner[id] = r.PrimaryOwners[n-1]
+			primaries[owner[id]]++
+			if n > 1 {
+				cs.MovingPartitions++
+			}
+		}
+		for _, m := range r.ReplicaOwners {
+			replicas[m]++
+		}
+		cs.ReplicaCount = max(cs.ReplicaCount, 1+len(r.ReplicaOwners))
+	}
+	for _, m := range members {
+		ms := MemberStats{Member: m, PrimaryPartitions: primaries[m.Name], ReplicaPartitions: replicas[m.Name]}
+		var st stats.Stats
+		err := c.do(ctx, func(ctx context.Context) error {
+			var err error
+			st, err = c.cc.Stats(ctx, m.Name)
+			return err
+		})
+		if err != nil {
+			ms.Error = err.Error()
+			cs.EntriesComplete = false
+			cs.Members = append(cs.Members, ms)
+			continue
+		}
+		ms.Version = st.ReleaseVersion
+		ms.UptimeSeconds = st.UptimeSeconds
+		ms.CurrentConnections = st.Network.CurrentConnections
+		ms.CommandsTotal = st.Network.CommandsTotal
+		for id, p := range st.Partitions {
+			d, ok := p.DMaps[c.opts.DMap]
+			if ok {
+				cs.DMapSeen = true
+			}
+			if ok && owner[uint64(id)] == m.Name {
+				ms.Entries += d.Length
+			}
+		}
+		for _, p := range st.Backups {
+			if d, ok := p.DMaps[c.opts.DMap]; ok {
+				cs.DMapSeen = true
+				ms.BackupEntries += d.Length
+			}
+		}
+		cs.Entries += ms.Entries
+		cs.Members = append(cs.Members, ms)
+	}
+	if len(cs.Members) == 0 {
+		return cs, errors.New("the cluster reported no members")
+	}
+	return cs, nil
+}
