@@ -21,8 +21,6 @@ type preflightOptions struct {
 	Config          string
 	GatewayEnv      string
 	GatewayValues   []string
-	Olric           string
-	DMap            string
 	StargateMetrics string
 	GatewayMetrics  string
 	StargatePrefix  string
@@ -31,15 +29,12 @@ type preflightOptions struct {
 	Strict          bool
 }
 
-// newOlricProber returns the Olric prober of this build, nil when none is
-// wired (the olric.* checks are then skipped with that reason).
-var newOlricProber = func(env *Env) preflight.OlricProber { return nil }
-
 // httpClient is the client metrics URLs are fetched with (tests swap it).
 var httpClient = http.DefaultClient
 
 func newPreflightCommand(env *Env) *cobra.Command {
-	opts := &preflightOptions{DMap: gateway.LastClusterDMap, StargatePrefix: metrics.DefaultStargatePrefix, Timeout: metrics.DefaultTimeout}
+	opts := &preflightOptions{StargatePrefix: metrics.DefaultStargatePrefix, Timeout: metrics.DefaultTimeout}
+	conn := &connFlags{}
 	cmd := &cobra.Command{
 		Use:   "preflight --stage 1|2|3 [inputs]",
 		Short: "Run the rollout checklist of a last-cluster affinity stage",
@@ -69,7 +64,7 @@ Exit codes: 0 no check failed; 1 a check failed (or warned, with --strict);
       --stargate-metrics http://llm-request-router:9090/metrics --interval 60s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runPreflight(cmd.Context(), env, opts, cmd.Flags().Changed("olric"))
+			return runPreflight(cmd.Context(), env, opts, conn)
 		},
 	}
 	f := cmd.Flags()
@@ -77,8 +72,7 @@ Exit codes: 0 no check failed; 1 a check failed (or warned, with --strict);
 	f.StringVar(&opts.Config, "config", "", "Stargate lb-config file (JSON or YAML; - for stdin)")
 	f.StringVar(&opts.GatewayEnv, "gateway-env", "", "gateway environment as a dotenv file (NAME=VALUE lines)")
 	f.StringArrayVar(&opts.GatewayValues, "gateway-values", nil, "gateway Helm values file; repeat to layer files like helm -f")
-	f.StringVar(&opts.Olric, "olric", "", "Olric addresses host:port[,host:port...] (default $LCCTL_OLRIC_ADDRS)")
-	f.StringVar(&opts.DMap, "dmap", gateway.LastClusterDMap, "DMap lcctl store uses for hints")
+	conn.register(f)
 	f.StringVar(&opts.StargateMetrics, "stargate-metrics", "", "Stargate metrics: URL, file or -")
 	f.StringVar(&opts.GatewayMetrics, "gateway-metrics", "", "gateway metrics: URL, file or -")
 	f.StringVar(&opts.StargatePrefix, "stargate-prefix", metrics.DefaultStargatePrefix, "Stargate --metrics-prefix (older charts: llm_request_router_)")
@@ -89,7 +83,7 @@ Exit codes: 0 no check failed; 1 a check failed (or warned, with --strict);
 	return cmd
 }
 
-func runPreflight(ctx context.Context, env *Env, opts *preflightOptions, olricSet bool) error {
+func runPreflight(ctx context.Context, env *Env, opts *preflightOptions, conn *connFlags) error {
 	if opts.Stage < 1 || opts.Stage > 3 {
 		return Usagef("--stage must be 1, 2 or 3")
 	}
@@ -111,7 +105,21 @@ func runPreflight(ctx context.Context, env *Env, opts *preflightOptions, olricSe
 	if err := checkIntervalSources(opts.Interval, opts.StargateMetrics, opts.GatewayMetrics); err != nil {
 		return err
 	}
-	in := preflight.Inputs{Stage: opts.Stage, StoreDMap: opts.DMap, StargatePrefix: opts.StargatePrefix}
+	in := preflight.Inputs{Stage: opts.Stage, StoreDMap: conn.dmap, StargatePrefix: opts.StargatePrefix}
+	// Olric: the connection flags of lcctl store; no address skips the
+	// olric.* checks instead of failing.
+	addrs := conn.addrs
+	if addrs == "" {
+		addrs = env.Streams.Env(EnvOlricAddrs)
+	}
+	if strings.TrimSpace(addrs) != "" {
+		o, err := conn.options(env)
+		if err != nil {
+			return err
+		}
+		in.OlricAddrs = o.Addrs
+		in.Prober = preflight.StoreProber{Options: o}
+	}
 
 	if opts.Config != "" {
 		data, err := readInput(env, opts.Config, validate.MaxInputBytes)
@@ -156,17 +164,6 @@ func runPreflight(ctx context.Context, env *Env, opts *preflightOptions, olricSe
 		}
 		in.Gateway = ge
 	}
-
-	addrs := opts.Olric
-	if !olricSet {
-		addrs = env.Env("LCCTL_OLRIC_ADDRS")
-	}
-	for _, a := range strings.Split(addrs, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			in.OlricAddrs = append(in.OlricAddrs, a)
-		}
-	}
-	in.Prober = newOlricProber(env)
 
 	fetcher := &metrics.Fetcher{Client: httpClient, Timeout: opts.Timeout, Stdin: env.In}
 	var specs []*scrapeSpec

@@ -56,8 +56,8 @@ const (
 
 // ProbeReport is what an Olric probe found.
 type ProbeReport struct {
-	// Reach is nil when a seed answered; Members and Version describe the
-	// cluster then.
+	// Reach is nil when a seed answered; Members and Version (free text,
+	// e.g. the partition count) describe the cluster then.
 	Reach   error
 	Members []string
 	Version string
@@ -370,7 +370,7 @@ func olricChecks(ctx context.Context, g *checks.Group, in Inputs) {
 	}
 	reason := fmt.Sprintf("%s: %d members", addrs, len(rep.Members))
 	if rep.Version != "" {
-		reason += ", Olric " + rep.Version
+		reason += " " + rep.Version
 	}
 	g.Add(checks.OK(CheckOlricReachable, tReach, reason).WithDetails(capDetails(rep.Members)...))
 	if rep.ReadWrite != nil {
