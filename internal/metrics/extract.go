@@ -202,12 +202,12 @@ func histogramFromDTO(h *dto.Histogram) (Histogram, bool) {
 			c = f
 		}
 		ub := b.GetUpperBound()
-		if math.IsNaN(ub) || math.IsNaN(c) || c < 0 {
+		if math.IsNaN(ub) || math.IsNaN(c) || math.IsInf(c, 0) || c < 0 {
 			continue
 		}
 		out.Buckets = append(out.Buckets, Bucket{UpperBound: ub, Count: c})
 	}
-	if math.IsNaN(out.Count) || out.Count < 0 || math.IsNaN(out.Sum) {
+	if math.IsNaN(out.Count) || math.IsInf(out.Count, 0) || out.Count < 0 || math.IsNaN(out.Sum) || math.IsInf(out.Sum, 0) {
 		return Histogram{}, false
 	}
 	sort.Slice(out.Buckets, func(i, j int) bool { return out.Buckets[i].UpperBound < out.Buckets[j].UpperBound })

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,10 +38,16 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("NaN in gateway report %+v", gr)
 			}
 		}
+		if _, err := json.Marshal(gr); err != nil {
+			t.Fatalf("gateway report does not encode: %v", err)
+		}
 		_ = GatewayVerdicts(gr, VerdictOptions{Stage: 3})
 		st := ExtractStargate(s, "")
 		sr := BuildStargateReport("fuzz", Totals, st.Since(st), "")
 		_ = StargateSessionVerdicts(sr, nil, VerdictOptions{Stage: 3})
 		_ = StargateFlagOffVerdict(sr)
+		if _, err := json.Marshal(sr); err != nil {
+			t.Fatalf("Stargate report does not encode: %v", err)
+		}
 	})
 }

@@ -1,15 +1,31 @@
 package metrics
 
 import (
+	"encoding/json"
 	"math"
 	"sort"
+	"strconv"
 )
 
 // Bucket is one cumulative histogram bucket: the number of observations
 // less than or equal to UpperBound (seconds for the lookup duration).
+// In JSON, UpperBound is the "le" string as Prometheus writes it ("0.005",
+// "+Inf"), since JSON numbers cannot hold infinity.
 type Bucket struct {
-	UpperBound float64 `json:"le"`
+	UpperBound float64 `json:"-"`
 	Count      float64 `json:"count"`
+}
+
+// MarshalJSON renders {"le": "<bound>", "count": n}.
+func (b Bucket) MarshalJSON() ([]byte, error) {
+	le := strconv.FormatFloat(b.UpperBound, 'g', -1, 64)
+	if math.IsInf(b.UpperBound, 1) {
+		le = "+Inf"
+	}
+	return json.Marshal(struct {
+		LE    string  `json:"le"`
+		Count float64 `json:"count"`
+	}{le, b.Count})
 }
 
 // Histogram is a classic (bucketed) histogram: cumulative buckets sorted by

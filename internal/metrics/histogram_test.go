@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"math"
 	"sort"
 	"testing"
@@ -120,4 +121,14 @@ func TestSinceProperty(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestBucketJSON(t *testing.T) {
+	got, err := json.Marshal([]Bucket{{0.005, 3}, {math.Inf(1), 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != `[{"le":"0.005","count":3},{"le":"+Inf","count":4}]` {
+		t.Errorf("%s", got)
+	}
 }
