@@ -113,10 +113,10 @@ func (g *Group) Add(rs ...Result) { g.Checks = append(g.Checks, rs...) }
 
 // Summary counts results by status.
 type Summary struct {
-	OK   int `json:"ok"`
-	Warn int `json:"warn"`
-	Fail int `json:"fail"`
-	Skip int `json:"skip"`
+	OK   int `json:"ok"`   // passed
+	Warn int `json:"warn"` // warned
+	Fail int `json:"fail"` // failed
+	Skip int `json:"skip"` // skipped
 }
 
 // Report is a whole checklist.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/lcctl/lcctl/internal/metrics"
@@ -82,12 +81,6 @@ func checkIntervalSources(interval time.Duration, srcs ...string) error {
 		return Usagef("only one metrics source can be standard input (-)")
 	}
 	return nil
-}
-
-// isFetchError reports a live-source failure (exit 1 rather than 2).
-func isFetchError(err error) bool {
-	var fe *metrics.FetchError
-	return errors.As(err, &fe)
 }
 
 func sourceLabel(src string) string {

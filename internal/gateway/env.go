@@ -24,8 +24,8 @@ type Pos struct {
 	// File is the input file name as given ("-" for standard input).
 	File string `json:"file"`
 	// Line and Col are 1-based; Col counts bytes. 0 means unknown.
-	Line int `json:"line,omitempty"`
-	Col  int `json:"column,omitempty"`
+	Line int `json:"line,omitempty"`   // 1-based line
+	Col  int `json:"column,omitempty"` // 1-based column (bytes)
 }
 
 // String renders "file:line:col", "file:line" or "file".
@@ -107,8 +107,9 @@ func (e *Env) Names() []string {
 // not NAME=VALUE, an unterminated quote, YAML that does not parse. The CLI
 // reports it as an input error (exit 2).
 type SyntaxError struct {
-	Pos Pos
-	Msg string
+	Pos Pos    // where the input stops making sense
+	Msg string // what is wrong
 }
 
+// Error renders "file:line:col: msg".
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s: %s", e.Pos, e.Msg) }

@@ -51,14 +51,14 @@ const (
 
 // Problem is one finding about the gateway settings.
 type Problem struct {
-	Severity Severity `json:"severity"`
-	Category Category `json:"category"`
+	Severity Severity `json:"severity"` // error or warning
+	Category Category `json:"category"` // which preflight check reports it
 	// Name is the environment variable concerned.
 	Name string `json:"name"`
 	// Pos is where its value came from.
 	Pos     Pos    `json:"position"`
-	Message string `json:"message"`
-	Hint    string `json:"hint,omitempty"`
+	Message string `json:"message"`        // what is wrong, with the raw value
+	Hint    string `json:"hint,omitempty"` // what to do
 }
 
 // String renders "file:line:col: message".
@@ -67,8 +67,8 @@ func (p Problem) String() string { return fmt.Sprintf("%s: %s", p.Pos, p.Message
 // Setting is one typed setting and the variable it was read from (Var.Value
 // empty: not set, Value is the gateway's default).
 type Setting[T any] struct {
-	Value T   `json:"value"`
-	Var   Var `json:"source"`
+	Value T   `json:"value"`  // the parsed value, or the default
+	Var   Var `json:"source"` // the variable it came from
 }
 
 // Set reports whether the variable was set (non-empty).
@@ -78,8 +78,8 @@ func (s Setting[T]) Set() bool { return s.Var.Value != "" }
 // defaults applied to unset variables.
 type Settings struct {
 	// Kind is the input kind; Files the input files.
-	Kind  Kind     `json:"kind"`
-	Files []string `json:"files"`
+	Kind  Kind     `json:"kind"`  // dotenv or helm-values
+	Files []string `json:"files"` // input files in order
 
 	// LastClusterEnabled is STARGATE_LAST_CLUSTER_ENABLED (default false).
 	LastClusterEnabled Setting[bool] `json:"last_cluster_enabled"`
@@ -97,20 +97,20 @@ type Settings struct {
 	OlricEnv Setting[string] `json:"olric_env"`
 	// OlricBindPort and OlricMemberlistPort are the RESP and memberlist
 	// ports (defaults 3320, 3322).
-	OlricBindPort       Setting[int64] `json:"olric_bind_port"`
-	OlricMemberlistPort Setting[int64] `json:"olric_memberlist_port"`
+	OlricBindPort       Setting[int64] `json:"olric_bind_port"`       // OLRIC_BIND_PORT
+	OlricMemberlistPort Setting[int64] `json:"olric_memberlist_port"` // OLRIC_MEMBERLIST_BIND_PORT
 	// OlricPeers is OLRIC_PEERS split at commas, trimmed, empties dropped.
 	OlricPeers Setting[[]string] `json:"olric_peers"`
 	// OlricReplicaCount and OlricPartitionCount; values ≤ 0 are ignored by
 	// the gateway (defaults 1 and 271).
-	OlricReplicaCount   Setting[int64] `json:"olric_replica_count"`
-	OlricPartitionCount Setting[int64] `json:"olric_partition_count"`
+	OlricReplicaCount   Setting[int64] `json:"olric_replica_count"`   // OLRIC_REPLICA_COUNT
+	OlricPartitionCount Setting[int64] `json:"olric_partition_count"` // OLRIC_PARTITION_COUNT
 	// OlricDMapName is OLRIC_DMAP_NAME, the rate-limit DMap (default
 	// rate-limit).
 	OlricDMapName Setting[string] `json:"olric_dmap_name"`
 	// OlricStartupTimeout (default 15s) and OlricShutdownTimeout (5s).
-	OlricStartupTimeout  Setting[time.Duration] `json:"olric_startup_timeout"`
-	OlricShutdownTimeout Setting[time.Duration] `json:"olric_shutdown_timeout"`
+	OlricStartupTimeout  Setting[time.Duration] `json:"olric_startup_timeout"`  // OLRIC_STARTUP_TIMEOUT
+	OlricShutdownTimeout Setting[time.Duration] `json:"olric_shutdown_timeout"` // OLRIC_SHUTDOWN_TIMEOUT
 	// OlricLogLevel is OLRIC_LOG_LEVEL.
 	OlricLogLevel Setting[string] `json:"olric_log_level"`
 	// PodNamespace is POD_NAMESPACE: set means Kubernetes discovery.

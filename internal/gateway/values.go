@@ -20,8 +20,8 @@ const ChartDefaults = "chart default"
 
 // NamedInput is one input file's name and content.
 type NamedInput struct {
-	Name string
-	Data []byte
+	Name string // file name used in positions
+	Data []byte // file content
 }
 
 // chartDefault holds the defaults of the values lcctl reads.

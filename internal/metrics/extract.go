@@ -16,9 +16,9 @@ type GatewaySnapshot struct {
 	// family had at least one series. The gateway pre-creates the counters
 	// ("all values start at zero"), so a missing family means a gateway
 	// build without the feature or a wrong scrape target.
-	LookupsPresent bool
-	WritesPresent  bool
-	LatencyPresent bool
+	LookupsPresent bool // lookups family present
+	WritesPresent  bool // writes family present
+	LatencyPresent bool // lookup duration histogram present
 	// Lookups maps the result label (hit, miss, error, timeout, skipped, or
 	// anything newer) to a count.
 	Lookups map[string]float64
@@ -31,11 +31,11 @@ type GatewaySnapshot struct {
 
 // SelectionKey identifies one series of the session selections counter.
 type SelectionKey struct {
-	RoutingKey   string `json:"routing_key"`
-	Model        string `json:"model"`
-	Algorithm    string `json:"algorithm"`
-	SessionState string `json:"session_state"`
-	Selection    string `json:"selection"`
+	RoutingKey   string `json:"routing_key"`   // routing_key label ("" when absent)
+	Model        string `json:"model"`         // model label
+	Algorithm    string `json:"algorithm"`     // effective algorithm label
+	SessionState string `json:"session_state"` // new, returning or stale
+	Selection    string `json:"selection"`     // primary or fallback
 }
 
 // StargateSnapshot holds Stargate's session selection series from one

@@ -22,10 +22,11 @@ const acceptHeader = "text/plain;version=0.0.4;q=1.0,application/openmetrics-tex
 // failure, timeout or a non-2xx status. The CLI reports it as a failure
 // (exit 1), not as bad input.
 type FetchError struct {
-	Source string
-	Err    error
+	Source string // the URL
+	Err    error  // what went wrong
 }
 
+// Error renders "fetch <url>: <cause>".
 func (e *FetchError) Error() string { return fmt.Sprintf("fetch %s: %v", e.Source, e.Err) }
 
 // Unwrap returns the underlying error.
@@ -35,10 +36,11 @@ func (e *FetchError) Unwrap() error { return e.Err }
 // unreadable, too large, or stdin used twice). The CLI reports it as an
 // input error (exit 2).
 type ReadError struct {
-	Source string
-	Err    error
+	Source string // the file path or "stdin"
+	Err    error  // what went wrong
 }
 
+// Error renders "read <source>: <cause>".
 func (e *ReadError) Error() string { return fmt.Sprintf("read %s: %v", e.Source, e.Err) }
 
 // Unwrap returns the underlying error.

@@ -12,8 +12,8 @@ import (
 // In JSON, UpperBound is the "le" string as Prometheus writes it ("0.005",
 // "+Inf"), since JSON numbers cannot hold infinity.
 type Bucket struct {
-	UpperBound float64 `json:"-"`
-	Count      float64 `json:"count"`
+	UpperBound float64 `json:"-"`     // le, seconds; +Inf for the last bucket
+	Count      float64 `json:"count"` // cumulative observations ≤ UpperBound
 }
 
 // MarshalJSON renders {"le": "<bound>", "count": n}.
@@ -31,9 +31,9 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 // Histogram is a classic (bucketed) histogram: cumulative buckets sorted by
 // upper bound, the total count and the sum of observations.
 type Histogram struct {
-	Buckets []Bucket `json:"buckets"`
-	Count   float64  `json:"count"`
-	Sum     float64  `json:"sum"`
+	Buckets []Bucket `json:"buckets"` // cumulative, sorted by upper bound
+	Count   float64  `json:"count"`   // number of observations
+	Sum     float64  `json:"sum"`     // sum of observations (seconds)
 }
 
 // add merges o into h, bucket by bucket (equal upper bounds are summed;

@@ -91,11 +91,12 @@ type Scrape struct {
 // ParseError is a scrape that could not be parsed. Line is the 1-based
 // line of the problem when the parser reported one, 0 otherwise.
 type ParseError struct {
-	Source string
-	Line   int
-	Msg    string
+	Source string // the URL, file path or "stdin"
+	Line   int    // 1-based line in the original input, 0 when unknown
+	Msg    string // the parser's message
 }
 
+// Error renders "source:line: msg" (or "source: msg" without a line).
 func (e *ParseError) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: %s", e.Source, e.Line, e.Msg)

@@ -72,7 +72,7 @@ type GatewayReport struct {
 	Lookups map[string]float64 `json:"lookups"`
 	// LookupsTotal sums every result; Attempted excludes skipped.
 	LookupsTotal float64 `json:"lookups_total"`
-	Attempted    float64 `json:"lookups_attempted"`
+	Attempted    float64 `json:"lookups_attempted"` // hit+miss+error+timeout (and unknown results)
 	// HitRatio is hit / (hit+miss+error+timeout); nil without attempts.
 	HitRatio *float64 `json:"hit_ratio"`
 	// FailureRatio is (error+timeout) / attempted; nil without attempts.
@@ -96,16 +96,16 @@ type LatencyReport struct {
 	// P50, P90 and P99 are quantile estimates (seconds); nil when there
 	// are no observations.
 	P50 *float64 `json:"p50_seconds"`
-	P90 *float64 `json:"p90_seconds"`
-	P99 *float64 `json:"p99_seconds"`
+	P90 *float64 `json:"p90_seconds"` // 0.9-quantile, seconds
+	P99 *float64 `json:"p99_seconds"` // 0.99-quantile, seconds
 	// Buckets are the merged cumulative buckets the estimates come from.
 	Buckets []Bucket `json:"buckets"`
 }
 
 // SelectionCounts splits one session state's requests by selection.
 type SelectionCounts struct {
-	Primary  float64 `json:"primary"`
-	Fallback float64 `json:"fallback"`
+	Primary  float64 `json:"primary"`  // selection="primary"
+	Fallback float64 `json:"fallback"` // selection="fallback"
 }
 
 // Total is Primary + Fallback.
@@ -114,11 +114,12 @@ func (c SelectionCounts) Total() float64 { return c.Primary + c.Fallback }
 // ModelSelections are the session selections of one model and algorithm,
 // summed over routing keys (or of one model over all its algorithms).
 type ModelSelections struct {
-	Model     string `json:"model"`
-	Algorithm string `json:"algorithm,omitempty"`
+	Model     string `json:"model"`               // model label
+	Algorithm string `json:"algorithm,omitempty"` // algorithm label; empty in the all-algorithm rows
 	// RoutingKeys is the number of distinct routing keys seen.
-	RoutingKeys int                        `json:"routing_keys"`
-	States      map[string]SelectionCounts `json:"states"`
+	RoutingKeys int `json:"routing_keys"`
+	// States maps session_state (new, returning, stale) to its counts.
+	States map[string]SelectionCounts `json:"states"`
 	// Total sums every state and selection (including label values this
 	// version does not know).
 	Total float64 `json:"total"`
@@ -139,9 +140,11 @@ func (m ModelSelections) State(s string) SelectionCounts { return m.States[s] }
 
 // StargateReport summarises session selections.
 type StargateReport struct {
+	// Source is where the (second) scrape came from.
 	Source string `json:"source"`
 	// Metric is the full metric name read.
 	Metric string `json:"metric"`
+	// Window tells what the counts cover.
 	Window Window `json:"window"`
 	// Present reports whether the family had any series.
 	Present bool `json:"present"`

@@ -37,8 +37,8 @@ type Thresholds struct {
 	MinSamples float64
 	// WarnFailureRatio and MaxFailureRatio bound (error+timeout)/attempted
 	// lookups and error/all writes: above Warn warns, above Max fails.
-	WarnFailureRatio float64
-	MaxFailureRatio  float64
+	WarnFailureRatio float64 // fraction, default 0.01
+	MaxFailureRatio  float64 // fraction, default 0.05
 	// WarnLatencyFraction: lookup p99 at or above this fraction of the
 	// lookup timeout warns; at or above the timeout fails.
 	WarnLatencyFraction float64

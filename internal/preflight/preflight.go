@@ -59,8 +59,8 @@ type ProbeReport struct {
 	// Reach is nil when a seed answered; Members and Version (free text,
 	// e.g. the partition count) describe the cluster then.
 	Reach   error
-	Members []string
-	Version string
+	Members []string // member names (host:port)
+	Version string   // free text about the cluster
 	// ReadWrite is nil when a probe key was written, read back with the
 	// same value and deleted again in the DMap.
 	ReadWrite error
@@ -106,8 +106,8 @@ type Inputs struct {
 	// Prober probes Olric; nil when this build has none.
 	Prober OlricProber
 	// GatewayMetrics and StargateMetrics are the scrapes.
-	GatewayMetrics  *Scrapes
-	StargateMetrics *Scrapes
+	GatewayMetrics  *Scrapes // --gateway-metrics
+	StargateMetrics *Scrapes // --stargate-metrics
 	// StargatePrefix is Stargate's metric prefix (default stargate_).
 	StargatePrefix string
 	// Thresholds override metrics.DefaultThresholds when non-nil.
