@@ -27,7 +27,6 @@ type checker struct {
 	defaultEntry *Entry
 	models       []*Entry // winners, document order
 	topRA        []*Entry // winners
-	topField     map[string]bool
 }
 
 func (c *checker) add(code Code, pos Pos, path, field string, e *Entry, msg, hint string) {

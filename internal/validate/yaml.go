@@ -37,11 +37,11 @@ type yamlIssue struct {
 }
 
 type yamlConverter struct {
-	lines   *lineIndex
-	issues  []yamlIssue
-	budget  int // values aliases may still add
-	active  map[*yaml.Node]bool
-	aliased int
+	lines  *lineIndex
+	issues []yamlIssue
+	budget int // values aliases may still add
+	limit  int // the initial budget
+	active map[*yaml.Node]bool
 }
 
 var (
@@ -85,6 +85,7 @@ func decodeYAML(data []byte) (doc *yaml.Node, root *Value, issues []yamlIssue, e
 	c := &yamlConverter{lines: newLineIndex(data), active: map[*yaml.Node]bool{}}
 	n := countNodes(&first, 0)
 	c.budget = max(aliasExpansionFloor, aliasExpansionFactor*n)
+	c.limit = c.budget
 	if len(first.Content) == 0 {
 		return nil, nil, nil, &syntaxError{msg: "EOF while parsing a value (the YAML document is empty)", off: len(data)}
 	}
@@ -112,6 +113,7 @@ func convertYAMLNode(node *yaml.Node, src []byte, file, pathPrefix string) (*Val
 		node = node.Content[0]
 	}
 	c.budget = max(aliasExpansionFloor, aliasExpansionFactor*countNodes(node, 0))
+	c.limit = c.budget
 	v, err := c.convert(node, pathPrefix, 1)
 	var diags []Diagnostic
 	if err != nil {
@@ -191,7 +193,7 @@ func (c *yamlConverter) convert(n *yaml.Node, path string, depth int) (*Value, e
 		}
 		c.budget -= countNodes(n.Alias, 0)
 		if c.budget < 0 {
-			return nil, &syntaxError{msg: fmt.Sprintf("YAML aliases expand to too many values (alias bomb?): more than %d added by *%s and earlier aliases", c.aliasLimit(), n.Value), off: c.offset(n), code: CodeYAMLAlias, node: n}
+			return nil, &syntaxError{msg: fmt.Sprintf("YAML aliases expand to too many values (alias bomb?): more than %d values added by *%s and earlier aliases", c.limit, n.Value), off: c.offset(n), code: CodeYAMLAlias, node: n}
 		}
 		c.active[n.Alias] = true
 		v, err := c.convert(n.Alias, path, depth)
@@ -237,10 +239,6 @@ func (c *yamlConverter) convert(n *yaml.Node, path string, depth int) (*Value, e
 		return c.convert(n.Content[0], path, depth)
 	}
 	return nil, &syntaxError{msg: "unsupported YAML node", off: c.offset(n), node: n}
-}
-
-func (c *yamlConverter) aliasLimit() int {
-	return c.budget + 1 // only used in the message; the exact count is not meaningful
 }
 
 func (c *yamlConverter) checkCollectionTag(n *yaml.Node, want, path string) error {

@@ -1,0 +1,140 @@
+package validate_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/testutil"
+	"github.com/lcctl/lcctl/internal/validate"
+)
+
+// TestTypedConfig checks the normalised lb.Config: defaults (lb-config.md
+// §6), aliases resolved, normalisations (n 0→1, virtual nodes 0→1), null
+// read as absent, duplicates resolved as Stargate does.
+func TestTypedConfig(t *testing.T) {
+	src := `{
+  "default": "power-of-two",
+  "request_algorithms": {"pulsar": {"algorithm": "pulsar", "seed": "top", "rendezvous_weight": "last-mean-input-tps"}},
+  "models": {
+    "a": {"algorithm": "groq-multiregion", "n": 0, "cache_affinity_virtual_nodes": 0, "max_queued": null,
+          "cache_affinity_backend_selection_count": 2, "cache_affinity_wait_ms": 250, "last_cluster_affinity": true,
+          "max_queue_time_floor_ms": 10, "max_queue_time_ceil_ms": 20, "comparator": "utilization",
+          "next_bucket_unlock_factor": null, "cache_affinity_input_tokens_scale": 0},
+    "b": "pulsar-wait-and-widen",
+    "c": {"algorithm": "power-of-n", "max_input_work_seconds": 2.5,
+          "request_algorithms": {"random": "random", "pulsar": {"algorithm": "pulsar", "consider_kv_free_tokens": true}}},
+    "d": {"algorithm": "pulsar-wait-and-widen", "band_widen_interval_ms": 0, "fallback_max_queued": 3, "max_queued": 4, "cache_affinity_wait_ms": 300}
+  }
+}`
+	r := validate.File("c.json", []byte(src))
+	if !r.Valid() {
+		t.Fatalf("rejected:\n%s", dump(r.Diagnostics))
+	}
+	cfg := r.Config
+	if cfg.Default != lb.PowerOfN || cfg.DefaultSpelling != "power-of-two" {
+		t.Errorf("default = %v %q", cfg.Default, cfg.DefaultSpelling)
+	}
+	if p := cfg.RequestAlgorithms[lb.Pulsar]; p == nil || p.Seed != "top" || p.RendezvousWeight != lb.WeightLastMeanInputTPS || p.RequestAlgorithms != nil {
+		t.Errorf("top-level pulsar = %+v", p)
+	}
+	a := cfg.Models["a"]
+	switch {
+	case a.Algorithm != lb.WaitAndWiden || a.Spelling != "groq-multiregion":
+		t.Errorf("a algorithm = %v %q", a.Algorithm, a.Spelling)
+	case a.N != 1 || a.CacheAffinityVirtualNodes != 1:
+		t.Errorf("a normalisation: n %d, virtual nodes %d", a.N, a.CacheAffinityVirtualNodes)
+	case a.MaxQueued != 0 || a.TTFTBucketSizeMs != 20 || a.NextBucketUnlockFactor != 0.25:
+		t.Errorf("a defaults: %+v", a)
+	case a.CacheAffinityBackendSelectionCount != 2 || a.CacheAffinityWaitMs != 250 || !a.LastClusterAffinity || a.Comparator != lb.CompareUtilization:
+		t.Errorf("a settings: %+v", a)
+	case !a.HasQueueSLO() || *a.MaxQueueTimeFloorMs != 10 || *a.MaxQueueTimeCeilMs != 20:
+		t.Errorf("a SLO: %+v", a)
+	case a.CacheAffinityInputTokensScale != 0:
+		t.Errorf("a scale = %v", a.CacheAffinityInputTokensScale)
+	}
+	b := cfg.Models["b"]
+	if b.Algorithm != lb.PulsarWaitAndWiden || b.HasQueueSLO() || b.N != 2 || b.CacheAffinityInputTokensScale != 1 || b.BandWidenIntervalMs != nil {
+		t.Errorf("b = %+v", b)
+	}
+	c := cfg.Models["c"]
+	if c.SampleCount != 2 || c.MaxInputWorkSeconds == nil || *c.MaxInputWorkSeconds != 2.5 || len(c.RequestAlgorithms) != 2 || !c.RequestAlgorithms[lb.Pulsar].ConsiderKVFreeTokens {
+		t.Errorf("c = %+v", c)
+	}
+	d := cfg.Models["d"]
+	if d.BandWidenIntervalMs == nil || *d.BandWidenIntervalMs != 0 || d.FallbackMaxQueued != 3 || d.MaxQueued != 4 || d.CacheAffinityWaitMs != 300 {
+		t.Errorf("d = %+v", d)
+	}
+	// M1 within the M16 scope: b (string form) and d (already bounded, M4).
+	got := map[string]bool{}
+	for _, e := range r.NoSLO() {
+		got[e.Path] = e.Bounded
+	}
+	if len(got) != 2 || got[`models["b"]`] || !got[`models["d"]`] {
+		t.Errorf("no-SLO entries = %v", got)
+	}
+}
+
+// TestNoSLOScope follows M16: detection on rejected files, entries that
+// fail to parse are not classified, D2 winners only, default counts.
+func TestNoSLOScope(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want []string
+	}{
+		{`{"default":"groq-multiregion","request_algorithms":{"pulsar-multiregion":"groq-multiregion"},"models":{"model-a":"pulsar-multiregion"}}`, []string{`models["model-a"]`}},
+		{`{"models":{"m":{"algorithm":"pulsar-wait-and-widen","comparator":"ttft"}}}`, []string{`models["m"]`}},
+		{`{"models":{"m":{"algorithm":"pulsar-wait-and-widen","max_queued":-1}}}`, nil},
+		{`{"models":{"m":"pulsar-wait-and-widen","m":"pulsar"}}`, nil},
+		{`{"models":{"m":"pulsar","m":"pulsar-wait-and-widen"}}`, []string{`models["m"]`}},
+		{`{"default":{"pulsar-wait-and-widen":null}}`, []string{"default"}},
+		{`{"request_algorithms":{"random":{"algorithm":"random","request_algorithms":{"pulsar-wait-and-widen":"pulsar-wait-and-widen"}}}}`, nil},
+		{`{"models":{"m":{"algorithm":"pulsar","request_algorithms":{"pulsar-wait-and-widen":"pulsar-wait-and-widen"}}}}`, []string{`models["m"].request_algorithms["pulsar-wait-and-widen"]`}},
+		{`{"models":{"m":{"algorithm":"pulsar-wait-and-widen","max_queue_time_floor_ms":0,"max_queue_time_ceil_ms":0}}}`, nil},
+	} {
+		r := validate.File("c.json", []byte(tc.src))
+		got := paths(r.NoSLO())
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: no-SLO %v, want %v", tc.src, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("%s: no-SLO %v, want %v", tc.src, got, tc.want)
+			}
+		}
+	}
+}
+
+// TestDocumentSpans checks the positioned tree of every JSON example:
+// byte spans reproduce each literal (migrate splices edits by offset).
+func TestDocumentSpans(t *testing.T) {
+	for _, dir := range []string{
+		filepath.Join(testutil.SharedDir(t), "examples", "lb-config"),
+		filepath.Join(testutil.RepoRoot(t), "examples", "lb-config"),
+	} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		if len(files) == 0 {
+			t.Fatalf("no JSON examples in %s", dir)
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc, diags := validate.Decode(f, data, validate.FormatUnknown)
+			if doc.Root == nil {
+				t.Fatalf("%s: %v", f, diags)
+			}
+			checkSpans(t, doc.Root, data)
+			checkResult(t, validate.Check(doc, diags), data)
+		}
+	}
+	// YAML keeps the yaml.Node tree and per-value nodes for rewrites.
+	doc, _ := validate.Decode("c.yaml", []byte("# head\nmodels:\n  m: pulsar # keep\n"), validate.FormatUnknown)
+	m := doc.Root.Get("models").Get("m")
+	if doc.YAML == nil || m == nil || m.Node == nil || m.Node.LineComment != "# keep" || m.Start.Line != 3 || m.Start.Col != 6 || m.Start.Offset != 20 {
+		t.Errorf("YAML value = %+v", m)
+	}
+}

@@ -1,0 +1,135 @@
+package validate_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lcctl/lcctl/internal/testutil"
+	"github.com/lcctl/lcctl/internal/validate"
+)
+
+// FuzzFile feeds arbitrary bytes to the decoder and the rules, as JSON and
+// as YAML. Seeds: every upstream example in ../shared/examples/lb-config,
+// the repository's examples and a few edge cases. Crashers found are kept
+// under testdata/fuzz/FuzzFile and run by plain `go test`.
+func FuzzFile(f *testing.F) {
+	var seeds []string
+	for _, dir := range []string{
+		filepath.Join(testutil.SharedDir(f), "examples", "lb-config"),
+		filepath.Join(testutil.RepoRoot(f), "examples", "lb-config"),
+	} {
+		files, err := os.ReadDir(dir)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, e := range files {
+			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				f.Fatal(err)
+			}
+			seeds = append(seeds, string(data))
+		}
+	}
+	seeds = append(seeds,
+		`[]`, `["pulsar-wait-and-widen",{},{"m":"random"}]`, `{"default":{"pulsar":null}}`,
+		`{"models":{"m":{"algorithm":"pulsar","algorithm":"random"}}}`,
+		`{"models":{"m":{"algorithm":"wait-and-widen","max_queued":-0,"n":1e3}}}`,
+		"a: &a [*a]\n", "m: &m {<<: *m}\n", "x: !!binary AAAA\n", "{\"a\":\"\\ud800\"}",
+	)
+	for _, s := range seeds {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, asYAML bool) {
+		format := validate.FormatJSON
+		if asYAML {
+			format = validate.FormatYAML
+		}
+		r := validate.FileAs("fuzz", data, format)
+		checkResult(t, r, data)
+	})
+}
+
+// checkResult asserts the invariants every Result must keep, whatever the
+// input.
+func checkResult(t *testing.T, r *validate.Result, data []byte) {
+	t.Helper()
+	if r.Valid() != (r.Config != nil) {
+		t.Fatalf("Valid() = %v but Config = %v", r.Valid(), r.Config)
+	}
+	if r.Valid() && r.Counts.Errors != 0 {
+		t.Fatal("valid result with errors")
+	}
+	for _, d := range r.Diagnostics {
+		info, ok := validate.LookupCode(d.Code)
+		if !ok {
+			t.Fatalf("unregistered code %s", d.Code)
+		}
+		if info.Severity != d.Severity || info.Rule != d.Rule {
+			t.Fatalf("%s: severity/rule %v/%q differ from the registry %v/%q", d.Code, d.Severity, d.Rule, info.Severity, info.Rule)
+		}
+		if d.Message == "" {
+			t.Fatalf("%s without a message", d.Code)
+		}
+		if d.Offset > len(data) {
+			t.Fatalf("%s at offset %d beyond the input (%d bytes)", d.Code, d.Offset, len(data))
+		}
+	}
+	if r.Doc == nil || r.Doc.Root == nil {
+		return
+	}
+	if r.Doc.Format == validate.FormatJSON {
+		if !json.Valid(data) {
+			t.Fatalf("decoded as JSON, but encoding/json rejects it: %q", data)
+		}
+		checkSpans(t, r.Doc.Root, data)
+	}
+	if r.Config != nil {
+		for id, ac := range r.Config.Models {
+			if ac == nil || ac.Algorithm == 0 {
+				t.Fatalf("model %q without an algorithm", id)
+			}
+		}
+	}
+}
+
+// checkSpans verifies that each JSON value's byte span holds its literal.
+func checkSpans(t *testing.T, v *validate.Value, data []byte) {
+	t.Helper()
+	if v.Start.Offset < 0 || v.End > len(data) || v.Start.Offset >= v.End {
+		t.Fatalf("bad span [%d,%d) for %v", v.Start.Offset, v.End, v.Kind)
+	}
+	src := string(data[v.Start.Offset:v.End])
+	switch v.Kind {
+	case validate.KindNumber, validate.KindBool, validate.KindNull:
+		if src != v.Text {
+			t.Fatalf("span %q != text %q", src, v.Text)
+		}
+	case validate.KindString:
+		var s string
+		if err := json.Unmarshal([]byte(src), &s); err != nil || s != v.Text {
+			t.Fatalf("string span %q decodes to %q (%v), want %q", src, s, err, v.Text)
+		}
+	case validate.KindObject:
+		if !strings.HasPrefix(src, "{") || !strings.HasSuffix(src, "}") {
+			t.Fatalf("object span %q", src)
+		}
+		for _, m := range v.Members {
+			var k string
+			if err := json.Unmarshal(data[m.KeyStart.Offset:m.KeyEnd], &k); err != nil || k != m.Key {
+				t.Fatalf("key span %q, want %q", data[m.KeyStart.Offset:m.KeyEnd], m.Key)
+			}
+			checkSpans(t, m.Value, data)
+		}
+	case validate.KindArray:
+		if !strings.HasPrefix(src, "[") || !strings.HasSuffix(src, "]") {
+			t.Fatalf("array span %q", src)
+		}
+		for _, it := range v.Items {
+			checkSpans(t, it, data)
+		}
+	}
+}
