@@ -45,7 +45,7 @@ func TestFetchURL(t *testing.T) {
 
 func TestFetchURLOpenMetricsByContentType(t *testing.T) {
 	srv := serveFile(t, "stargate-healthy.om", "application/openmetrics-text; version=1.0.0; charset=utf-8")
-	s, err := (&Fetcher{}).Fetch(context.Background(), srv.URL)
+	s, err := (&Fetcher{}).Fetch(context.Background(), srv.URL, StargateFamilies("")...)
 	if err != nil {
 		t.Fatal(err)
 	}

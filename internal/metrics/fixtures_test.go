@@ -15,7 +15,8 @@ func load(t testing.TB, name string) *Scrape {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Parse(path, data, "")
+	keep := append(append(append([]string(nil), GatewayFamilies...), StargateFamilies("")...), StargateFamilies("llm_request_router_")...)
+	s, err := Parse(path, data, "", keep...)
 	if err != nil {
 		t.Fatalf("parse %s: %v", name, err)
 	}
