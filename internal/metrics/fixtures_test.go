@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -98,10 +99,46 @@ func TestOpenMetricsReduction(t *testing.T) {
 	if got := ExtractGateway(s).Lookups["hit"]; got != 7 {
 		t.Errorf("hit = %v", got)
 	}
-	// Without keep, every line is parsed, and an over-long one is refused
-	// with its position.
+	// Without keep, every line is parsed: the broken one is reported at
+	// its position.
 	_, err = Parse("long", []byte(long), "")
-	if !errors.As(err, &pe) || pe.Line != 2 || !strings.Contains(pe.Msg, "exceeds") {
-		t.Fatalf("got %v, want long:2 line-length error", err)
+	if !errors.As(err, &pe) || pe.Line != 3 || !strings.Contains(pe.Msg, "unterminated label set") {
+		t.Fatalf("got %v, want long:3 unterminated label set", err)
+	}
+}
+
+func TestOpenMetricsRewrite(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want map[string]float64 // lookups by result
+		err  string
+	}{
+		{in: "# TYPE llm_api_gateway_last_cluster_lookups counter\n# UNIT llm_api_gateway_last_cluster_lookups x\n" +
+			`llm_api_gateway_last_cluster_lookups_total{result="hit"} 3 1700000000.5 # {trace_id="a b}"} 1 1700000000` + "\n" +
+			`llm_api_gateway_last_cluster_lookups_created{result="hit"} 1700000000` + "\n" +
+			`llm_api_gateway_last_cluster_lookups_total{result="mi}s\"s"} 2` + "\n# EOF\n",
+			want: map[string]float64{"hit": 3, `mi}s"s`: 2}},
+		{in: "# TYPE llm_api_gateway_last_cluster_lookups unknown\n" + `llm_api_gateway_last_cluster_lookups_total{result="hit"} 1` + "\n# EOF\n", want: map[string]float64{"hit": 1}},
+		{in: "# TYPE llm_api_gateway_last_cluster_lookups counter\n" + `llm_api_gateway_last_cluster_lookups_total{result="hit"} 1` + "\n", err: "does not end with # EOF"},
+		{in: "# EOF\nllm_api_gateway_last_cluster_lookups_total 1\n", err: "x:2: unexpected data after # EOF"},
+		{in: `llm_api_gateway_last_cluster_lookups_total{result="hit} 1` + "\n# EOF\n", err: "x:1: unterminated label set"},
+		{in: `llm_api_gateway_last_cluster_lookups_total{result="hit"}1` + "\n# EOF\n", err: "x:1: expected a space"},
+		{in: "llm_api_gateway_last_cluster_lookups_total \n# EOF\n", err: "x:1: missing sample value"},
+		{in: "# TYPE llm_api_gateway_last_cluster_lookups counter\n" + `llm_api_gateway_last_cluster_lookups_total{result="hit"} many` + "\n# EOF\n", err: "x:2:"},
+	} {
+		s, err := Parse("x", []byte(tc.in), "application/openmetrics-text; version=1.0.0", GatewayFamilies...)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.in, err)
+			continue
+		}
+		if got := ExtractGateway(s).Lookups; !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.in, got, tc.want)
+		}
 	}
 }

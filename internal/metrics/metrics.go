@@ -3,8 +3,9 @@
 // verdicts (gateway.md §10, §12; session.md §6).
 //
 // Input is the Prometheus text exposition format 0.0.4 or OpenMetrics 1.0
-// text (both parsed by github.com/prometheus/common/expfmt), or delimited
-// protobuf when a server answers with it. A scrape comes from an http(s)
+// text, or delimited protobuf when a server answers with it, all parsed by
+// github.com/prometheus/common/expfmt (OpenMetrics after a line-level
+// rewrite into the text format; see openMetricsToText for why). A scrape comes from an http(s)
 // URL (with a timeout), a file, or standard input ("-").
 //
 // What is extracted:
@@ -131,14 +132,6 @@ func DetectFormat(data []byte, contentType string) Format {
 	return FormatText
 }
 
-// MaxOpenMetricsLine bounds the length (bytes) of a line handed to the
-// OpenMetrics parser. expfmt (v0.73) parses OpenMetrics with a grammar
-// engine whose cost grows faster than linearly with line length: about
-// 6 ms for a typical 210-byte session selection line, 0.13 s at 512 bytes,
-// 2 s at 1,000 bytes. Longer lines are refused instead of stalling lcctl;
-// the text format has no such limit and is what lcctl asks servers for.
-const MaxOpenMetricsLine = 512
-
 // GatewayFamilies are the family names ExtractGateway reads, for Parse's
 // keep argument.
 var GatewayFamilies = []string{GatewayLookups, GatewayWrites, GatewayLookupDuration}
@@ -153,12 +146,12 @@ func StargateFamilies(prefix string) []string {
 }
 
 // Parse parses data as one scrape from source. contentType may be empty
-// (files, stdin); see DetectFormat. keep lists the metric families the
-// caller reads: OpenMetrics input is reduced to the TYPE/UNIT and sample
-// lines of those families (and "# EOF") before it is parsed, which keeps
-// the slow grammar-based parser off unrelated lines; HELP lines are always
-// dropped. An empty keep parses every OpenMetrics line. Text and protobuf
-// input are always parsed whole. It returns a *ParseError for malformed
+// (files, stdin); see DetectFormat. Text input is parsed whole by expfmt's
+// text parser, protobuf by its delimited decoder. OpenMetrics input is
+// first reduced to the TYPE/UNIT and sample lines of the families listed in
+// keep (and "# EOF"; HELP lines are dropped; an empty keep keeps every
+// family), then rewritten into the text format (openMetricsToText) and
+// parsed by the same text parser. It returns a *ParseError for malformed
 // input, naming source and the line in the original input; it never panics
 // on any input.
 func Parse(source string, data []byte, contentType string, keep ...string) (s *Scrape, err error) {
@@ -166,7 +159,8 @@ func Parse(source string, data []byte, contentType string, keep ...string) (s *S
 	s = &Scrape{Source: source, Format: format, Families: map[string]*dto.MetricFamily{}}
 	var lineMap []int
 	if format == FormatOpenMetrics {
-		data, lineMap, err = reduceOpenMetrics(source, data, keep)
+		data, lineMap = reduceOpenMetrics(data, keep)
+		data, lineMap, err = openMetricsToText(source, data, lineMap)
 		if err != nil {
 			return nil, err
 		}
@@ -179,19 +173,23 @@ func Parse(source string, data []byte, contentType string, keep ...string) (s *S
 		}
 	}()
 	switch format {
-	case FormatText:
+	case FormatText, FormatOpenMetrics:
 		p := expfmt.NewTextParser(model.UTF8Validation)
 		fams, perr := p.TextToMetricFamilies(bytes.NewReader(data))
 		if perr != nil {
-			return nil, toParseError(source, perr)
+			err := toParseError(source, perr)
+			if pe, ok := err.(*ParseError); ok && format == FormatOpenMetrics {
+				if pe.Line > 0 && pe.Line <= len(lineMap) {
+					pe.Line = lineMap[pe.Line-1]
+				} else {
+					pe.Line = 0
+				}
+			}
+			return nil, err
 		}
 		s.Families = fams
 	default:
-		var f expfmt.Format = expfmt.FmtOpenMetrics_1_0_0
-		if format == FormatProtobuf {
-			f = expfmt.FmtProtoDelim
-		}
-		dec := expfmt.NewDecoder(bytes.NewReader(data), f)
+		dec := expfmt.NewDecoder(bytes.NewReader(data), expfmt.FmtProtoDelim)
 		for {
 			mf := &dto.MetricFamily{}
 			derr := dec.Decode(mf)
@@ -199,15 +197,7 @@ func Parse(source string, data []byte, contentType string, keep ...string) (s *S
 				break
 			}
 			if derr != nil {
-				perr := toParseError(source, derr)
-				if pe, ok := perr.(*ParseError); ok && format == FormatOpenMetrics {
-					if pe.Line > 0 && pe.Line <= len(lineMap) {
-						pe.Line = lineMap[pe.Line-1]
-					} else {
-						pe.Line = 0
-					}
-				}
-				return nil, perr
+				return nil, toParseError(source, derr)
 			}
 			name := mf.GetName()
 			if prev, ok := s.Families[name]; ok {
@@ -232,7 +222,7 @@ func toParseError(source string, err error) error {
 
 // reduceOpenMetrics keeps the lines of the wanted families (see Parse) and
 // returns them with, for each kept line, its 1-based line number in data.
-func reduceOpenMetrics(source string, data []byte, keep []string) ([]byte, []int, error) {
+func reduceOpenMetrics(data []byte, keep []string) ([]byte, []int) {
 	want := make(map[string]bool, len(keep))
 	for _, k := range keep {
 		want[k] = true
@@ -283,12 +273,8 @@ func reduceOpenMetrics(source string, data []byte, keep []string) ([]byte, []int
 		if !keepLine {
 			continue
 		}
-		if len(body) > MaxOpenMetricsLine {
-			return nil, nil, &ParseError{Source: source, Line: lineNo,
-				Msg: fmt.Sprintf("OpenMetrics line of %d bytes exceeds lcctl's limit of %d; use the Prometheus text format", len(body), MaxOpenMetricsLine)}
-		}
 		out = append(out, line...)
 		lineMap = append(lineMap, lineNo)
 	}
-	return out, lineMap, nil
+	return out, lineMap
 }

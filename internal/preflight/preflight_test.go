@@ -154,6 +154,7 @@ func TestGatewayChecks(t *testing.T) {
 		{"gateway-off.env", 3, "", map[string]checks.Status{CheckGatewaySettings: ok, CheckGatewayOlric: ok, CheckGatewayDMap: ok, CheckGatewayFlag: fail}},
 		{"gateway-on.env", 3, "other-dmap", map[string]checks.Status{CheckGatewaySettings: ok, CheckGatewayOlric: ok, CheckGatewayDMap: fail, CheckGatewayFlag: ok}},
 		{"gateway-bad.env", 2, "", map[string]checks.Status{CheckGatewaySettings: fail, CheckGatewayOlric: warn, CheckGatewayDMap: fail, CheckGatewayFlag: ok}},
+		{"gateway-ports.env", 2, "", map[string]checks.Status{CheckGatewaySettings: ok, CheckGatewayOlric: fail, CheckGatewayDMap: ok, CheckGatewayFlag: ok}},
 	} {
 		r := run(t, Inputs{Stage: tc.stage, Gateway: dotenv(t, tc.file), StoreDMap: tc.storeDMap})
 		got := map[string]checks.Status{}
