@@ -54,39 +54,47 @@ Exit codes: 0 no errors; 1 errors (or warnings with --strict);
 	return cmd
 }
 
-// ValidateReport is the JSON output of `lcctl validate --output json`
-// (schema documented in docs/validate.md; version 1).
-type ValidateReport struct {
-	SchemaVersion int                  `json:"schema_version"`
-	Files         []ValidateFileReport `json:"files"`
+// validateReport is the JSON output of `lcctl validate --output json`
+// (schema documented in docs/validate.md; version 1). Keys are never
+// renamed or removed within a schema version.
+type validateReport struct {
+	// SchemaVersion is 1.
+	SchemaVersion int `json:"schema_version"`
+	// Files has one report per file, in argument order.
+	Files []validateFileReport `json:"files"`
 	// Valid is true when no file has an error (or, with --strict, a warning).
-	Valid    bool `json:"valid"`
-	Errors   int  `json:"errors"`
-	Warnings int  `json:"warnings"`
-	Infos    int  `json:"infos"`
+	Valid bool `json:"valid"`
+	// Errors, Warnings and Infos are totals over all files.
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
+	Infos    int `json:"infos"`
 }
 
-// ValidateFileReport is one file of a ValidateReport.
-type ValidateFileReport struct {
+// validateFileReport is one file of a validateReport.
+type validateFileReport struct {
+	// File is the name as given ("-" for standard input).
 	File string `json:"file"`
 	// Format is json, yaml, or unknown when the file could not be read.
 	Format string `json:"format"`
 	// Readable is false when the file could not be read or decoded (exit 2).
 	Readable bool `json:"readable"`
 	// Valid is true when Stargate would start with the file.
-	Valid    bool `json:"valid"`
-	Errors   int  `json:"errors"`
-	Warnings int  `json:"warnings"`
-	Infos    int  `json:"infos"`
+	Valid bool `json:"valid"`
+	// Errors, Warnings and Infos count the file's diagnostics.
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
+	Infos    int `json:"infos"`
 	// NoSLOEntries are the paths of no-SLO pulsar-wait-and-widen entries
 	// (M1; candidates for lcctl migrate).
-	NoSLOEntries []string             `json:"no_slo_entries"`
-	Diagnostics  []ValidateDiagnostic `json:"diagnostics"`
+	NoSLOEntries []string `json:"no_slo_entries"`
+	// Diagnostics are the findings, sorted by position.
+	Diagnostics []validateDiagnostic `json:"diagnostics"`
 }
 
-// ValidateDiagnostic is one finding in a ValidateFileReport. Every key is
-// always present; unknown numbers are 0 and absent strings "".
-type ValidateDiagnostic struct {
+// validateDiagnostic is one finding in a validateFileReport, the JSON form
+// of validate.Diagnostic (see its field docs). Every key is always present;
+// unknown numbers are 0 and absent strings "".
+type validateDiagnostic struct {
 	Severity  string `json:"severity"`
 	Code      string `json:"code"`
 	Rule      string `json:"rule"`
@@ -124,9 +132,9 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 	if err != nil {
 		return UsageErr(err)
 	}
-	report := ValidateReport{SchemaVersion: 1, Valid: true}
+	report := validateReport{SchemaVersion: 1, Valid: true}
 	results := make([]*validate.Result, 0, len(files))
-	unreadable := false
+	unreadable := 0
 	for _, name := range files {
 		var r *validate.Result
 		data, err := readInput(env, name, validate.MaxInputBytes)
@@ -138,7 +146,7 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 		results = append(results, r)
 		fr := fileReport(r)
 		if !fr.Readable {
-			unreadable = true
+			unreadable++
 		}
 		if fr.Errors > 0 || (opts.Strict && fr.Warnings > 0) {
 			report.Valid = false
@@ -158,19 +166,19 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 		printValidateText(env.Out, env.Style, results, &report, opts)
 	}
 	switch {
-	case unreadable:
-		return &ExitError{Code: ExitUsage}
+	case unreadable > 0:
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%d of %d files could not be read as JSON or YAML (see the LC1000/LC1001/LC11xx findings)", unreadable, len(files))}
 	case !report.Valid:
 		return ErrFindings
 	}
 	return nil
 }
 
-func fileReport(r *validate.Result) ValidateFileReport {
-	fr := ValidateFileReport{
+func fileReport(r *validate.Result) validateFileReport {
+	fr := validateFileReport{
 		File: r.File, Format: r.Format.String(), Readable: !r.Unreadable(), Valid: r.Valid(),
 		Errors: r.Counts.Errors, Warnings: r.Counts.Warnings, Infos: r.Counts.Infos,
-		NoSLOEntries: []string{}, Diagnostics: []ValidateDiagnostic{},
+		NoSLOEntries: []string{}, Diagnostics: []validateDiagnostic{},
 	}
 	if !fr.Readable {
 		fr.Format = "unknown"
@@ -182,7 +190,7 @@ func fileReport(r *validate.Result) ValidateFileReport {
 		fr.NoSLOEntries = append(fr.NoSLOEntries, e.Path)
 	}
 	for _, d := range r.Diagnostics {
-		fr.Diagnostics = append(fr.Diagnostics, ValidateDiagnostic{
+		fr.Diagnostics = append(fr.Diagnostics, validateDiagnostic{
 			Severity: d.Severity.String(), Code: string(d.Code), Rule: d.Rule,
 			Line: d.Line, Column: d.Col, Path: d.Path, Field: d.Field,
 			Algorithm: d.Algorithm, Spelling: d.Spelling, Message: d.Message, Hint: d.Hint,
@@ -199,7 +207,7 @@ func plural(n int, word string) string {
 }
 
 // printValidateText renders results grouped per file.
-func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, report *ValidateReport, opts *validateOptions) {
+func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, report *validateReport, opts *validateOptions) {
 	invalid := 0
 	for i, r := range results {
 		fr := report.Files[i]

@@ -141,3 +141,12 @@ func ReadFailure(name string, err error) *Result {
 	r.Counts = CountDiagnostics(r.Diagnostics)
 	return r
 }
+
+// NoSLOEntries runs the rules over a decoded document and returns its
+// no-SLO pulsar-wait-and-widen entries (M1 within the M16 scope; see
+// Result.NoSLO). It is the detection `lcctl migrate` and `lcctl preflight`
+// share: it works on files that fail validation for other reasons, and
+// each Entry carries the Value (JSON spans, YAML node) to rewrite.
+func NoSLOEntries(doc *Document) []*Entry {
+	return Check(doc, nil).NoSLO()
+}

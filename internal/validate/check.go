@@ -241,10 +241,7 @@ func (c *checker) modelsField(v *Value) {
 			fmt.Sprintf("`models`: invalid type: %s, expected a map", v.describe()), hint)
 		return
 	}
-	last := map[string]int{}
-	for i, m := range v.Members {
-		last[m.Key] = i
-	}
+	_, last := winners(v)
 	for i, m := range v.Members {
 		path := keyPath("models", m.Key)
 		e := &Entry{Role: RoleModel, Path: path, Model: m.Key, Value: m.Value, Active: last[m.Key] == i}
@@ -369,27 +366,38 @@ func onEntry(e *Entry) string {
 	return " of " + algLabel(e) + " entry"
 }
 
-// collapse applies D3 to one object inside an entry: repeated keys keep
-// their last occurrence, earlier ones are reported (W15) and not examined.
-// The winners stay in document order.
-func (c *checker) collapse(v *Value, path string, e *Entry) []Member {
+// winners returns the members of an object that survive serde_json's
+// last-wins reading (D3), in document order, and each key's last index.
+func winners(v *Value) ([]Member, map[string]int) {
 	last := make(map[string]int, len(v.Members))
 	for i, m := range v.Members {
 		last[m.Key] = i
 	}
 	if len(last) == len(v.Members) {
-		return v.Members
+		return v.Members, last
 	}
 	out := make([]Member, 0, len(last))
 	for i, m := range v.Members {
-		if last[m.Key] != i {
-			w := v.Members[last[m.Key]]
-			c.add(CodeDuplicateKey, m.KeyStart, joinPath(path, m.Key), m.Key, e,
-				fmt.Sprintf("key %q appears again at line %d in this entry; Stargate keeps the last occurrence and ignores this one, unchecked (D3)", m.Key, w.KeyStart.Line),
-				"remove one of the occurrences")
-			continue
+		if last[m.Key] == i {
+			out = append(out, m)
 		}
-		out = append(out, m)
+	}
+	return out, last
+}
+
+// collapse applies D3 to one object inside an entry: repeated keys keep
+// their last occurrence, earlier ones are reported (W15) and not examined.
+func (c *checker) collapse(v *Value, path string, e *Entry) []Member {
+	out, last := winners(v)
+	if len(out) == len(v.Members) {
+		return out
+	}
+	for i, m := range v.Members {
+		if j := last[m.Key]; j != i {
+			c.add(CodeDuplicateKey, m.KeyStart, joinPath(path, m.Key), m.Key, e,
+				fmt.Sprintf("key %q appears again at line %d in this entry; Stargate keeps the last occurrence and ignores this one, unchecked (D3)", m.Key, v.Members[j].KeyStart.Line),
+				"remove one of the occurrences")
+		}
 	}
 	return out
 }
@@ -462,7 +470,8 @@ func (c *checker) routerChecks(e *Entry, keyPos Pos) {
 	if e.Value.Kind != KindObject {
 		return
 	}
-	for _, m := range c.collapseQuiet(e.Value) {
+	members, _ := winners(e.Value)
+	for _, m := range members {
 		spec, ok := fieldSpecs[m.Key]
 		if !ok || !spec.routerRejects.has(e.Algorithm) || m.Value.IsNull() {
 			continue
@@ -478,24 +487,6 @@ func (c *checker) routerChecks(e *Entry, keyPos Pos) {
 				"remove it, or use pulsar-wait-and-widen")
 		}
 	}
-}
-
-// collapseQuiet is collapse without diagnostics.
-func (c *checker) collapseQuiet(v *Value) []Member {
-	last := make(map[string]int, len(v.Members))
-	for i, m := range v.Members {
-		last[m.Key] = i
-	}
-	if len(last) == len(v.Members) {
-		return v.Members
-	}
-	out := make([]Member, 0, len(last))
-	for i, m := range v.Members {
-		if last[m.Key] == i {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // present records which fields a detailed entry sets to a non-null value.

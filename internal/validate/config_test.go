@@ -138,3 +138,12 @@ func TestDocumentSpans(t *testing.T) {
 		t.Errorf("YAML value = %+v", m)
 	}
 }
+
+func TestNoSLOEntriesOnDocument(t *testing.T) {
+	src := []byte("models:\n  a: pulsar-wait-and-widen # keep\n  b: {algorithm: pulsar-wait-and-widen, max_queued: 1, cache_affinity_wait_ms: 5}\n  c: {algorithm: pulsar, bogus: 1}\n")
+	doc, _ := validate.Decode("c.yaml", src, validate.FormatUnknown)
+	es := validate.NoSLOEntries(doc)
+	if len(es) != 2 || es[0].Path != `models["a"]` || es[0].Bounded || !es[0].StringForm || es[0].Value.Node.LineComment != "# keep" || es[1].Path != `models["b"]` || !es[1].Bounded {
+		t.Fatalf("entries = %+v", es)
+	}
+}

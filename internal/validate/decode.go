@@ -75,17 +75,12 @@ func Decode(name string, data []byte, format Format) (*Document, []Diagnostic) {
 		doc.Root = root
 		return doc, nil
 	default:
-		ydoc, root, issues, err := decodeYAML(data)
+		ydoc, root, issues, err := decodeYAML(data, file)
 		if err != nil {
 			return doc, []Diagnostic{syntaxDiag(file, data, pt, err)}
 		}
 		doc.Root, doc.YAML = root, ydoc
-		c := &yamlConverter{lines: newLineIndex(data)}
-		var ds []Diagnostic
-		for _, is := range issues {
-			ds = append(ds, c.issueDiag(is, file))
-		}
-		return doc, ds
+		return doc, issues
 	}
 }
 

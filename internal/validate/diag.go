@@ -43,10 +43,11 @@ type Diagnostic struct {
 	Rule string `json:"rule,omitempty"`
 	// File is the file name as given ("-" for standard input).
 	File string `json:"file"`
-	// Line and Col are 1-based (Col counts characters); 0 means unknown
-	// (a file that cannot be read; YAML syntax errors have no column).
+	// Line is 1-based; 0 means unknown (a file that cannot be read).
 	Line int `json:"line"`
-	Col  int `json:"column"`
+	// Col is the 1-based column counted in characters; 0 means unknown
+	// (YAML syntax errors have no column).
+	Col int `json:"column"`
 	// Offset is the 0-based byte offset, -1 when unknown.
 	Offset int `json:"offset"`
 	// Path is the JSON path of the value, e.g. `models["model-a"].max_queued`;
@@ -110,9 +111,12 @@ func sortDiagnostics(ds []Diagnostic) {
 
 // Counts tallies diagnostics by severity.
 type Counts struct {
-	Errors   int `json:"errors"`
+	// Errors counts SeverityError diagnostics.
+	Errors int `json:"errors"`
+	// Warnings counts SeverityWarning diagnostics.
 	Warnings int `json:"warnings"`
-	Infos    int `json:"infos"`
+	// Infos counts SeverityInfo diagnostics.
+	Infos int `json:"infos"`
 }
 
 // Add counts d.

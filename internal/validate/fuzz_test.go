@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
+	"github.com/lcctl/lcctl/internal/lb"
 	"github.com/lcctl/lcctl/internal/testutil"
 	"github.com/lcctl/lcctl/internal/validate"
 )
@@ -132,4 +135,45 @@ func checkSpans(t *testing.T, v *validate.Value, data []byte) {
 			checkSpans(t, it, data)
 		}
 	}
+}
+
+// FuzzAlgorithmConfig fuzzes the single-entry decoder the engine uses for
+// conformance `config:` blocks (AlgorithmConfigFromNode, through YAML
+// text). Seeds: every config block of ../shared/conformance.
+func FuzzAlgorithmConfig(f *testing.F) {
+	for _, cases := range loadCases(f) {
+		for _, c := range cases {
+			if c.Config.Kind == 0 {
+				continue
+			}
+			out, err := yaml.Marshal(&c.Config)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(out)
+		}
+	}
+	f.Add([]byte(`{"algorithm": "pulsar-wait-and-widen", "comparator": "ttft", "request_algorithms": {"pulsar": "random"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var node yaml.Node
+		if err := yaml.Unmarshal(data, &node); err != nil {
+			return
+		}
+		ac, diags := validate.AlgorithmConfigFromNode(&node, "case.yaml")
+		errs := 0
+		for _, d := range diags {
+			if _, ok := validate.LookupCode(d.Code); !ok {
+				t.Fatalf("unregistered code %s", d.Code)
+			}
+			if d.Severity == validate.SeverityError {
+				errs++
+			}
+		}
+		if (ac == nil) != (errs > 0) {
+			t.Fatalf("config %v with %d errors", ac, errs)
+		}
+		if ac != nil && (ac.Algorithm == 0 || (ac.Algorithm == lb.PowerOfN && (ac.SampleCount < 1 || ac.SampleCount > 64))) {
+			t.Fatalf("accepted config out of range: %+v", ac)
+		}
+	})
 }

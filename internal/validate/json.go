@@ -30,6 +30,7 @@ type syntaxError struct {
 	node *yaml.Node
 }
 
+// Error returns the message.
 func (e *syntaxError) Error() string { return e.msg }
 
 // posTracker converts byte offsets to line/column. Offsets must be asked

@@ -128,7 +128,7 @@ type confCase struct {
 	} `yaml:"expect"`
 }
 
-func loadCases(t *testing.T) map[string][]confCase {
+func loadCases(t testing.TB) map[string][]confCase {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(testutil.SharedDir(t), "conformance", "*.yaml"))
 	if err != nil || len(files) == 0 {

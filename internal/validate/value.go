@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"fmt"
 	"strconv"
 
 	"gopkg.in/yaml.v3"
@@ -95,18 +96,20 @@ type Value struct {
 	// Text is the decoded text of a string, the literal of a number
 	// ("2.0", "-0", "0x1F" in YAML), "true"/"false" or "null".
 	Text string
-	// Number holds a number's value when Kind is KindNumber: Uint for
-	// NumUint, Int for NumInt, Float for NumFloat (and the float reading of
-	// every number, for number fields).
+	// Number is how a number is held when Kind is KindNumber.
 	Number NumberType
-	Uint   uint64
-	Int    int64
-	Float  float64
-	// Start is the position of the value's first byte. End is the offset
-	// just past its last byte for JSON input; for YAML it is -1 (edit the
-	// yaml.Node instead).
+	// Uint is the value of a NumUint number.
+	Uint uint64
+	// Int is the value of a NumInt number.
+	Int int64
+	// Float is the f64 reading of every number (the value of a NumFloat
+	// number; what number fields such as max_input_work_seconds use).
+	Float float64
+	// Start is the position of the value's first byte.
 	Start Pos
-	End   int
+	// End is the byte offset just past the value's last byte for JSON
+	// input; -1 for YAML (edit the yaml.Node instead).
+	End int
 	// Members are an object's entries in document order, duplicates kept.
 	Members []Member
 	// Items are an array's elements.
@@ -121,9 +124,11 @@ type Member struct {
 	// Key is the decoded key text.
 	Key string
 	// KeyStart is the position of the key's first byte (its opening quote
-	// in JSON); KeyEnd is the offset just past it (-1 for YAML).
+	// in JSON).
 	KeyStart Pos
-	KeyEnd   int
+	// KeyEnd is the byte offset just past the key's closing quote (-1 for
+	// YAML).
+	KeyEnd int
 	// Value is the member's value.
 	Value *Value
 	// KeyNode is the YAML key node (nil for JSON).
@@ -148,6 +153,9 @@ func (v *Value) Get(key string) *Value {
 // as "not set" for Option fields (lb-config.md §7.1).
 func (v *Value) IsNull() bool { return v == nil || v.Kind == KindNull }
 
+// maxQuotedRunes bounds how much of a string value a message quotes.
+const maxQuotedRunes = 120
+
 // describe renders the value the way serde's Unexpected does in error
 // messages: "string \"x\"", "integer `5`", "floating point `2.0`",
 // "boolean `true`", "null", "map", "sequence".
@@ -158,6 +166,11 @@ func (v *Value) describe() string {
 	case KindBool:
 		return "boolean `" + v.Text + "`"
 	case KindString:
+		if r := []rune(v.Text); len(r) > maxQuotedRunes {
+			// Stargate would print it whole; a message quoting a whole
+			// file (a text given as an lb-config) helps nobody.
+			return "string " + rustDebugString(string(r[:maxQuotedRunes])) + fmt.Sprintf("… (%d characters)", len(r))
+		}
 		return "string " + rustDebugString(v.Text)
 	case KindObject:
 		return "map"

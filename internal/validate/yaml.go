@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -56,8 +57,9 @@ var (
 
 // decodeYAML parses data as a single YAML document and converts it. A
 // syntax error is returned as *syntaxError (with the line yaml.v3 reports);
-// conversion problems come back as issues alongside a usable tree.
-func decodeYAML(data []byte) (doc *yaml.Node, root *Value, issues []yamlIssue, err error) {
+// conversion problems come back as diagnostics for file alongside a usable
+// tree.
+func decodeYAML(data []byte, file string) (doc *yaml.Node, root *Value, issues []Diagnostic, err error) {
 	defer func() {
 		// yaml.v3 is not known to panic on v3.0.1 inputs, but a decoder
 		// of untrusted text must never take the process down.
@@ -66,7 +68,7 @@ func decodeYAML(data []byte) (doc *yaml.Node, root *Value, issues []yamlIssue, e
 			err = &syntaxError{msg: fmt.Sprintf("YAML parser failed: %v", r), off: -1}
 		}
 	}()
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var first yaml.Node
 	if err := dec.Decode(&first); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -98,10 +100,13 @@ func decodeYAML(data []byte) (doc *yaml.Node, root *Value, issues []yamlIssue, e
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return &first, root, c.issues, nil
+	for _, is := range c.issues {
+		issues = append(issues, c.issueDiag(is, file))
+	}
+	return &first, root, issues, nil
 }
 
-// ConvertYAMLNode maps one YAML node (a whole lb-config, or one entry) onto
+// convertYAMLNode maps one YAML node (a whole lb-config, or one entry) onto
 // the JSON data model with the rules of lb-config.md §7.4, as decodeYAML
 // does for a file. src is the text the node was parsed from, used for byte
 // offsets; it may be nil (offsets are then -1). It returns the value and
