@@ -67,7 +67,7 @@ func BenchmarkScan(b *testing.B) {
 	cl := storetest.Start(b, 3, 2)
 	_, dm := rawClient(b, cl.Addrs())
 	load(b, dm, "scan", benchEntries, "cluster-a", "cluster-b", "cluster-c")
-	c := cl.Connect(store.Options{})
+	c := cl.Connect(b, store.Options{})
 	b.ResetTimer()
 	for b.Loop() {
 		rep, err := c.Scan(context.Background(), store.ScanOptions{}, func(store.Entry) error { return nil })

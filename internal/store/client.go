@@ -28,9 +28,11 @@ const (
 	// as olric.md §10 advises.
 	DefaultRequestTimeout = 2 * time.Second
 	// DefaultAttempts is how often a call that failed for a transient
-	// reason (member gone, connection refused or reset, timeout) is tried
-	// in total, refreshing the routing table in between.
-	DefaultAttempts = 4
+	// reason (member gone or shutting down, connection refused or reset,
+	// timeout) is tried in total, refreshing the routing table in between;
+	// the waits between tries add up to about 1.5 s, the time a member
+	// takes to leave.
+	DefaultAttempts = 6
 	// routingRefresh is how often the olric client refreshes its routing
 	// table in the background (olric's default is one minute).
 	routingRefresh = 5 * time.Second
@@ -207,6 +209,7 @@ func newClusterClient(ctx context.Context, seed string, o *Options, sink *logSin
 		MaxRetries:     1, // one quiet retry for a stale pooled connection; ours do the rest
 		Authentication: &config.Authentication{Password: o.Password},
 		Dialer:         newDialer(o),
+		Limiter:        iterRefreshGuard{},
 	}
 	type result struct {
 		cc  *olric.ClusterClient
@@ -439,12 +442,47 @@ func kindOf(err error) error {
 	case errors.Is(err, olric.ErrWrongPass), strings.Contains(msg, "NOAUTH"), strings.Contains(msg, "Authentication required"),
 		strings.Contains(msg, "WRONGPASS"), strings.Contains(msg, "called without any password configured"):
 		return ErrAuth
+	case errors.Is(err, context.Canceled):
+		return nil
+	}
+	if k := kindOfText(msg); k != nil {
+		return k
+	}
+	switch {
 	case errors.Is(err, olric.ErrConnRefused), errors.Is(err, syscall.ECONNREFUSED),
 		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
 		errors.Is(err, redis.ErrClosed), errors.Is(err, olric.ErrServerGone),
 		errors.As(err, &dnsErr):
+		return ErrUnreachable
+	}
+	return nil
+}
+
+// kindOfText classifies errors that reached us as plain text. olric's
+// error translation (protocol.ConvertError) turns every error reply or
+// client error whose first word is not a registered prefix into a plain
+// error of the remaining words: "context deadline exceeded" becomes
+// "deadline exceeded", "read tcp ...: i/o timeout" becomes "tcp ...: i/o
+// timeout", and a member that is shutting down answers "ERR context
+// canceled", which arrives as "canceled".
+func kindOfText(msg string) error {
+	switch {
+	case msg == "canceled", strings.HasSuffix(msg, "context canceled"):
+		// Our own cancellations are caught before, by errors.Is; this is
+		// a member cancelling its work while it leaves the cluster.
+		return ErrUnreachable
+	case strings.Contains(msg, "deadline exceeded"), strings.Contains(msg, "i/o timeout"):
+		return ErrTimeout
+	}
+	for _, s := range []string{"connection refused", "connection reset", "broken pipe", "no route to host",
+		"network is unreachable", "client is closed", "use of closed network connection"} {
+		if strings.Contains(msg, s) {
+			return ErrUnreachable
+		}
+	}
+	if msg == "EOF" || strings.HasSuffix(msg, ": EOF") {
 		return ErrUnreachable
 	}
 	return nil
@@ -506,6 +544,7 @@ type logSink struct {
 	mu       sync.Mutex
 	scanSeq  int
 	scanLast string
+	refused  int
 }
 
 const iteratorFailure = "Failed to fetch data: "
@@ -518,10 +557,36 @@ func (s *logSink) Write(p []byte) (int, error) {
 		s.scanLast = line[i+len(iteratorFailure):]
 		s.mu.Unlock()
 	}
-	if s.out != nil {
+	refused := strings.Contains(line, refusedRefreshText)
+	if refused {
+		s.mu.Lock()
+		s.refused++
+		s.mu.Unlock()
+	}
+	if s.out != nil && !refused {
 		_, _ = fmt.Fprintf(s.out, "olric client: %s\n", line)
 	}
 	return len(p), nil
+}
+
+// refusedRefreshes returns how many iterator refreshes iterRefreshGuard
+// refused (for tests).
+func (s *logSink) refusedRefreshes() (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused, nil
+}
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // scanFailures returns how many iterator failures were logged so far and

@@ -189,7 +189,8 @@ type DeleteResult struct {
 // §5.4): it reads the entry, returns Absent when there is none and Changed
 // when ifCluster is not empty and the entry holds another value, otherwise
 // sends DM.DEL for this single key, then reads again. A read that finds the
-// same write again is an error (the delete did not take effect).
+// same write again gets one more try (see rewriteAndDelete); an entry that
+// survives that is an error.
 func (c *Client) Delete(ctx context.Context, key, ifCluster string) (DeleteResult, error) {
 	res := DeleteResult{Key: key}
 	if err := ValidateKey(key); err != nil {
@@ -233,5 +234,62 @@ func (c *Client) Delete(ctx context.Context, key, ifCluster string) (DeleteResul
 		res.Outcome = Rewritten
 		return res, nil
 	}
-	return res, c.keyErr("delete", key, errors.New("the entry is still present after the delete"))
+	gone, cur, err := c.rewriteAndDelete(ctx, key, before.Cluster)
+	switch {
+	case err != nil:
+		return res, c.keyErr("delete", key, err)
+	case gone:
+		res.Outcome, res.After = Deleted, nil
+	default:
+		res.Outcome, res.After = Changed, &cur
+	}
+	return res, nil
+}
+
+// rewriteAndDelete is the fallback for a delete that Olric acknowledged
+// without removing the entry. After a membership change a partition's new
+// owner may not hold its entries yet (Olric's balancer moves them, every
+// 15 s by default); reads still find the old copy on a previous owner or a
+// replica, but olric v0.7.4's DM.DEL removes nothing unless the owner
+// itself holds the key (internal/dmap/delete.go, deleteKey). Writing the
+// same value again, with the remaining TTL, puts a copy on the owner; the
+// delete that follows then removes the key on the owner, the previous
+// owners and the replicas.
+//
+// It first re-reads the entry: gone reports true when it is gone (before
+// or after), and when it no longer holds want it is left alone and
+// returned as cur with gone false. A write by a gateway landing between
+// that re-read and the rewrite is overwritten and deleted, the same sub-
+// millisecond window every delete without compare-and-delete has.
+func (c *Client) rewriteAndDelete(ctx context.Context, key, want string) (gone bool, cur Entry, err error) {
+	cur, err = c.get(ctx, key)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return true, Entry{}, nil
+	case err != nil:
+		return false, cur, fmt.Errorf("re-read: %w", err)
+	case cur.Cluster != want:
+		return false, cur, nil
+	}
+	ttl := cur.TTL()
+	switch {
+	case ttl < 0:
+		ttl = DefaultTTL // the gateway always sets a TTL; it is deleted at once anyway
+	case ttl < time.Millisecond:
+		ttl = time.Millisecond
+	}
+	if err := c.do(ctx, func(ctx context.Context) error { return c.dm.Put(ctx, key, want, olric.PX(ttl)) }); err != nil {
+		return false, cur, fmt.Errorf("rewrite on the partition owner: %w", err)
+	}
+	if err := c.do(ctx, func(ctx context.Context) error { _, err := c.dm.Delete(ctx, key); return err }); err != nil {
+		return false, cur, fmt.Errorf("delete after rewriting: %w", err)
+	}
+	after, err := c.get(ctx, key)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return true, Entry{}, nil
+	case err != nil:
+		return false, cur, fmt.Errorf("confirm: %w", err)
+	}
+	return false, after, errors.New("the entry is still present after the delete, also after rewriting it on the partition owner")
 }

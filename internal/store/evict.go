@@ -48,6 +48,11 @@ type EvictOptions struct {
 	// OnResult, when not nil, receives every candidate's outcome during
 	// the apply phase, from the goroutine that called Evict.
 	OnResult func(EvictResult)
+	// Confirm, when not nil, is called with Apply between the scan and the
+	// apply phase with the candidate count and the sample; returning false
+	// ends Evict without deleting anything (every candidate NotAttempted,
+	// Applied false).
+	Confirm func(candidates int, sample []string) bool
 }
 
 // EvictProgress is a running count of the apply phase.
@@ -189,6 +194,9 @@ func (c *Client) Evict(ctx context.Context, o EvictOptions) (EvictReport, error)
 	rep.Candidates = len(candidates)
 	rep.Sample = sample(candidates, o.Sample)
 	scanErr := err
+	if o.Apply && o.Confirm != nil && ctx.Err() == nil && len(candidates) > 0 && !o.Confirm(len(candidates), rep.Sample) {
+		o.Apply, rep.Applied = false, false
+	}
 	if !o.Apply || ctx.Err() != nil {
 		rep.NotAttempted = len(candidates)
 		rep.Interrupted = ctx.Err() != nil
@@ -352,7 +360,17 @@ func (c *Client) evictRound(ctx context.Context, cluster string, keys []string) 
 		case a.entry.timestamp != reread[i].entry.timestamp:
 			out[i].Outcome, out[i].Rewritten = EvictDeleted, true
 		default:
-			out[i].Outcome, out[i].Error = EvictFailed, "still present after the delete"
+			// Olric acknowledged the delete but kept the entry (a partition
+			// whose owner changed): rewrite it on the owner and delete again.
+			gone, cur, err := c.rewriteAndDelete(ctx, keys[i], cluster)
+			switch {
+			case err != nil:
+				out[i].Outcome, out[i].Error = EvictFailed, err.Error()
+			case gone:
+				out[i].Outcome = EvictDeleted
+			default:
+				out[i].Outcome, out[i].Now = EvictSkippedChanged, cur.Cluster
+			}
 		}
 	}
 	return out

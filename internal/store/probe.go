@@ -71,7 +71,9 @@ func Probe(ctx context.Context, opts Options) (ProbeResult, error) {
 		return res, err
 	}
 	defer c.Close()
-	return c.Probe(ctx)
+	r, err := c.Probe(ctx)
+	r.Steps = append(res.Steps, r.Steps...)
+	return r, err
 }
 
 // Probe runs the write/read/delete/confirm steps of the package-level

@@ -153,9 +153,13 @@ type keyBatch struct {
 type readOutcome struct {
 	seq     int
 	entries []Entry
-	missing int
+	missing []string // keys read as absent
 	failed  []string // "key: error" of unreadable keys
 }
+
+// maxRecheck bounds how many keys read as absent are read once more at
+// the end of a scan.
+const maxRecheck = 100000
 
 type producerResult struct {
 	keys, ignored, restarts int
@@ -222,6 +226,44 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 	lastProgress := time.Now()
 	var fnErr error
 	stopped := false
+	var absent []string
+	// account counts the outcome of a batch and hands its entries to fn; it
+	// reports false once the scan must stop (Limit reached or fn failed).
+	account := func(cur readOutcome) bool {
+		rep.Unreadable += len(cur.failed)
+		for i, f := range cur.failed {
+			if i < 3 && len(rep.Problems) < 20 {
+				rep.Problems = append(rep.Problems, "read "+f)
+			}
+		}
+		rep.Vanished += len(cur.missing)
+		if len(absent)+len(cur.missing) <= maxRecheck {
+			absent = append(absent, cur.missing...)
+		}
+		for _, e := range cur.entries {
+			rep.Entries++
+			rep.PerCluster[e.Cluster]++
+			if !e.Valid {
+				rep.Invalid++
+			}
+			if e.ExpiresAt.IsZero() {
+				rep.NoExpiry++
+			}
+			if o.Cluster != "" && e.Cluster != o.Cluster {
+				continue
+			}
+			if o.Limit > 0 && rep.Matched >= o.Limit {
+				rep.Truncated = true
+				return false
+			}
+			rep.Matched++
+			if err := fn(e); err != nil {
+				fnErr = err
+				return false
+			}
+		}
+		return true
+	}
 	for out := range outcomes {
 		if stopped {
 			continue // drain
@@ -234,38 +276,8 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 			}
 			delete(pending, next)
 			next++
-			rep.Vanished += cur.missing
-			rep.Unreadable += len(cur.failed)
-			for i, f := range cur.failed {
-				if i < 3 && len(rep.Problems) < 20 {
-					rep.Problems = append(rep.Problems, "read "+f)
-				}
-			}
-			for _, e := range cur.entries {
-				rep.Entries++
-				rep.PerCluster[e.Cluster]++
-				if !e.Valid {
-					rep.Invalid++
-				}
-				if e.ExpiresAt.IsZero() {
-					rep.NoExpiry++
-				}
-				if o.Cluster != "" && e.Cluster != o.Cluster {
-					continue
-				}
-				if o.Limit > 0 && rep.Matched >= o.Limit {
-					rep.Truncated = true
-					stopped = true
-					break
-				}
-				rep.Matched++
-				if err := fn(e); err != nil {
-					fnErr = err
-					stopped = true
-					break
-				}
-			}
-			if stopped {
+			if !account(cur) {
+				stopped = true
 				cancel()
 				break
 			}
@@ -276,6 +288,19 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 		}
 	}
 	<-prodDone
+	if !stopped && ctx.Err() == nil && len(absent) > 0 {
+		// Keys read as absent are usually expired entries Olric has not
+		// evicted yet. While partitions move after a membership change a
+		// read can also miss an entry for a moment: read them once more.
+		if prod.restarts > 0 {
+			sleepCtx(ctx, 500*time.Millisecond)
+		}
+		rep.Vanished -= len(absent)
+		for lo := 0; lo < len(absent) && !stopped; lo += o.ReadBatch {
+			b := c.readBatch(rctx, keyBatch{keys: absent[lo:min(lo+o.ReadBatch, len(absent))]})
+			stopped = !account(b)
+		}
+	}
 	rep.Keys = prod.keys
 	rep.Ignored = prod.ignored
 	rep.Restarts = prod.restarts
@@ -448,7 +473,7 @@ func (c *Client) readBatch(ctx context.Context, b keyBatch) readOutcome {
 		case r.err == nil:
 			out.entries = append(out.entries, r.entry)
 		case errors.Is(r.err, ErrNotFound):
-			out.missing++
+			out.missing = append(out.missing, key)
 		default:
 			out.failed = append(out.failed, fmt.Sprintf("%s (partition %d): %v", key, c.Locate(key).Partition, r.err))
 		}

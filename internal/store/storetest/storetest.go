@@ -1,10 +1,12 @@
 // Package storetest starts real embedded Olric clusters on loopback for
 // tests and benchmarks of lcctl's store code and commands. It never mocks
-// Olric: every member is a store.Node (olric v0.7.4 in-process).
+// Olric: every member is a store.Node (olric v0.7.4, in-process), on
+// 127.0.0.1 with ports chosen at run time.
 package storetest
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -13,33 +15,45 @@ import (
 	"github.com/lcctl/lcctl/internal/store"
 )
 
-// Cluster is a set of embedded Olric members on 127.0.0.1 with ports
-// chosen at run time.
+// Cluster is a set of embedded Olric members.
 type Cluster struct {
-	tb       testing.TB
 	mu       sync.Mutex
 	nodes    []*store.Node
 	replicas int
 }
 
-// Start starts members embedded members with the given replica count and
-// waits until every member sees all of them. The members are shut down
-// when the test ends (also on failure). It fails the test if a member does
-// not start.
+// New starts members members with the given replica count (total copies of
+// each entry) and waits until a client sees all of them. On error it stops
+// what it started.
+func New(members, replicas int) (*Cluster, error) {
+	c := &Cluster{replicas: replicas}
+	for i := 0; i < members; i++ {
+		if _, err := c.AddMember(); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	if err := c.WaitMembers(members); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Start is New for one test: it fails the test on error and stops the
+// cluster when the test ends (also on failure).
 func Start(tb testing.TB, members, replicas int) *Cluster {
 	tb.Helper()
-	c := &Cluster{tb: tb, replicas: replicas}
-	tb.Cleanup(c.stopAll)
-	for i := 0; i < members; i++ {
-		c.AddMember()
+	c, err := New(members, replicas)
+	if err != nil {
+		tb.Fatalf("start a %d-member olric cluster: %v", members, err)
 	}
-	c.WaitMembers(members)
+	tb.Cleanup(c.Close)
 	return c
 }
 
-// AddMember starts one more member that joins the cluster and returns it.
-func (c *Cluster) AddMember() *store.Node {
-	c.tb.Helper()
+// AddMember starts one more member that joins the cluster.
+func (c *Cluster) AddMember() (*store.Node, error) {
 	c.mu.Lock()
 	var peers []string
 	for _, n := range c.nodes {
@@ -51,20 +65,20 @@ func (c *Cluster) AddMember() *store.Node {
 	var n *store.Node
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		// A freshly chosen port can be taken by someone else before the
-		// member binds it; try again with a new one.
+		// A port chosen free can be taken by another process before the
+		// member binds it; then try again with a new one.
 		n, err = store.StartNode(ctx, store.NodeOptions{Peers: peers, ReplicaCount: c.replicas})
 		if err == nil || !strings.Contains(err.Error(), "address already in use") {
 			break
 		}
 	}
 	if err != nil {
-		c.tb.Fatalf("start olric member: %v", err)
+		return nil, err
 	}
 	c.mu.Lock()
 	c.nodes = append(c.nodes, n)
 	c.mu.Unlock()
-	return n
+	return n, nil
 }
 
 // Nodes returns the running members in start order.
@@ -86,59 +100,63 @@ func (c *Cluster) Addrs() []string {
 // AddrList returns Addrs joined with commas, as --olric takes them.
 func (c *Cluster) AddrList() string { return strings.Join(c.Addrs(), ",") }
 
-// Stop shuts member i down gracefully (it leaves the cluster and hands its
-// partitions over) and removes it from the cluster's list.
-func (c *Cluster) Stop(i int) {
-	c.tb.Helper()
+// Stop shuts member i (in Nodes order) down gracefully: it leaves the
+// cluster and hands its partitions over.
+func (c *Cluster) Stop(i int) error {
 	c.mu.Lock()
+	if i < 0 || i >= len(c.nodes) {
+		c.mu.Unlock()
+		return fmt.Errorf("no member %d", i)
+	}
 	n := c.nodes[i]
 	c.nodes = append(c.nodes[:i:i], c.nodes[i+1:]...)
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := n.Shutdown(ctx); err != nil {
-		c.tb.Logf("stop member %s: %v", n.Addr(), err)
-	}
+	return n.Shutdown(ctx)
 }
 
-// WaitMembers waits until a client sees exactly n members and a routing
-// table in which every partition has an owner, or fails the test after 30s.
-func (c *Cluster) WaitMembers(n int) {
-	c.tb.Helper()
+// WaitMembers waits up to 30 s until a client sees exactly n members.
+func (c *Cluster) WaitMembers(n int) error {
 	deadline := time.Now().Add(30 * time.Second)
 	var last error
 	for time.Now().Before(deadline) {
-		cl, err := store.Connect(context.Background(), store.Options{Addrs: c.Addrs()})
+		cl, err := store.Connect(context.Background(), store.Options{Addrs: c.Addrs(), Attempts: 1})
 		if err == nil {
-			st, serr := cl.Members(context.Background())
+			ms, merr := cl.Members(context.Background())
 			_ = cl.Close()
-			if serr == nil && len(st) == n {
-				return
+			if merr == nil && len(ms) == n {
+				return nil
 			}
-			last = serr
+			last = merr
+			if merr == nil {
+				last = fmt.Errorf("%d members", len(ms))
+			}
 		} else {
 			last = err
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
-	c.tb.Fatalf("cluster did not reach %d members within 30s: %v", n, last)
+	return fmt.Errorf("cluster did not reach %d members within 30s: %v", n, last)
 }
 
-// Connect returns a client for the cluster, closed when the test ends.
-func (c *Cluster) Connect(opts store.Options) *store.Client {
-	c.tb.Helper()
+// Connect returns a client for the cluster, closed when the test ends. An
+// empty opts.Addrs means every member.
+func (c *Cluster) Connect(tb testing.TB, opts store.Options) *store.Client {
+	tb.Helper()
 	if len(opts.Addrs) == 0 {
 		opts.Addrs = c.Addrs()
 	}
 	cl, err := store.Connect(context.Background(), opts)
 	if err != nil {
-		c.tb.Fatalf("connect: %v", err)
+		tb.Fatalf("connect: %v", err)
 	}
-	c.tb.Cleanup(func() { _ = cl.Close() })
+	tb.Cleanup(func() { _ = cl.Close() })
 	return cl
 }
 
-func (c *Cluster) stopAll() {
+// Close stops every member, in parallel.
+func (c *Cluster) Close() {
 	c.mu.Lock()
 	nodes := c.nodes
 	c.nodes = nil

@@ -1,0 +1,470 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lcctl/lcctl/internal/store"
+	"github.com/lcctl/lcctl/internal/store/storetest"
+	"github.com/lcctl/lcctl/internal/ui"
+)
+
+// The store command tests share one 3-member loopback Olric cluster with
+// replica count 2, started on first use and left running until the test
+// binary exits (this package has no TestMain of its own). Each test uses
+// its own DMap.
+var (
+	cliClusterOnce sync.Once
+	cliCluster     *storetest.Cluster
+	cliClusterErr  error
+)
+
+func storeCluster(t *testing.T) *storetest.Cluster {
+	t.Helper()
+	cliClusterOnce.Do(func() { cliCluster, cliClusterErr = storetest.New(3, 2) })
+	if cliClusterErr != nil {
+		t.Fatalf("start olric cluster: %v", cliClusterErr)
+	}
+	return cliCluster
+}
+
+type result struct {
+	out, err string
+	code     int
+}
+
+// lcctl runs the command in-process with the given stdin and environment.
+func lcctl(t *testing.T, stdin string, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	s := &ui.Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }}
+	code := Main(context.Background(), args, s)
+	return result{out.String(), errb.String(), code}
+}
+
+// storeArgs prefixes args with the cluster address and the test's DMap.
+func storeArgs(t *testing.T, args ...string) []string {
+	cl := storeCluster(t)
+	dmap := "cli-" + regexp.MustCompile(`[^A-Za-z0-9_-]+`).ReplaceAllString(t.Name(), "_")
+	return append([]string{"store", "--olric", cl.AddrList(), "--dmap", dmap}, args...)
+}
+
+func wantCode(t *testing.T, r result, code int, args []string) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("lcctl %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, code, r.out, r.err)
+	}
+}
+
+func TestStoreKeyCommand(t *testing.T) {
+	vec1 := "lc:v1:eee6fa399e47d629fce76042cba103c8ca61ca8af6cb29be4c57083afb356db6"
+	ak1 := "mt:v1:session:84097828fc31a8c8d29210df48901a85de7fd013f686b17be77d1be29cb7a98b"
+	tests := []struct {
+		name string
+		args []string
+		out  string
+	}{
+		{"session id", []string{"--routing-key", "fn-alpha", "--model", "company/model", "--session-id", "session-1", "--source", "prompt_cache_key"}, vec1 + "\n"},
+		{"header passes the affinity key through", []string{"--routing-key", "fn-alpha", "--model", "company/model", "--session-id", "  " + ak1, "--source", "header"}, vec1 + "\n"},
+		{"affinity key", []string{"--client-model", "fn-alpha/company/model", "--affinity-key", ak1}, vec1 + "\n"},
+		{"empty parts", []string{"--routing-key", "", "--model", "", "--affinity-key", ""}, "lc:v1:9d908ecfb6b256def8b49a7c504e6c889c4b0e41fe6ce3e01863dd7b61a20aa0\n"},
+		{"show session", []string{"--routing-key", "fn-alpha", "--model", "company/model", "--session-id", "session-1", "--source", "conversation_id", "--show-session"},
+			vec1 + ` routing_key="fn-alpha" model="company/model" affinity_key="` + ak1 + `"` + "\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"store", "key"}, tc.args...)
+			r := lcctl(t, "", nil, args...)
+			wantCode(t, r, 0, args)
+			if r.out != tc.out {
+				t.Fatalf("stdout %q, want %q", r.out, tc.out)
+			}
+			if !strings.Contains(strings.Join(tc.args, " "), "--show-session") && strings.Contains(r.out+r.err, "session-1") {
+				t.Fatalf("the raw session id was printed without --show-session: %q", r.out)
+			}
+		})
+	}
+
+	r := lcctl(t, "", nil, "store", "key", "-o", "json", "--routing-key", "fn-alpha", "--model", "company/model", "--session-id", "session-1", "--source", "prompt_cache_key")
+	var j map[string]any
+	if err := json.Unmarshal([]byte(r.out), &j); err != nil || j["key"] != vec1 || j["partition"] != float64(97) || j["partitions"] != float64(271) || j["session"] != nil {
+		t.Fatalf("json %q: %v", r.out, err)
+	}
+
+	usage := map[string][]string{
+		"no parts":                {},
+		"payload source":          {"--model", "m", "--session-id", "s", "--source", "payload"},
+		"both affinity and id":    {"--model", "m", "--affinity-key", "k", "--session-id", "s", "--source", "header"},
+		"control char in id":      {"--model", "m", "--session-id", "a\tb", "--source", "prompt_cache_key"},
+		"client model and model":  {"--client-model", "fn/m", "--model", "m", "--affinity-key", "k"},
+		"client model without /":  {"--client-model", "m", "--affinity-key", "k"},
+		"unknown source":          {"--model", "m", "--session-id", "s", "--source", "body"},
+		"zero partitions":         {"--model", "m", "--affinity-key", "k", "--partitions", "0"},
+		"batch and session flags": {"--batch", "--model", "m"},
+	}
+	for name, a := range usage {
+		args := append([]string{"store", "key"}, a...)
+		r := lcctl(t, "", nil, args...)
+		if r.code != ExitUsage || r.err == "" {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and a message", name, r.code, r.err)
+		}
+		if strings.Contains(r.err, "a\tb") {
+			t.Errorf("%s: the session id is echoed in %q", name, r.err)
+		}
+	}
+}
+
+func TestStoreKeyBatch(t *testing.T) {
+	in := `{"routing_key":"fn-alpha","model":"company/model","session_id":"session-1","source":"prompt_cache_key"}
+
+{"client_model":"e2e/e2e-model","session_id":"e2e-last-cluster-session","source":"header"}
+{"model":"m","session_id":"s","source":"payload"}
+not json
+{"routing_key":"fn-alpha","model":"company-name/model-name","session_id":"pck-1","source":"prompt_cache_key"}
+`
+	r := lcctl(t, in, nil, "store", "key", "--batch")
+	wantCode(t, r, ExitUsage, []string{"store", "key", "--batch"})
+	want := "lc:v1:eee6fa399e47d629fce76042cba103c8ca61ca8af6cb29be4c57083afb356db6\n" +
+		"lc:v1:22b2bec6305b7f927fa937e701a7f21f7b4477647161f751669673c68dd0401e\n" +
+		"lc:v1:32f9796aa11d986e7b42cf7943dfae3255ea11338a0d3bf4417ac0ff34cab0e3\n"
+	if r.out != want {
+		t.Fatalf("stdout %q, want %q", r.out, want)
+	}
+	for _, s := range []string{"stdin:4: source \"payload\" is never eligible", "stdin:5: not a JSON object", "2 of 5 lines rejected"} {
+		if !strings.Contains(r.err, s) {
+			t.Errorf("stderr %q lacks %q", r.err, s)
+		}
+	}
+
+	r = lcctl(t, in, nil, "store", "key", "--batch", "-o", "json", "--show-session")
+	lines := strings.Split(strings.TrimSpace(r.out), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("%d JSON lines: %q", len(lines), r.out)
+	}
+	var first, bad keyJSON
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Line != 1 || first.Session == nil || first.Session.RoutingKey != "fn-alpha" {
+		t.Errorf("line 1 %q: %v", lines[0], err)
+	}
+	if err := json.Unmarshal([]byte(lines[3]), &bad); err != nil || bad.Line != 5 || bad.Error == "" || bad.Key != "" {
+		t.Errorf("line 5 %q: %v", lines[3], err)
+	}
+	r = lcctl(t, "\n\n", nil, "store", "key", "--batch")
+	if r.code != ExitUsage || !strings.Contains(r.err, "no JSON lines") {
+		t.Errorf("empty batch: %+v", r)
+	}
+}
+
+func TestStoreEntryCommands(t *testing.T) {
+	session := []string{"--routing-key", "fn-alpha", "--model", "company/model", "--session-id", "session-1", "--source", "prompt_cache_key"}
+	key := "lc:v1:eee6fa399e47d629fce76042cba103c8ca61ca8af6cb29be4c57083afb356db6"
+	run := func(code int, args ...string) result {
+		t.Helper()
+		a := storeArgs(t, args...)
+		r := lcctl(t, "", nil, a...)
+		wantCode(t, r, code, a)
+		return r
+	}
+
+	r := run(1, append([]string{"get"}, session...)...)
+	if !strings.Contains(r.out, "(not found)") || !strings.Contains(r.err, "no entry for this key") {
+		t.Fatalf("get of an absent key: %+v", r)
+	}
+	r = run(0, append([]string{"put", "--cluster", "cluster-b"}, session...)...)
+	if !strings.Contains(r.out, "dry run: would write "+key+" = cluster-b (ttl 10m0s; now: no entry)") {
+		t.Fatalf("put dry run: %q", r.out)
+	}
+	run(1, append([]string{"get"}, session...)...) // the dry run wrote nothing
+	r = run(0, append([]string{"put", "--cluster", "cluster-b", "--ttl", "90s", "--yes"}, session...)...)
+	if !strings.HasPrefix(r.out, "wrote "+key+" = cluster-b (ttl 1m30s; was: no entry)") {
+		t.Fatalf("put: %q", r.out)
+	}
+	dmap := storeArgs(t)[4]
+	part := store.Partition(dmap, key, 271) // 97 in the gateway's DMap (gateway.md §3.3)
+	r = run(0, "get", "--key", key)
+	for _, s := range []string{"key          " + key, "cluster      cluster-b", "ttl          1m2", fmt.Sprintf("partition    %d of 271", part), "owner        127.0.0.1:", "replicas     127.0.0.1:"} {
+		if !strings.Contains(r.out, s) {
+			t.Errorf("get output lacks %q:\n%s", s, r.out)
+		}
+	}
+	r = run(0, "get", "--key", key, "-o", "json", "--show-session")
+	var g getJSON
+	if err := json.Unmarshal([]byte(r.out), &g); err != nil {
+		t.Fatal(err)
+	}
+	if *g.Found != true || g.Cluster != "cluster-b" || *g.TTLMs <= 80000 || *g.TTLMs > 90000 || g.Partition != part || g.Owner == "" || g.ExpiresAt == nil || g.Session != nil {
+		t.Fatalf("get json: %s", r.out)
+	}
+	r = run(1, append([]string{"put", "--cluster", "cluster-c", "--if-absent", "--yes"}, session...)...)
+	if !strings.Contains(r.err, "key already exists: condition not met: nothing written") {
+		t.Errorf("put --if-absent on a present key: %q", r.err)
+	}
+	if r := run(0, "get", "--key", key); !strings.Contains(r.out, "cluster      cluster-b") {
+		t.Errorf("a refused --if-absent put changed the entry:\n%s", r.out)
+	}
+}
+
+func TestStorePutDelete(t *testing.T) {
+	key := "lc:v1:22b2bec6305b7f927fa937e701a7f21f7b4477647161f751669673c68dd0401e"
+	run := func(code int, args ...string) result {
+		t.Helper()
+		a := storeArgs(t, args...)
+		r := lcctl(t, "", nil, a...)
+		wantCode(t, r, code, a)
+		return r
+	}
+	run(0, "put", "--key", key, "--cluster", "cluster-a", "--yes")
+	r := run(1, "put", "--key", key, "--cluster", "cluster-c", "--if-absent", "--yes")
+	if !strings.Contains(r.err, "key already exists") {
+		t.Errorf("if-absent: %q", r.err)
+	}
+	r = run(0, "del", "--key", key)
+	if !strings.Contains(r.out, "dry run: would delete "+key+" (was cluster-a, ttl ") {
+		t.Errorf("del dry run: %q", r.out)
+	}
+	r = run(1, "del", "--key", key, "--if-cluster", "cluster-b", "--yes")
+	if !strings.Contains(r.out, "it points to cluster-a, not cluster-b") {
+		t.Errorf("del if-cluster: %q", r.out)
+	}
+	r = run(0, "del", "--key", key, "--yes", "-o", "json")
+	var d delJSON
+	if err := json.Unmarshal([]byte(r.out), &d); err != nil || d.Outcome != "deleted" || !d.Applied || d.Before == nil || d.Before.Cluster != "cluster-a" {
+		t.Fatalf("del json %q: %v", r.out, err)
+	}
+	r = run(1, "del", "--key", key, "--yes")
+	if !strings.Contains(r.out, "no entry "+key) {
+		t.Errorf("del of an absent key: %q", r.out)
+	}
+}
+
+func TestStoreScanEvictStats(t *testing.T) {
+	cl := storeCluster(t)
+	a := storeArgs(t)
+	c, err := store.Connect(context.Background(), store.Options{Addrs: cl.Addrs(), DMap: a[4]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sessions := store.DemoSessions(120)
+	if _, err := store.SeedDemo(context.Background(), c, sessions, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]int{}
+	for _, s := range sessions {
+		per[s.Cluster]++
+	}
+	run := func(code int, args ...string) result {
+		t.Helper()
+		a := storeArgs(t, args...)
+		r := lcctl(t, "", nil, a...)
+		wantCode(t, r, code, a)
+		return r
+	}
+
+	// Text scan: one line per entry, then the summary.
+	r := run(0, "scan")
+	lines := strings.Split(r.out, "\n")
+	entryLine := regexp.MustCompile(`^lc:v1:[0-9a-f]{64}  cluster-[abc]\s+(59m5\d|1h0m0)s$`)
+	n := 0
+	for _, l := range lines {
+		if entryLine.MatchString(l) {
+			n++
+		}
+	}
+	if n != 120 {
+		t.Fatalf("scan printed %d entry lines, want 120:\n%s", n, r.out)
+	}
+	for _, s := range []string{"(complete)", "120 keys, 120 live entries", fmt.Sprintf("cluster-a  %8d", per["cluster-a"]), fmt.Sprintf("cluster-c  %8d", per["cluster-c"])} {
+		if !strings.Contains(r.out, s) {
+			t.Errorf("scan summary lacks %q:\n%s", s, r.out)
+		}
+	}
+
+	// JSON lines with --cluster: entries of cluster-c, then the summary.
+	r = run(0, "scan", "--cluster", "cluster-c", "-o", "json")
+	sc := bufio.NewScanner(strings.NewReader(r.out))
+	entries := 0
+	var summary scanSummaryJSON
+	for sc.Scan() {
+		var e map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		switch e["type"] {
+		case "entry":
+			entries++
+			if e["cluster"] != "cluster-c" || e["valid"] != true || e["ttl_ms"].(float64) < 3.5e6 || e["expires_at"] == nil {
+				t.Errorf("entry %v", e)
+			}
+		case "summary":
+			if err := json.Unmarshal(sc.Bytes(), &summary); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Errorf("line without a type: %q", sc.Text())
+		}
+	}
+	if entries != per["cluster-c"] || summary.Matched != entries || summary.Entries != 120 || !summary.Complete || summary.PerCluster["cluster-b"] != per["cluster-b"] {
+		t.Fatalf("%d entries, summary %+v", entries, summary)
+	}
+
+	r = run(0, "scan", "--limit", "3", "--summary-only")
+	if !strings.Contains(r.out, "(stopped at --limit)") || strings.Contains(r.out, "lc:v1:") {
+		t.Errorf("limit: %q", r.out)
+	}
+
+	// Evict: dry run, then --yes.
+	r = run(0, "evict", "--cluster", "cluster-c", "--sample", "3")
+	if !strings.Contains(r.out, fmt.Sprintf("dry run: %d entries point to cluster-c (of 120 entries scanned", per["cluster-c"])) || strings.Count(r.out, "\n  lc:v1:") != 3 || !strings.Contains(r.out, "run again with --yes") {
+		t.Fatalf("evict dry run:\n%s", r.out)
+	}
+	r = run(0, "evict", "--cluster", "cluster-c", "--yes", "-o", "json")
+	var ev evictJSON
+	if err := json.Unmarshal([]byte(r.out), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if !ev.Applied || ev.Deleted != per["cluster-c"] || ev.Failed != 0 || ev.SkippedChanged+ev.SkippedGone != 0 || ev.Candidates != per["cluster-c"] {
+		t.Fatalf("evict: %s", r.out)
+	}
+	r = run(0, "evict", "--cluster", "cluster-c", "--yes")
+	if !strings.Contains(r.out, "evicted cluster-c: deleted 0, skipped 0 (0 changed since the scan, 0 already gone), failed 0 (of 0 candidates") {
+		t.Errorf("second evict: %q", r.out)
+	}
+
+	// Stats.
+	r = run(0, "stats", "-o", "json")
+	var st statsJSON
+	if err := json.Unmarshal([]byte(r.out), &st); err != nil {
+		t.Fatal(err)
+	}
+	left := 120 - per["cluster-c"]
+	if len(st.Members) != 3 || st.Partitions != 271 || st.ReplicaCount != 2 || st.Entries != left || st.Distribution == nil || st.Distribution.PerCluster["cluster-a"] != per["cluster-a"] {
+		t.Fatalf("stats: %s", r.out)
+	}
+	r = run(0, "stats", "--no-scan")
+	if !strings.Contains(r.out, "entries, counted") || !strings.Contains(r.out, "3 members, 271 partitions, replica count 2") || strings.Contains(r.out, "CLUSTER") {
+		t.Errorf("stats text:\n%s", r.out)
+	}
+	r = run(0, "probe")
+	if strings.Count(r.out, " ok ") != 6 {
+		t.Errorf("probe:\n%s", r.out)
+	}
+}
+
+func TestStoreBadInput(t *testing.T) {
+	cl := storeCluster(t)
+	addr := cl.Addrs()[0]
+	good := "lc:v1:eee6fa399e47d629fce76042cba103c8ca61ca8af6cb29be4c57083afb356db6"
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		code int
+		msg  string
+	}{
+		{"invalid ttl", nil, []string{"store", "--olric", addr, "put", "--key", good, "--cluster", "b", "--ttl", "30"}, 2, "--ttl: invalid ttl \"30\""},
+		{"ttl under 1ms", nil, []string{"store", "--olric", addr, "put", "--key", good, "--cluster", "b", "--ttl", "500us"}, 2, "without expiry"},
+		{"bad address", nil, []string{"store", "--olric", "10.0.0.1", "get", "--key", good}, 2, "not host:port"},
+		{"url address", nil, []string{"store", "--olric", "redis://h:3320", "get", "--key", good}, 2, "is a URL"},
+		{"no address", nil, []string{"store", "get", "--key", good}, 2, "LCCTL_OLRIC_ADDRS"},
+		{"env address", map[string]string{EnvOlricAddrs: "h:99999"}, []string{"store", "get", "--key", good}, 2, "1-65535"},
+		{"foreign key", nil, []string{"store", "--olric", addr, "get", "--key", "rate-limit:x"}, 2, "must start with \"lc:v1:\""},
+		{"short key", nil, []string{"store", "--olric", addr, "del", "--key", "lc:v1:abc", "--yes"}, 2, "got 9 bytes"},
+		{"huge value", nil, []string{"store", "--olric", addr, "put", "--key", good, "--cluster", strings.Repeat("x", 5000)}, 2, "5000 bytes"},
+		{"non-printable value", nil, []string{"store", "--olric", addr, "put", "--key", good, "--cluster", "a\x1bb"}, 2, "0x1b"},
+		{"empty cluster", nil, []string{"store", "--olric", addr, "evict", "--cluster", ""}, 2, "must not be empty"},
+		{"missing cluster", nil, []string{"store", "--olric", addr, "evict"}, 2, "--cluster is required"},
+		{"negative rate", nil, []string{"store", "--olric", addr, "evict", "--cluster", "b", "--max-rate", "-1"}, 2, "--max-rate"},
+		{"key and session", nil, []string{"store", "--olric", addr, "get", "--key", good, "--model", "m"}, 2, "not both"},
+		{"bad dmap", nil, []string{"store", "--olric", addr, "--dmap", "a b", "scan"}, 2, "--dmap"},
+		{"bad map-addr", nil, []string{"store", "--olric", addr, "--map-addr", "x", "scan"}, 2, "MEMBER=LOCAL"},
+		{"serve-dev on a public address", nil, []string{"store", "serve-dev", "--bind", "0.0.0.0"}, 2, "loopback"},
+		{"unreachable", nil, []string{"store", "--olric", "127.0.0.1:1", "--dial-timeout", "200ms", "get", "--key", good}, 1, "cannot connect to Olric: unreachable"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := lcctl(t, "", tc.env, tc.args...)
+			if r.code != tc.code || !strings.Contains(r.err, tc.msg) {
+				t.Fatalf("exit %d, stderr %q; want exit %d and %q", r.code, r.err, tc.code, tc.msg)
+			}
+			if strings.Contains(r.err, "panic") || len(r.err) > 600 {
+				t.Fatalf("stderr %q", r.err)
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestStoreServeDev(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		s := &ui.Streams{In: strings.NewReader(""), Out: &out, Err: io.Discard, Getenv: func(string) string { return "" }}
+		done <- Main(ctx, []string{"store", "serve-dev", "--port", "0", "--seed-demo", "--demo-entries", "50"}, s)
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "serving until interrupted") {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve-dev did not come up:\n%s", out.String())
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve-dev exited %d:\n%s", code, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	per := map[string]int{}
+	for _, s := range store.DemoSessions(50) {
+		per[s.Cluster]++
+	}
+	seeded := fmt.Sprintf("seeded 50 demo sessions (ttl 1h0m0s): cluster-a %d cluster-b %d cluster-c %d", per["cluster-a"], per["cluster-b"], per["cluster-c"])
+	m := regexp.MustCompile(`export LCCTL_OLRIC_ADDRS=(127\.0\.0\.1:\d+)\n`).FindStringSubmatch(out.String())
+	if m == nil || !strings.Contains(out.String(), seeded) {
+		t.Fatalf("serve-dev output:\n%s", out.String())
+	}
+	env := map[string]string{EnvOlricAddrs: m[1]}
+	r := lcctl(t, "", env, "store", "get", "--routing-key", "fn-alpha", "--model", "company/model", "--session-id", "session-1", "--source", "prompt_cache_key")
+	if r.code != 0 || !strings.Contains(r.out, "cluster      cluster-b") {
+		t.Fatalf("get demo session: %+v", r)
+	}
+	r = lcctl(t, "", env, "store", "evict", "--cluster", "cluster-c", "--yes")
+	if r.code != 0 || !strings.Contains(r.out, fmt.Sprintf("deleted %d,", per["cluster-c"])) {
+		t.Fatalf("evict demo cluster: %+v", r)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 || !strings.Contains(out.String(), "stopping") {
+			t.Fatalf("serve-dev exited %d:\n%s", code, out.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve-dev did not stop after the context was cancelled")
+	}
+}
