@@ -145,6 +145,8 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 		newMigrateCommand,
 		newExplainCommand,
 		newSimulateCommand,
+		newPreflightCommand,
+		newCheckCommand,
 		newStoreCommand,
 	} {
 		root.AddCommand(add(env))

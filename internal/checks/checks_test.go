@@ -1,0 +1,120 @@
+package checks
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/lcctl/lcctl/internal/ui"
+)
+
+func sample() *Report {
+	r := &Report{}
+	g := r.Group("gateway settings")
+	g.Add(OK("gateway.settings-valid", "values are valid", "ttl 10m"),
+		Fail("gateway.flag", "flag fits the stage", "STARGATE_LAST_CLUSTER_ENABLED=false", "set it to true").WithDetails("values.yaml:5:16"),
+		Warn("gateway.olric-coherent", "olric is coherent", "1 warning", "enable Olric"),
+		Skip("olric.reachable", "Olric is reachable", "no --olric addresses given"))
+	r.Group("empty group")
+	r.Group("stargate metrics").Add(OK("stargate-metrics.returning", "returning sessions", "58%").WithSubject("m"))
+	return r
+}
+
+func TestRenderTextPlain(t *testing.T) {
+	var buf bytes.Buffer
+	if err := RenderText(&buf, ui.NewStyles(&buf, false), sample()); err != nil {
+		t.Fatal(err)
+	}
+	want := `gateway settings
+----------------
+✔ values are valid
+    ttl 10m
+✖ flag fits the stage
+    STARGATE_LAST_CLUSTER_ENABLED=false
+    values.yaml:5:16
+    hint: set it to true
+‼ olric is coherent
+    1 warning
+    hint: enable Olric
+○ Olric is reachable
+    skipped: no --olric addresses given
+
+stargate metrics
+----------------
+✔ returning sessions [m]
+    58%
+
+Status check results are ✖ (2 ok, 1 failed, 1 warnings, 1 skipped)
+`
+	if buf.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
+	}
+}
+
+func TestRenderTextColour(t *testing.T) {
+	var buf bytes.Buffer
+	if err := RenderText(&buf, ui.NewStyles(&buf, true), sample()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "\x1b[") {
+		t.Error("colour output has no ANSI escape")
+	}
+	var plain bytes.Buffer
+	_ = RenderText(&plain, nil, sample())
+	if strings.Contains(plain.String(), "\x1b[") {
+		t.Error("nil styles produced ANSI escapes")
+	}
+}
+
+func TestJSONAndExit(t *testing.T) {
+	r := sample()
+	var buf bytes.Buffer
+	if err := RenderJSON(&buf, r, "preflight", 2, false); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Schema  string  `json:"schema"`
+		Stage   int     `json:"stage"`
+		Success bool    `json:"success"`
+		Summary Summary `json:"summary"`
+		Groups  []struct {
+			Name   string   `json:"name"`
+			Checks []Result `json:"checks"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Schema != JSONSchema || got.Stage != 2 || got.Success || got.Summary != (Summary{OK: 2, Warn: 1, Fail: 1, Skip: 1}) {
+		t.Errorf("header %+v", got)
+	}
+	if len(got.Groups) != 3 || got.Groups[1].Checks == nil || len(got.Groups[1].Checks) != 0 {
+		t.Errorf("groups %+v (empty groups stay, with an empty list)", got.Groups)
+	}
+	if c := got.Groups[0].Checks[1]; c.ID != "gateway.flag" || c.Status != StatusFail || c.Hint != "set it to true" || c.Details[0] != "values.yaml:5:16" {
+		t.Errorf("check %+v", c)
+	}
+	if !r.Failed(false) {
+		t.Error("a failed check must fail the report")
+	}
+	ok := &Report{}
+	ok.Group("g").Add(OK("a", "a", ""), Warn("b", "b", "r", "h"), Skip("c", "c", "r"))
+	if ok.Failed(false) || !ok.Failed(true) {
+		t.Error("warnings fail only under strict")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	if err := sample().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := &Report{}
+	bad.Group("g").Add(Result{ID: "x", Title: "x", Status: StatusSkip}, Result{ID: "y", Title: "y", Status: StatusFail}, Result{ID: "z", Title: "z", Status: "maybe"}, Result{Title: "t", Status: StatusOK})
+	err := bad.Validate()
+	for _, want := range []string{"skip without a reason", "fail without a hint", `invalid status "maybe"`, "empty id"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate: %v, want %q", err, want)
+		}
+	}
+}

@@ -1,0 +1,290 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lcctl/lcctl/internal/checks"
+	"github.com/lcctl/lcctl/internal/metrics"
+	"github.com/lcctl/lcctl/internal/preflight"
+)
+
+func newCheckCommand(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Check a live rollout (metrics)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return Usagef("missing subcommand: lcctl check metrics")
+		},
+	}
+	cmd.AddCommand(newCheckMetricsCommand(env))
+	return cmd
+}
+
+// checkMetricsOptions are the flags of `lcctl check metrics`.
+type checkMetricsOptions struct {
+	Stargate       string
+	Gateway        string
+	Model          string
+	StargatePrefix string
+	Interval       time.Duration
+	Timeout        time.Duration
+	LookupTimeout  time.Duration
+	Strict         bool
+}
+
+func newCheckMetricsCommand(env *Env) *cobra.Command {
+	opts := &checkMetricsOptions{StargatePrefix: metrics.DefaultStargatePrefix, Timeout: metrics.DefaultTimeout, LookupTimeout: metrics.DefaultLookupTimeout}
+	cmd := &cobra.Command{
+		Use:   "metrics --stargate URL|FILE|- --gateway URL|FILE|-",
+		Short: "Report last-cluster metrics of the gateway and Stargate, with verdicts",
+		Long: `Read Prometheus scrapes (text format or OpenMetrics) of the LLM API gateway
+and of Stargate and report:
+
+  gateway   last-cluster lookups by result and the hit ratio, writes by
+            result, lookup latency quantiles (p50/p90/p99 from the histogram's
+            own buckets);
+  Stargate  stargate_routing_session_selections_total by session state and
+            selection per model and algorithm, the share of returning
+            requests, and how many of them went to their last cluster
+            (primary) versus elsewhere (fallback).
+
+One scrape reports totals since each process started. --interval scrapes
+the URLs twice and reports the increase as rates per second. The verdicts
+are those of lcctl preflight (docs/preflight.md), without a stage.
+
+Exit codes: 0 no verdict failed; 1 a verdict failed (or warned, with
+--strict), or a URL could not be scraped; 2 usage error, or a file that
+cannot be read or parsed.`,
+		Example: `  lcctl check metrics --gateway http://llm-api-gateway:9464/metrics --stargate http://llm-request-router:9090/metrics
+  lcctl check metrics --stargate scrape.txt --model meta/llama-3.1-8b-instruct
+  curl -s http://llm-api-gateway:9464/metrics | lcctl check metrics --gateway -
+  lcctl check metrics --gateway http://llm-api-gateway:9464/metrics --interval 30s -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runCheckMetrics(cmd.Context(), env, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Stargate, "stargate", "", "Stargate metrics: URL, file or -")
+	f.StringVar(&opts.Gateway, "gateway", "", "gateway metrics: URL, file or -")
+	f.StringVar(&opts.Model, "model", "", "report only this model (Stargate's model label)")
+	f.StringVar(&opts.StargatePrefix, "stargate-prefix", metrics.DefaultStargatePrefix, "Stargate --metrics-prefix (older charts: llm_request_router_)")
+	f.DurationVar(&opts.Interval, "interval", 0, "scrape twice this far apart and report rates (URLs only)")
+	f.DurationVar(&opts.Timeout, "timeout", metrics.DefaultTimeout, "timeout of each scrape")
+	f.DurationVar(&opts.LookupTimeout, "lookup-timeout", metrics.DefaultLookupTimeout, "the gateway's STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT, to judge lookup latency")
+	f.BoolVar(&opts.Strict, "strict", false, "fail (exit 1) on warnings too")
+	return cmd
+}
+
+// MetricsReport is the JSON output of `lcctl check metrics` (schema
+// "lcctl.metrics/v1", docs/preflight.md).
+type MetricsReport struct {
+	Schema string `json:"schema"`
+	// Window is the same for both sources: totals or rates.
+	Window metrics.Window `json:"window"`
+	// Gateway and Stargate are null when their source was not given or
+	// could not be scraped (see Errors).
+	Gateway  *metrics.GatewayReport  `json:"gateway"`
+	Stargate *metrics.StargateReport `json:"stargate"`
+	// Errors lists sources that could not be scraped.
+	Errors []string `json:"errors,omitempty"`
+	// Verdicts is the checklist (schema lcctl.checks/v1).
+	Verdicts checks.JSONReport `json:"verdicts"`
+}
+
+func runCheckMetrics(ctx context.Context, env *Env, opts *checkMetricsOptions) error {
+	if opts.Stargate == "" && opts.Gateway == "" {
+		return Usagef("give --stargate, --gateway or both")
+	}
+	if opts.Timeout <= 0 || opts.LookupTimeout <= 0 {
+		return Usagef("--timeout and --lookup-timeout must be positive")
+	}
+	if err := checkIntervalSources(opts.Interval, opts.Stargate, opts.Gateway); err != nil {
+		return err
+	}
+	fetcher := &metrics.Fetcher{Client: httpClient, Timeout: opts.Timeout, Stdin: env.In}
+	var gw, sg *preflight.Scrapes
+	var specs []*scrapeSpec
+	if opts.Gateway != "" {
+		gw = &preflight.Scrapes{Source: sourceLabel(opts.Gateway)}
+		specs = append(specs, &scrapeSpec{src: opts.Gateway, keep: metrics.GatewayFamilies, out: gw})
+	}
+	if opts.Stargate != "" {
+		sg = &preflight.Scrapes{Source: sourceLabel(opts.Stargate)}
+		specs = append(specs, &scrapeSpec{src: opts.Stargate, keep: metrics.StargateFamilies(opts.StargatePrefix), out: sg})
+	}
+	if err := scrapeAll(ctx, fetcher, specs, opts.Interval); err != nil {
+		return err
+	}
+
+	out := MetricsReport{Schema: "lcctl.metrics/v1", Window: metrics.Totals}
+	rep := &checks.Report{}
+	vo := metrics.VerdictOptions{LookupTimeout: opts.LookupTimeout}
+	failedSource := false
+	win := func(sc *preflight.Scrapes) metrics.Window {
+		if sc.Before == nil {
+			return metrics.Totals
+		}
+		return metrics.RatesOver(sc.After.Time.Sub(sc.Before.Time))
+	}
+	if gw != nil {
+		if gw.Err != nil {
+			out.Errors = append(out.Errors, gw.Err.Error())
+			failedSource = true
+		} else {
+			snap := metrics.ExtractGateway(gw.After)
+			if gw.Before != nil {
+				snap = snap.Since(metrics.ExtractGateway(gw.Before))
+			}
+			r := metrics.BuildGatewayReport(gw.Source, win(gw), snap)
+			out.Gateway, out.Window = &r, r.Window
+			rep.Group(preflight.GroupGatewayMetrics).Add(metrics.GatewayVerdicts(r, vo)...)
+		}
+	}
+	if sg != nil {
+		if sg.Err != nil {
+			out.Errors = append(out.Errors, sg.Err.Error())
+			failedSource = true
+		} else {
+			snap := metrics.ExtractStargate(sg.After, opts.StargatePrefix)
+			if sg.Before != nil {
+				snap = snap.Since(metrics.ExtractStargate(sg.Before, opts.StargatePrefix))
+			}
+			r := metrics.BuildStargateReport(sg.Source, win(sg), snap, opts.Model)
+			out.Stargate, out.Window = &r, r.Window
+			var models []string
+			if opts.Model != "" {
+				models = []string{opts.Model}
+			}
+			rep.Group(preflight.GroupStargateMetrics).Add(metrics.StargateSessionVerdicts(r, models, vo)...)
+		}
+	}
+	out.Verdicts = checks.ToJSON(rep, "check metrics", 0, opts.Strict)
+	if env.Global.JSON() {
+		enc := json.NewEncoder(env.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		if err := renderMetricsText(env, &out); err != nil {
+			return err
+		}
+		if len(rep.Groups) > 0 {
+			fmt.Fprintln(env.Out)
+			if err := checks.RenderText(env.Out, env.Style, rep); err != nil {
+				return err
+			}
+		}
+	}
+	for _, e := range out.Errors {
+		fmt.Fprintf(env.Err, "lcctl: %s\n", e)
+	}
+	if failedSource || rep.Failed(opts.Strict) {
+		return ErrFindings
+	}
+	return nil
+}
+
+func num(w metrics.Window, v float64) string {
+	if w.Mode == metrics.ModeRates {
+		return fmt.Sprintf("%.3g/s", w.PerSecond(v))
+	}
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d", int64(v))
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func pctOf(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", *p*100)
+}
+
+func secs(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return time.Duration(*p * float64(time.Second)).Round(10 * time.Microsecond).String()
+}
+
+func windowTitle(w metrics.Window) string {
+	if w.Mode == metrics.ModeRates {
+		return fmt.Sprintf("rates over %s", time.Duration(w.Seconds*float64(time.Second)).Round(time.Millisecond))
+	}
+	return "totals since process start"
+}
+
+func renderMetricsText(env *Env, r *MetricsReport) error {
+	w := env.Out
+	h := func(s string) string { return env.Style.Header.Render(s) }
+	if g := r.Gateway; g != nil {
+		fmt.Fprintf(w, "%s\n", h(fmt.Sprintf("Gateway last-cluster store — %s (%s)", g.Source, windowTitle(g.Window))))
+		if !g.Present {
+			fmt.Fprintf(w, "  no %s series\n", metrics.GatewayLookups)
+		} else {
+			fmt.Fprintf(w, "  lookups  %s  (hit ratio %s, error+timeout %s, skipped %s)\n", resultList(g.Window, g.Lookups,
+				[]string{metrics.ResultHit, metrics.ResultMiss, metrics.ResultError, metrics.ResultTimeout, metrics.ResultSkipped}),
+				pctOf(g.HitRatio), pctOf(g.FailureRatio), pctOf(g.SkippedRatio))
+			fmt.Fprintf(w, "  writes   %s  (error %s)\n", resultList(g.Window, g.Writes, []string{metrics.ResultOK, metrics.ResultError}), pctOf(g.WriteErrorRatio))
+			fmt.Fprintf(w, "  latency  p50 %s  p90 %s  p99 %s  (%s timed lookups)\n", secs(g.Latency.P50), secs(g.Latency.P90), secs(g.Latency.P99), num(metrics.Totals, g.Latency.Count))
+		}
+		fmt.Fprintln(w)
+	}
+	if s := r.Stargate; s != nil {
+		fmt.Fprintf(w, "%s\n", h(fmt.Sprintf("Stargate session selections — %s (%s)", s.Source, windowTitle(s.Window))))
+		if len(s.Rows) == 0 {
+			fmt.Fprintf(w, "  no %s series\n", s.Metric)
+		} else if err := selectionsTable(w, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func resultList(win metrics.Window, m map[string]float64, order []string) string {
+	seen := map[string]bool{}
+	var parts []string
+	for _, k := range order {
+		seen[k] = true
+		parts = append(parts, fmt.Sprintf("%s %s", k, num(win, m[k])))
+	}
+	var extra []string
+	for k := range m {
+		if !seen[k] {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		parts = append(parts, fmt.Sprintf("%s %s", k, num(win, m[k])))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func selectionsTable(w io.Writer, s *metrics.StargateReport) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  MODEL\tALGORITHM\tNEW p/f\tRETURNING p/f\tSTALE p/f\tRETURNING\tTO LAST CLUSTER\tSTALE")
+	for _, m := range s.Rows {
+		pf := func(state string) string {
+			c := m.State(state)
+			return num(s.Window, c.Primary) + "/" + num(s.Window, c.Fallback)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Model, m.Algorithm,
+			pf(metrics.StateNew), pf(metrics.StateReturning), pf(metrics.StateStale),
+			pctOf(m.ReturningShare), pctOf(m.ReturningPrimaryShare), pctOf(m.StaleShare))
+	}
+	return tw.Flush()
+}

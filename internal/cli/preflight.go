@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lcctl/lcctl/internal/checks"
+	"github.com/lcctl/lcctl/internal/gateway"
+	"github.com/lcctl/lcctl/internal/metrics"
+	"github.com/lcctl/lcctl/internal/preflight"
+	"github.com/lcctl/lcctl/internal/validate"
+)
+
+// preflightOptions are the flags of `lcctl preflight`.
+type preflightOptions struct {
+	Stage           int
+	Config          string
+	GatewayEnv      string
+	GatewayValues   []string
+	StargateMetrics string
+	GatewayMetrics  string
+	StargatePrefix  string
+	Interval        time.Duration
+	Timeout         time.Duration
+	Strict          bool
+}
+
+// httpClient is the client metrics URLs are fetched with (tests swap it).
+var httpClient = http.DefaultClient
+
+func newPreflightCommand(env *Env) *cobra.Command {
+	opts := &preflightOptions{StargatePrefix: metrics.DefaultStargatePrefix, Timeout: metrics.DefaultTimeout}
+	conn := &connFlags{}
+	cmd := &cobra.Command{
+		Use:   "preflight --stage 1|2|3 [inputs]",
+		Short: "Run the rollout checklist of a last-cluster affinity stage",
+		Long: `Check that a rollout stage of session-aware last-cluster affinity is safe:
+
+  stage 1  deploy Stargate with the release, last_cluster_affinity off, after
+           reviewing no-SLO pulsar-wait-and-widen entries;
+  stage 2  enable the gateway store (STARGATE_LAST_CLUSTER_ENABLED=true);
+  stage 3  turn last_cluster_affinity on per model.
+
+Every input is optional; checks whose input is missing are skipped with the
+reason shown. Results: ✔ ok, ✖ failed (with a hint), ‼ warning, ○ skipped.
+Check IDs and the JSON schema are in docs/preflight.md; the runbook is
+docs/rollout.md.
+
+Metrics sources are http(s) URLs, files, or - (standard input). A URL that
+cannot be scraped fails its check; a file that cannot be read or parsed is
+an input error.
+
+Exit codes: 0 no check failed; 1 a check failed (or warned, with --strict);
+2 usage error, or an input file that cannot be read or parsed.`,
+		Example: `  lcctl preflight --stage 1 --config lb-config.json --stargate-metrics http://llm-request-router:9090/metrics
+  lcctl preflight --stage 2 --config lb-config.json --gateway-values values.yaml \
+      --olric llm-api-gateway:3320 --gateway-metrics http://llm-api-gateway:9464/metrics
+  lcctl preflight --stage 3 --config lb-config.json --gateway-values values.yaml \
+      --gateway-metrics http://llm-api-gateway:9464/metrics \
+      --stargate-metrics http://llm-request-router:9090/metrics --interval 60s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runPreflight(cmd.Context(), env, opts, conn)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&opts.Stage, "stage", 0, "rollout stage to check: 1, 2 or 3 (required)")
+	f.StringVar(&opts.Config, "config", "", "Stargate lb-config file (JSON or YAML; - for stdin)")
+	f.StringVar(&opts.GatewayEnv, "gateway-env", "", "gateway environment as a dotenv file (NAME=VALUE lines)")
+	f.StringArrayVar(&opts.GatewayValues, "gateway-values", nil, "gateway Helm values file; repeat to layer files like helm -f")
+	conn.register(f)
+	f.StringVar(&opts.StargateMetrics, "stargate-metrics", "", "Stargate metrics: URL, file or -")
+	f.StringVar(&opts.GatewayMetrics, "gateway-metrics", "", "gateway metrics: URL, file or -")
+	f.StringVar(&opts.StargatePrefix, "stargate-prefix", metrics.DefaultStargatePrefix, "Stargate --metrics-prefix (older charts: llm_request_router_)")
+	f.DurationVar(&opts.Interval, "interval", 0, "scrape URLs twice this far apart and judge the increase (e.g. 30s)")
+	f.DurationVar(&opts.Timeout, "timeout", metrics.DefaultTimeout, "timeout of each metrics scrape")
+	f.BoolVar(&opts.Strict, "strict", false, "fail (exit 1) on warnings too")
+	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions([]string{"1", "2", "3"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func runPreflight(ctx context.Context, env *Env, opts *preflightOptions, conn *connFlags) error {
+	if opts.Stage < 1 || opts.Stage > 3 {
+		return Usagef("--stage must be 1, 2 or 3")
+	}
+	if opts.GatewayEnv != "" && len(opts.GatewayValues) > 0 {
+		return Usagef("--gateway-env and --gateway-values are mutually exclusive")
+	}
+	if opts.Timeout <= 0 {
+		return Usagef("--timeout must be positive")
+	}
+	stdinUsers := 0
+	for _, s := range append([]string{opts.Config, opts.GatewayEnv, opts.StargateMetrics, opts.GatewayMetrics}, opts.GatewayValues...) {
+		if s == "-" {
+			stdinUsers++
+		}
+	}
+	if stdinUsers > 1 {
+		return Usagef("only one input can be standard input (-)")
+	}
+	if err := checkIntervalSources(opts.Interval, opts.StargateMetrics, opts.GatewayMetrics); err != nil {
+		return err
+	}
+	in := preflight.Inputs{Stage: opts.Stage, StoreDMap: conn.dmap, StargatePrefix: opts.StargatePrefix}
+	// Olric: the connection flags of lcctl store; no address skips the
+	// olric.* checks instead of failing.
+	addrs := conn.addrs
+	if addrs == "" {
+		addrs = env.Streams.Env(EnvOlricAddrs)
+	}
+	if strings.TrimSpace(addrs) != "" {
+		o, err := conn.options(env)
+		if err != nil {
+			return err
+		}
+		in.OlricAddrs = o.Addrs
+		in.Prober = preflight.StoreProber{Options: o}
+	}
+
+	if opts.Config != "" {
+		data, err := readInput(env, opts.Config, validate.MaxInputBytes)
+		if err != nil {
+			return UsageErr(err)
+		}
+		res := validate.File(opts.Config, data)
+		if res.Doc == nil || res.Doc.Root == nil {
+			// Not JSON/YAML at all: an input error, as for lcctl validate.
+			for _, d := range res.Diagnostics {
+				if d.Severity == validate.SeverityError {
+					return Usagef("%s", d.String())
+				}
+			}
+		}
+		in.Config = res
+	}
+
+	switch {
+	case opts.GatewayEnv != "":
+		data, err := readInput(env, opts.GatewayEnv, gateway.MaxInputBytes)
+		if err != nil {
+			return UsageErr(err)
+		}
+		ge, err := gateway.ParseDotenv(opts.GatewayEnv, data)
+		if err != nil {
+			return UsageErr(err)
+		}
+		in.Gateway = ge
+	case len(opts.GatewayValues) > 0:
+		var ins []gateway.NamedInput
+		for _, p := range opts.GatewayValues {
+			data, err := readInput(env, p, gateway.MaxInputBytes)
+			if err != nil {
+				return UsageErr(err)
+			}
+			ins = append(ins, gateway.NamedInput{Name: p, Data: data})
+		}
+		ge, err := gateway.ParseValues(ins...)
+		if err != nil {
+			return UsageErr(err)
+		}
+		in.Gateway = ge
+	}
+
+	fetcher := &metrics.Fetcher{Client: httpClient, Timeout: opts.Timeout, Stdin: env.In}
+	var specs []*scrapeSpec
+	if opts.GatewayMetrics != "" {
+		in.GatewayMetrics = &preflight.Scrapes{Source: sourceLabel(opts.GatewayMetrics)}
+		specs = append(specs, &scrapeSpec{src: opts.GatewayMetrics, keep: metrics.GatewayFamilies, out: in.GatewayMetrics})
+	}
+	if opts.StargateMetrics != "" {
+		in.StargateMetrics = &preflight.Scrapes{Source: sourceLabel(opts.StargateMetrics)}
+		specs = append(specs, &scrapeSpec{src: opts.StargateMetrics, keep: metrics.StargateFamilies(opts.StargatePrefix), out: in.StargateMetrics})
+	}
+	if err := scrapeAll(ctx, fetcher, specs, opts.Interval); err != nil {
+		return err
+	}
+
+	report := preflight.Run(ctx, in)
+	if env.Global.JSON() {
+		if err := checks.RenderJSON(env.Out, report, "preflight", opts.Stage, opts.Strict); err != nil {
+			return err
+		}
+	} else if err := checks.RenderText(env.Out, env.Style, report); err != nil {
+		return err
+	}
+	if report.Failed(opts.Strict) {
+		return ErrFindings
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"time"
+
+	"github.com/lcctl/lcctl/internal/metrics"
+	"github.com/lcctl/lcctl/internal/preflight"
+)
+
+// scrapeSpec is one metrics input of preflight or check metrics.
+type scrapeSpec struct {
+	src  string
+	keep []string
+	out  *preflight.Scrapes
+}
+
+// scrapeAll takes one scrape of every spec, or two scrapes interval apart
+// when interval > 0. A file or stdin source that cannot be read or parsed
+// is an input error (returned, exit 2); a URL that cannot be fetched or
+// parsed is recorded in the spec's Scrapes.Err (a failed check).
+func scrapeAll(ctx context.Context, f *metrics.Fetcher, specs []*scrapeSpec, interval time.Duration) error {
+	round := func(first bool) error {
+		for _, s := range specs {
+			if s.out.Err != nil {
+				continue
+			}
+			sc, err := f.Fetch(ctx, s.src, s.keep...)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if !metrics.IsURL(s.src) {
+					return UsageErr(err)
+				}
+				s.out.Err = err
+				continue
+			}
+			if !first {
+				s.out.Before = s.out.After
+			}
+			s.out.After = sc
+		}
+		return nil
+	}
+	if err := round(true); err != nil {
+		return err
+	}
+	if interval <= 0 {
+		return nil
+	}
+	t := time.NewTimer(interval)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+	}
+	return round(false)
+}
+
+// checkIntervalSources refuses --interval with sources that cannot be
+// scraped twice (files, stdin).
+func checkIntervalSources(interval time.Duration, srcs ...string) error {
+	if interval < 0 {
+		return Usagef("--interval must not be negative")
+	}
+	stdin := 0
+	for _, s := range srcs {
+		if s == "" {
+			continue
+		}
+		if s == "-" {
+			stdin++
+		}
+		if interval > 0 && !metrics.IsURL(s) {
+			return Usagef("--interval needs http(s) URLs to scrape twice; %q is a file", s)
+		}
+	}
+	if stdin > 1 {
+		return Usagef("only one metrics source can be standard input (-)")
+	}
+	return nil
+}
+
+func sourceLabel(src string) string {
+	if src == "-" {
+		return "stdin"
+	}
+	return src
+}

@@ -1,0 +1,316 @@
+package gateway
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lcctl/lcctl/internal/testutil"
+)
+
+func read(t *testing.T, path string) NamedInput {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NamedInput{Name: path, Data: data}
+}
+
+func loadDotenv(t *testing.T, name string) (*Settings, []Problem) {
+	t.Helper()
+	in := read(t, filepath.Join("testdata", name))
+	env, err := ParseDotenv(in.Name, in.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Check(env, "")
+}
+
+func loadValues(t *testing.T, paths ...string) (*Settings, []Problem) {
+	t.Helper()
+	var ins []NamedInput
+	for _, p := range paths {
+		ins = append(ins, read(t, p))
+	}
+	env, err := ParseValues(ins...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Check(env, "")
+}
+
+func messages(ps []Problem) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, string(p.Severity)+" "+string(p.Category)+" "+p.String())
+	}
+	return out
+}
+
+func TestUpstreamChartValues(t *testing.T) {
+	dir := filepath.Join(testutil.SharedDir(t), "examples", "gateway")
+	chart := filepath.Join(dir, "chart-values-2026-08-22.yaml")
+	s, ps := loadValues(t, chart)
+	if len(ps) != 0 {
+		t.Errorf("chart defaults: unexpected problems %v", messages(ps))
+	}
+	if s.LastClusterEnabled.Value || s.TTL.Value != 10*time.Minute || s.LookupTimeout.Value != 20*time.Millisecond || s.LocalMaxEntries.Value != 100000 {
+		t.Errorf("last-cluster defaults: %+v", s)
+	}
+	if s.LastClusterEnabled.Var.Pos.File != ChartDefaults {
+		t.Errorf("lastCluster.enabled comes from %v, want the chart default", s.LastClusterEnabled.Var.Pos)
+	}
+	if !s.OlricEnabled.Value || s.OlricEnv.Value != "lan" || s.OlricBindPort.Value != 3320 || s.OlricMemberlistPort.Value != 3322 ||
+		s.OlricDMapName.Value != "rate-limit" || s.OlricPartitionCount.Value != 271 || !s.PodNamespace.Set() || s.Replicas != 3 {
+		t.Errorf("olric from the chart: %+v", s)
+	}
+	// Positions point into the real file: `enabled: true` under olric.
+	if p := s.OlricEnabled.Var.Pos; p.File != chart || p.Line != 84 || p.Col != 14 {
+		t.Errorf("olric.enabled position %v", p)
+	}
+	if got := s.OlricEnv.Var.ValuesPath; got != "llmApiGateway.olric.env" {
+		t.Errorf("values path %q", got)
+	}
+	if sel := s.OlricEnabled.Var; sel.Value != "true" {
+		t.Errorf("OLRIC_ENABLED rendered %q", sel.Value)
+	}
+
+	// The local override alone sits on the chart defaults.
+	s, ps = loadValues(t, filepath.Join(dir, "values-local-2026-08-22.yaml"))
+	if len(ps) != 0 || !s.OlricEnabled.Value || s.OlricEnabled.Var.Pos.File != ChartDefaults {
+		t.Errorf("values-local: %v %+v", messages(ps), s.OlricEnabled)
+	}
+	// Chart + stage-2 override: the feature is on, from the override file.
+	over := filepath.Join("testdata", "values-stage2.yaml")
+	s, ps = loadValues(t, chart, over)
+	if len(ps) != 0 || !s.LastClusterEnabled.Value || s.LastClusterEnabled.Var.Pos != (Pos{File: over, Line: 5, Col: 16}) {
+		t.Errorf("stage 2 override: %v %+v", messages(ps), s.LastClusterEnabled.Var)
+	}
+	if s.MetricsPort.Value != 9464 || !s.MetricsPort.Set() {
+		t.Errorf("metrics port %+v", s.MetricsPort)
+	}
+}
+
+func TestValuesVariants(t *testing.T) {
+	s, ps := loadValues(t, filepath.Join("testdata", "values-feature-off.yaml"))
+	if s.LastClusterEnabled.Value || len(ps) != 0 {
+		t.Errorf("feature off: %v", messages(ps))
+	}
+
+	s, ps = loadValues(t, filepath.Join("testdata", "values-olric-off.yaml"))
+	if s.OlricEnabled.Value || s.Store() != "local" || s.Replicas != 3 {
+		t.Errorf("olric off: %+v", s)
+	}
+	if len(ps) != 1 || ps[0].Category != CategoryOlric || ps[0].Severity != SeverityWarning || !strings.Contains(ps[0].Message, "1/3") {
+		t.Errorf("olric off problems: %v", messages(ps))
+	}
+
+	bad := filepath.Join("testdata", "values-bad.yaml")
+	_, ps = loadValues(t, bad)
+	want := []string{
+		`error values ` + bad + `:4:16: invalid STARGATE_LAST_CLUSTER_ENABLED="maybe": not a boolean (want true, false, 1, 0, t, f)`,
+		`error values ` + bad + `:5:12: invalid STARGATE_LAST_CLUSTER_TTL="600": time: missing unit in duration "600"`,
+		`error values ` + bad + `:6:22: invalid STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT="0s": must be > 0`,
+		`error values ` + bad + `:7:24: invalid STARGATE_LAST_CLUSTER_LOCAL_MAX_ENTRIES="-1": must be > 0`,
+		`warning olric ` + bad + `:9:14: llmApiGateway.olric.enabled is the string "false", which Helm treats as true: Olric is enabled`,
+		`error dmap ` + bad + `:10:15: OLRIC_DMAP_NAME="stargate-last-cluster": the rate limiter would share the last-cluster DMap`,
+		`error values ` + bad + `:12:7: llmApiGateway.olric.bindPort must be a single value, not a mapping (it renders OLRIC_BIND_PORT)`,
+	}
+	if got := messages(ps); !reflect.DeepEqual(got, want) {
+		t.Errorf("bad values:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+
+	broken := read(t, filepath.Join("testdata", "values-broken.yaml"))
+	_, err := ParseValues(broken)
+	var se *SyntaxError
+	if !errors.As(err, &se) || se.Pos.Line == 0 || !strings.Contains(se.Msg, "not valid YAML") {
+		t.Errorf("broken YAML: %v", err)
+	}
+	for _, tc := range []struct{ data, msg string }{
+		{"- a\n- b\n", "must be a mapping"},
+		{"a: 1\n---\nb: 2\n", "several YAML documents"},
+	} {
+		_, err := ParseValues(NamedInput{Name: "v.yaml", Data: []byte(tc.data)})
+		if !errors.As(err, &se) || !strings.Contains(se.Msg, tc.msg) {
+			t.Errorf("%q: %v, want %q", tc.data, err, tc.msg)
+		}
+	}
+	// Empty and null documents are no values at all.
+	for _, d := range []string{"", "# nothing\n", "~\n"} {
+		env, err := ParseValues(NamedInput{Name: "v.yaml", Data: []byte(d)})
+		if err != nil || env.Get("STARGATE_LAST_CLUSTER_ENABLED").Value != "false" {
+			t.Errorf("%q: %v", d, err)
+		}
+	}
+}
+
+func TestHelmRendering(t *testing.T) {
+	for _, tc := range []struct {
+		yaml, name, want string
+	}{
+		{"llmApiGateway: {config: {lastCluster: {enabled: yes}}}", "STARGATE_LAST_CLUSTER_ENABLED", "true"},
+		{"llmApiGateway: {config: {lastCluster: {enabled: 'yes'}}}", "STARGATE_LAST_CLUSTER_ENABLED", "yes"},
+		{"llmApiGateway: {config: {lastCluster: {localMaxEntries: 1e6}}}", "STARGATE_LAST_CLUSTER_LOCAL_MAX_ENTRIES", "1000000"},
+		{"llmApiGateway: {config: {lastCluster: {localMaxEntries: 2.7}}}", "STARGATE_LAST_CLUSTER_LOCAL_MAX_ENTRIES", "2"},
+		{"llmApiGateway: {olric: {bindPort: 1000000}}", "OLRIC_BIND_PORT", "1e+06"},
+		{"llmApiGateway: {config: {lastCluster: {ttl: null}}}", "STARGATE_LAST_CLUSTER_TTL", ""},
+		{"llmApiGateway: {olric: {k8sLabelSelector: app=x}}", "OLRIC_K8S_LABEL_SELECTOR", "app=x"},
+		{"llmApiGateway: {nameOverride: gw}", "OLRIC_K8S_LABEL_SELECTOR", "app.kubernetes.io/name=gw"},
+		{"base: &b {enabled: true}\nllmApiGateway: {config: {lastCluster: *b}}", "STARGATE_LAST_CLUSTER_ENABLED", "true"},
+	} {
+		env, err := ParseValues(NamedInput{Name: "v.yaml", Data: []byte(tc.yaml)})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.yaml, err)
+		}
+		if got := env.Get(tc.name).Value; got != tc.want {
+			t.Errorf("%s: %s=%q, want %q", tc.yaml, tc.name, got, tc.want)
+		}
+	}
+	env, _ := ParseValues(NamedInput{Name: "v.yaml", Data: []byte("llmApiGateway: {olric: {enabled: false}}")})
+	if _, ok := env.Vars["OLRIC_ENABLED"]; ok {
+		t.Error("olric.enabled=false must not render OLRIC_ENABLED")
+	}
+	if _, ok := env.Vars["POD_NAMESPACE"]; ok {
+		t.Error("olric.enabled=false must not set POD_NAMESPACE")
+	}
+}
+
+func TestDotenv(t *testing.T) {
+	s, ps := loadDotenv(t, "stage2.env")
+	if len(ps) != 0 {
+		t.Errorf("stage2.env problems: %v", messages(ps))
+	}
+	if !s.LastClusterEnabled.Value || s.TTL.Value != 10*time.Minute || s.LookupTimeout.Value != 20*time.Millisecond || s.LocalMaxEntries.Value != 100000 {
+		t.Errorf("settings %+v", s)
+	}
+	if !reflect.DeepEqual(s.OlricPeers.Value, []string{"10.0.0.1:3322", "10.0.0.2:3322"}) {
+		t.Errorf("peers %q", s.OlricPeers.Value)
+	}
+	if p := s.TTL.Var.Pos; p.Line != 3 || p.Col != 29 {
+		t.Errorf("TTL position %v", p)
+	}
+	if s.MetricsPort.Var.Pos.File != NotSet || s.MetricsPort.Value != 9464 {
+		t.Errorf("unset METRICS_PORT %+v", s.MetricsPort)
+	}
+
+	_, ps = loadDotenv(t, "bad.env")
+	f := filepath.Join("testdata", "bad.env")
+	want := []string{
+		`error values ` + f + `:1:31: invalid STARGATE_LAST_CLUSTER_ENABLED="yes": not a boolean (want true, false, 1, 0, t, f)`,
+		`error values ` + f + `:2:27: invalid STARGATE_LAST_CLUSTER_TTL="30": time: missing unit in duration "30"`,
+		`error values ` + f + `:3:38: invalid STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT="-5ms": must be > 0`,
+		`error values ` + f + `:4:41: invalid STARGATE_LAST_CLUSTER_LOCAL_MAX_ENTRIES="0": must be > 0`,
+		`warning values ` + f + `:5:41: STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT_MS is not a variable the gateway reads`,
+		`warning olric ` + f + `:6:15: no OLRIC_PEERS and no POD_NAMESPACE: each gateway replica forms its own one-node Olric cluster, so hints are not shared`,
+		`warning olric ` + f + `:7:11: OLRIC_ENV="datacenter" is not local, lan or wan; the gateway treats it as local`,
+		`error olric ` + f + `:8:17: Olric's RESP port and memberlist port are both 3322`,
+		`error dmap ` + f + `:9:17: OLRIC_DMAP_NAME="stargate-last-cluster": the rate limiter would share the last-cluster DMap`,
+	}
+	if got := messages(ps); !reflect.DeepEqual(got, want) {
+		t.Errorf("bad.env:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+}
+
+func TestDotenvSyntax(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want map[string]string
+		err  string
+	}{
+		{in: "A=1\nB = two words  \n", want: map[string]string{"A": "1", "B": "two words"}},
+		{in: "A=x # note\nB=x#y\n", want: map[string]string{"A": "x", "B": "x#y"}},
+		{in: "A='lit $X \\n'\nB=\"q \\\"x\\\" \\n\\t\"  # c\n", want: map[string]string{"A": "lit $X \\n", "B": "q \"x\" \n\t"}},
+		{in: "\xef\xbb\xbfexport A=1\r\nexport=2\n", want: map[string]string{"A": "1", "export": "2"}},
+		{in: "A=\nB=''\n", want: map[string]string{"A": "", "B": ""}},
+		{in: "1A=1", err: "v.env:1:1: expected a variable name"},
+		{in: "A 1", err: "v.env:1:3: expected '=' after A"},
+		{in: "\nA='x", err: "v.env:2:3: A: unterminated single quote"},
+		{in: "A=\"x", err: "v.env:1:3: A: unterminated double quote"},
+		{in: "A=\"x\\q\"", err: "v.env:1:5: A: unknown escape \\q"},
+		{in: "A='x' y", err: "v.env:1:7: A: unexpected text after the closing quote"},
+		{in: "A=it's", err: "v.env:1:5: A: quote inside an unquoted value"},
+		{in: "A=\x00", err: "v.env:1:3: control character"},
+		{in: "A=\xff", err: "v.env:1: invalid UTF-8"},
+	} {
+		env, err := ParseDotenv("v.env", []byte(tc.in))
+		if tc.err != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want prefix %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.in, err)
+			continue
+		}
+		got := map[string]string{}
+		for n, v := range env.Vars {
+			got[n] = v.Value
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.in, got, tc.want)
+		}
+	}
+	env, err := ParseDotenv("v.env", []byte("A=1\nA=2\n"))
+	if err != nil || env.Get("A").Value != "2" || len(env.Notes) != 1 || env.Notes[0].Pos.Line != 2 {
+		t.Errorf("duplicate: %v %+v", err, env)
+	}
+}
+
+func TestValidateRules(t *testing.T) {
+	base := func(kv ...string) *Settings {
+		env := &Env{Kind: KindDotenv, Vars: map[string]Var{}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			env.Vars[kv[i]] = Var{Name: kv[i], Value: kv[i+1], Pos: Pos{File: "e", Line: i/2 + 1}}
+		}
+		s, ps := Load(env)
+		if len(ps) != 0 {
+			t.Fatalf("%v: %v", kv, messages(ps))
+		}
+		return s
+	}
+	has := func(ps []Problem, sev Severity, cat Category, sub string) bool {
+		for _, p := range ps {
+			if p.Severity == sev && p.Category == cat && strings.Contains(p.Message, sub) {
+				return true
+			}
+		}
+		return false
+	}
+	if ps := Validate(base("STARGATE_LAST_CLUSTER_TTL", "500us"), ""); !has(ps, SeverityError, CategoryValues, "never expires") {
+		t.Errorf("TTL 500us: %v", messages(ps))
+	}
+	if ps := Validate(base("STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT", "250ms"), ""); !has(ps, SeverityWarning, CategoryValues, "can wait this long") {
+		t.Errorf("slow lookup timeout: %v", messages(ps))
+	}
+	if ps := Validate(base(), "other-dmap"); !has(ps, SeverityError, CategoryDMap, `lcctl store would use DMap "other-dmap"`) {
+		t.Errorf("store dmap: %v", messages(ps))
+	}
+	if ps := Validate(base(), ""); len(ps) != 0 {
+		t.Errorf("defaults: %v", messages(ps))
+	}
+	olric := []string{"OLRIC_ENABLED", "true", "POD_NAMESPACE", "ns"}
+	if ps := Validate(base(append(olric, "METRICS_PORT", "3320")...), ""); !has(ps, SeverityError, CategoryOlric, "collides") {
+		t.Errorf("metrics port collision: %v", messages(ps))
+	}
+	if ps := Validate(base(append(olric, "OLRIC_BIND_PORT", "70000")...), ""); !has(ps, SeverityError, CategoryOlric, "not a TCP port") {
+		t.Errorf("port range: %v", messages(ps))
+	}
+	if ps := Validate(base(append(olric, "OLRIC_PEERS", "host-only")...), ""); !has(ps, SeverityWarning, CategoryOlric, "not host:port") {
+		t.Errorf("peers: %v", messages(ps))
+	}
+	if ps := Validate(base(append(olric, "OLRIC_REPLICA_COUNT", "0", "OLRIC_PARTITION_COUNT", "-1", "OLRIC_LOG_LEVEL", "TRACE", "OLRIC_STARTUP_TIMEOUT", "0s")...), ""); len(ps) != 4 {
+		t.Errorf("ignored counts, level, startup: %v", messages(ps))
+	}
+	if ps := Validate(base(append(olric, "STARGATE_LAST_CLUSTER_ENABLED", "1", "RATE_LIMIT_ENABLED", "false")...), ""); !has(ps, SeverityWarning, CategoryOlric, "older than the last-cluster feature") {
+		t.Errorf("rate limit off: %v", messages(ps))
+	}
+	if ps := Validate(base(olric...), ""); len(ps) != 0 {
+		t.Errorf("olric on with discovery: %v", messages(ps))
+	}
+}

@@ -1,0 +1,177 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout bounds one HTTP scrape when Fetcher.Timeout is zero.
+const DefaultTimeout = 10 * time.Second
+
+// acceptHeader prefers the plain text format (cheapest to parse), then
+// OpenMetrics 1.0.
+const acceptHeader = "text/plain;version=0.0.4;q=1.0,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1"
+
+// FetchError is a scrape that could not be obtained over HTTP: connection
+// failure, timeout or a non-2xx status. The CLI reports it as a failure
+// (exit 1), not as bad input.
+type FetchError struct {
+	Source string // the URL
+	Err    error  // what went wrong
+}
+
+// Error renders "fetch <url>: <cause>".
+func (e *FetchError) Error() string { return fmt.Sprintf("fetch %s: %v", e.Source, e.Err) }
+
+// Unwrap returns the underlying error.
+func (e *FetchError) Unwrap() error { return e.Err }
+
+// ReadError is a file or stdin source that could not be read (missing,
+// unreadable, too large, or stdin used twice). The CLI reports it as an
+// input error (exit 2).
+type ReadError struct {
+	Source string // the file path or "stdin"
+	Err    error  // what went wrong
+}
+
+// Error renders "read <source>: <cause>".
+func (e *ReadError) Error() string { return fmt.Sprintf("read %s: %v", e.Source, e.Err) }
+
+// Unwrap returns the underlying error.
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// IsURL reports whether src names an http or https URL (case-insensitive
+// scheme); anything else is a file path or "-".
+func IsURL(src string) bool {
+	l := strings.ToLower(src)
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
+}
+
+// Fetcher reads scrapes from URLs, files and stdin. The zero value is
+// usable: http.DefaultClient, DefaultTimeout, no stdin, time.Now.
+type Fetcher struct {
+	// Client does the HTTP requests; nil means http.DefaultClient.
+	Client *http.Client
+	// Timeout bounds each HTTP scrape (headers and body); 0 means
+	// DefaultTimeout.
+	Timeout time.Duration
+	// Stdin is read for the source "-"; it can be read once per Fetcher.
+	Stdin io.Reader
+	// Now stamps scrapes; nil means time.Now.
+	Now func() time.Time
+
+	stdinUsed bool
+}
+
+// Fetch reads and parses one scrape. src is an http(s) URL, "-" for
+// stdin, or a file path; keep is passed to Parse. Errors: *FetchError (HTTP), *ReadError (file,
+// stdin), *ParseError (malformed content), or the context's error.
+func (f *Fetcher) Fetch(ctx context.Context, src string, keep ...string) (*Scrape, error) {
+	now := time.Now
+	if f.Now != nil {
+		now = f.Now
+	}
+	var (
+		data []byte
+		ct   string
+		err  error
+	)
+	switch {
+	case src == "":
+		return nil, &ReadError{Source: src, Err: errors.New("empty source")}
+	case IsURL(src):
+		data, ct, err = f.get(ctx, src)
+	case src == "-":
+		if f.Stdin == nil {
+			return nil, &ReadError{Source: "stdin", Err: errors.New("no standard input")}
+		}
+		if f.stdinUsed {
+			return nil, &ReadError{Source: "stdin", Err: errors.New("standard input can be read only once")}
+		}
+		f.stdinUsed = true
+		data, err = readLimited(f.Stdin)
+		if err != nil {
+			err = &ReadError{Source: "stdin", Err: err}
+		}
+		src = "stdin"
+	default:
+		var fh *os.File
+		fh, err = os.Open(src)
+		if err == nil {
+			data, err = readLimited(fh)
+			_ = fh.Close()
+		}
+		if err != nil {
+			err = &ReadError{Source: src, Err: unwrapPathError(err)}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	taken := now()
+	s, err := Parse(src, data, ct, keep...)
+	if err != nil {
+		return nil, err
+	}
+	s.Time = taken
+	return s, nil
+}
+
+func (f *Fetcher) get(ctx context.Context, url string) ([]byte, string, error) {
+	timeout := f.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, "", &FetchError{Source: url, Err: err}
+	}
+	req.Header.Set("Accept", acceptHeader)
+	client := f.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("no answer within %s", timeout)
+		}
+		return nil, "", &FetchError{Source: url, Err: err}
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, "", &FetchError{Source: url, Err: fmt.Errorf("HTTP status %s", resp.Status)}
+	}
+	data, err := readLimited(resp.Body)
+	if err != nil {
+		return nil, "", &FetchError{Source: url, Err: err}
+	}
+	return data, resp.Header.Get("Content-Type"), nil
+}
+
+func readLimited(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxScrapeBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxScrapeBytes {
+		return nil, fmt.Errorf("scrape larger than %d bytes", MaxScrapeBytes)
+	}
+	return data, nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

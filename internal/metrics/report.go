@@ -1,0 +1,272 @@
+package metrics
+
+import (
+	"sort"
+	"time"
+)
+
+// Lookup and write result label values (gateway.md §6, §7).
+const (
+	ResultHit     = "hit"
+	ResultMiss    = "miss"
+	ResultError   = "error"
+	ResultTimeout = "timeout"
+	ResultSkipped = "skipped"
+	ResultOK      = "ok"
+)
+
+// Session states and selections (session.md §6.1).
+const (
+	StateNew          = "new"
+	StateReturning    = "returning"
+	StateStale        = "stale"
+	SelectionPrimary  = "primary"
+	SelectionFallback = "fallback"
+)
+
+// Mode says whether a report holds totals since process start (one scrape)
+// or increases over an interval (two scrapes).
+type Mode string
+
+// Report modes.
+const (
+	ModeTotals Mode = "totals"
+	ModeRates  Mode = "rates"
+)
+
+// Window describes what a report's counts cover.
+type Window struct {
+	// Mode is totals or rates.
+	Mode Mode `json:"mode"`
+	// Seconds is the time between the two scrapes (rates only).
+	Seconds float64 `json:"interval_seconds,omitempty"`
+}
+
+// PerSecond converts a count over the window to a rate; totals pass
+// through unchanged.
+func (w Window) PerSecond(count float64) float64 {
+	if w.Mode == ModeRates && w.Seconds > 0 {
+		return count / w.Seconds
+	}
+	return count
+}
+
+// Totals is the window of a single scrape.
+var Totals = Window{Mode: ModeTotals}
+
+// RatesOver returns the window of two scrapes d apart.
+func RatesOver(d time.Duration) Window { return Window{Mode: ModeRates, Seconds: d.Seconds()} }
+
+// GatewayReport summarises the gateway's last-cluster store activity.
+// Counts are totals since process start or increases over the window.
+type GatewayReport struct {
+	// Source is where the (second) scrape came from.
+	Source string `json:"source"`
+	// Window tells what the counts cover.
+	Window Window `json:"window"`
+	// Present reports whether the lookup counter family was in the scrape.
+	Present bool `json:"present"`
+	// WritesPresent reports whether the write counter family was present.
+	WritesPresent bool `json:"writes_present"`
+	// Lookups are counts by result.
+	Lookups map[string]float64 `json:"lookups"`
+	// LookupsTotal sums every result; Attempted excludes skipped.
+	LookupsTotal float64 `json:"lookups_total"`
+	Attempted    float64 `json:"lookups_attempted"` // hit+miss+error+timeout (and unknown results)
+	// HitRatio is hit / (hit+miss+error+timeout); nil without attempts.
+	HitRatio *float64 `json:"hit_ratio"`
+	// FailureRatio is (error+timeout) / attempted; nil without attempts.
+	FailureRatio *float64 `json:"failure_ratio"`
+	// SkippedRatio is skipped / all lookups; nil without lookups.
+	SkippedRatio *float64 `json:"skipped_ratio"`
+	// Writes are counts by result.
+	Writes map[string]float64 `json:"writes"`
+	// WritesTotal sums every result.
+	WritesTotal float64 `json:"writes_total"`
+	// WriteErrorRatio is error / all writes; nil without writes.
+	WriteErrorRatio *float64 `json:"write_error_ratio"`
+	// Latency summarises the lookup duration over every timed result.
+	Latency LatencyReport `json:"lookup_latency"`
+}
+
+// LatencyReport is the lookup duration distribution, in seconds.
+type LatencyReport struct {
+	// Count is the number of timed lookups.
+	Count float64 `json:"count"`
+	// P50, P90 and P99 are quantile estimates (seconds); nil when there
+	// are no observations.
+	P50 *float64 `json:"p50_seconds"`
+	P90 *float64 `json:"p90_seconds"` // 0.9-quantile, seconds
+	P99 *float64 `json:"p99_seconds"` // 0.99-quantile, seconds
+	// Buckets are the merged cumulative buckets the estimates come from.
+	Buckets []Bucket `json:"buckets"`
+}
+
+// SelectionCounts splits one session state's requests by selection.
+type SelectionCounts struct {
+	Primary  float64 `json:"primary"`  // selection="primary"
+	Fallback float64 `json:"fallback"` // selection="fallback"
+}
+
+// Total is Primary + Fallback.
+func (c SelectionCounts) Total() float64 { return c.Primary + c.Fallback }
+
+// ModelSelections are the session selections of one model and algorithm,
+// summed over routing keys (or of one model over all its algorithms).
+type ModelSelections struct {
+	Model     string `json:"model"`               // model label
+	Algorithm string `json:"algorithm,omitempty"` // algorithm label; empty in the all-algorithm rows
+	// RoutingKeys is the number of distinct routing keys seen.
+	RoutingKeys int `json:"routing_keys"`
+	// States maps session_state (new, returning, stale) to its counts.
+	States map[string]SelectionCounts `json:"states"`
+	// Total sums every state and selection (including label values this
+	// version does not know).
+	Total float64 `json:"total"`
+	// ReturningShare is returning / total; nil when total is 0.
+	ReturningShare *float64 `json:"returning_share"`
+	// ReturningPrimaryShare is returning-primary / returning: the share of
+	// returning requests that went to their last cluster; nil without
+	// returning requests.
+	ReturningPrimaryShare *float64 `json:"returning_primary_share"`
+	// ReturningFallbackShare is returning-fallback / returning.
+	ReturningFallbackShare *float64 `json:"returning_fallback_share"`
+	// StaleShare is stale / total; nil when total is 0.
+	StaleShare *float64 `json:"stale_share"`
+}
+
+// State returns the counts of one session state.
+func (m ModelSelections) State(s string) SelectionCounts { return m.States[s] }
+
+// StargateReport summarises session selections.
+type StargateReport struct {
+	// Source is where the (second) scrape came from.
+	Source string `json:"source"`
+	// Metric is the full metric name read.
+	Metric string `json:"metric"`
+	// Window tells what the counts cover.
+	Window Window `json:"window"`
+	// Present reports whether the family had any series.
+	Present bool `json:"present"`
+	// Rows are per model and algorithm, sorted by model then algorithm.
+	Rows []ModelSelections `json:"rows"`
+	// Models are per model (all algorithms), sorted by model.
+	Models []ModelSelections `json:"models"`
+}
+
+// Model returns the all-algorithm row of model, and whether it exists.
+func (r *StargateReport) Model(model string) (ModelSelections, bool) {
+	for _, m := range r.Models {
+		if m.Model == model {
+			return m, true
+		}
+	}
+	return ModelSelections{}, false
+}
+
+func ratio(num, den float64) *float64 {
+	if den <= 0 {
+		return nil
+	}
+	v := num / den
+	return &v
+}
+
+// BuildGatewayReport computes the gateway report from a snapshot (a single
+// scrape, or the result of Since).
+func BuildGatewayReport(source string, w Window, g GatewaySnapshot) GatewayReport {
+	r := GatewayReport{Source: source, Window: w, Present: g.LookupsPresent, WritesPresent: g.WritesPresent,
+		Lookups: map[string]float64{}, Writes: map[string]float64{}}
+	for k, v := range g.Lookups {
+		r.Lookups[k] = v
+		r.LookupsTotal += v
+		if k != ResultSkipped {
+			r.Attempted += v
+		}
+	}
+	for k, v := range g.Writes {
+		r.Writes[k] = v
+		r.WritesTotal += v
+	}
+	r.HitRatio = ratio(r.Lookups[ResultHit], r.Attempted)
+	r.FailureRatio = ratio(r.Lookups[ResultError]+r.Lookups[ResultTimeout], r.Attempted)
+	r.SkippedRatio = ratio(r.Lookups[ResultSkipped], r.LookupsTotal)
+	r.WriteErrorRatio = ratio(r.Writes[ResultError], r.WritesTotal)
+	var merged Histogram
+	for k, h := range g.Latency {
+		if k == ResultSkipped {
+			continue
+		}
+		merged.add(h)
+	}
+	r.Latency.Count = merged.Count
+	r.Latency.Buckets = merged.Buckets
+	if r.Latency.Buckets == nil {
+		r.Latency.Buckets = []Bucket{}
+	}
+	for _, q := range []struct {
+		q   float64
+		dst **float64
+	}{{0.5, &r.Latency.P50}, {0.9, &r.Latency.P90}, {0.99, &r.Latency.P99}} {
+		if v, ok := merged.Quantile(q.q); ok {
+			*q.dst = &v
+		}
+	}
+	return r
+}
+
+// BuildStargateReport computes the session selections report from a
+// snapshot. When model is non-empty only that model's series are kept.
+func BuildStargateReport(source string, w Window, s StargateSnapshot, model string) StargateReport {
+	r := StargateReport{Source: source, Metric: s.Name, Window: w, Present: s.Present, Rows: []ModelSelections{}, Models: []ModelSelections{}}
+	type rowKey struct{ model, algorithm string }
+	rows := map[rowKey]*ModelSelections{}
+	rks := map[rowKey]map[string]bool{}
+	add := func(k rowKey, sk SelectionKey, v float64) {
+		m := rows[k]
+		if m == nil {
+			m = &ModelSelections{Model: k.model, Algorithm: k.algorithm, States: map[string]SelectionCounts{}}
+			rows[k] = m
+			rks[k] = map[string]bool{}
+		}
+		rks[k][sk.RoutingKey] = true
+		c := m.States[sk.SessionState]
+		switch sk.Selection {
+		case SelectionPrimary:
+			c.Primary += v
+		case SelectionFallback:
+			c.Fallback += v
+		}
+		m.States[sk.SessionState] = c
+		m.Total += v
+	}
+	for sk, v := range s.Selections {
+		if model != "" && sk.Model != model {
+			continue
+		}
+		add(rowKey{sk.Model, sk.Algorithm}, sk, v)
+		add(rowKey{sk.Model, "\x00all"}, sk, v)
+	}
+	for k, m := range rows {
+		m.RoutingKeys = len(rks[k])
+		ret := m.States[StateReturning]
+		m.ReturningShare = ratio(ret.Total(), m.Total)
+		m.ReturningPrimaryShare = ratio(ret.Primary, ret.Total())
+		m.ReturningFallbackShare = ratio(ret.Fallback, ret.Total())
+		m.StaleShare = ratio(m.States[StateStale].Total(), m.Total)
+		if k.algorithm == "\x00all" {
+			m.Algorithm = ""
+			r.Models = append(r.Models, *m)
+		} else {
+			r.Rows = append(r.Rows, *m)
+		}
+	}
+	sort.Slice(r.Rows, func(i, j int) bool {
+		if r.Rows[i].Model != r.Rows[j].Model {
+			return r.Rows[i].Model < r.Rows[j].Model
+		}
+		return r.Rows[i].Algorithm < r.Rows[j].Algorithm
+	})
+	sort.Slice(r.Models, func(i, j int) bool { return r.Models[i].Model < r.Models[j].Model })
+	return r
+}

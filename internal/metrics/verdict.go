@@ -1,0 +1,365 @@
+package metrics
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lcctl/lcctl/internal/checks"
+)
+
+// Check IDs produced by this package (docs/preflight.md).
+const (
+	CheckGatewayPresent   = "gateway-metrics.present"
+	CheckGatewayLookups   = "gateway-metrics.lookups"
+	CheckGatewayWrites    = "gateway-metrics.writes"
+	CheckGatewayErrors    = "gateway-metrics.errors"
+	CheckGatewayLatency   = "gateway-metrics.latency"
+	CheckStargateFlagOff  = "stargate-metrics.flag-off"
+	CheckStargateSessions = "stargate-metrics.sessions"
+	CheckStargateReturn   = "stargate-metrics.returning"
+	CheckStargateSticky   = "stargate-metrics.stickiness"
+)
+
+// DefaultLookupTimeout is the gateway's default
+// STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT (gateway.md §8.1), used to judge
+// lookup latency when the gateway settings are not known.
+const DefaultLookupTimeout = 20 * time.Millisecond
+
+// Thresholds are lcctl's rollout health limits. They are lcctl's choice,
+// not upstream's (gateway.md §12 gives the PromQL, not the limits); the
+// defaults are documented in docs/preflight.md.
+type Thresholds struct {
+	// MinSamples is the number of requests (lookups, writes or classified
+	// selections, as counts not rates) below which a ratio is not judged:
+	// the check warns "too little traffic" instead of failing.
+	MinSamples float64
+	// WarnFailureRatio and MaxFailureRatio bound (error+timeout)/attempted
+	// lookups and error/all writes: above Warn warns, above Max fails.
+	WarnFailureRatio float64 // fraction, default 0.01
+	MaxFailureRatio  float64 // fraction, default 0.05
+	// WarnLatencyFraction: lookup p99 at or above this fraction of the
+	// lookup timeout warns; at or above the timeout fails.
+	WarnLatencyFraction float64
+	// MinReturningShare: a model with classified traffic whose returning
+	// share is below this warns (at zero returning and zero stale it fails:
+	// Stargate receives no hints at all).
+	MinReturningShare float64
+	// MinStickiness: returning-primary / returning below this warns.
+	MinStickiness float64
+	// MaxStaleShare: stale / classified above this warns.
+	MaxStaleShare float64
+}
+
+// DefaultThresholds returns lcctl's defaults: 20 samples, failure ratio
+// warn 1% / fail 5%, latency warn at 50% of the lookup timeout, returning
+// share warn below 5%, stickiness warn below 50%, stale share warn above
+// 10%.
+func DefaultThresholds() Thresholds {
+	return Thresholds{
+		MinSamples:          20,
+		WarnFailureRatio:    0.01,
+		MaxFailureRatio:     0.05,
+		WarnLatencyFraction: 0.5,
+		MinReturningShare:   0.05,
+		MinStickiness:       0.5,
+		MaxStaleShare:       0.10,
+	}
+}
+
+// VerdictOptions parameterise the verdicts.
+type VerdictOptions struct {
+	// Stage is the rollout stage being checked (1–3), or 0 for a plain
+	// `lcctl check metrics` (no stage: absence of traffic only warns).
+	Stage int
+	// LookupTimeout is the gateway's lookup timeout; 0 means
+	// DefaultLookupTimeout.
+	LookupTimeout time.Duration
+	// Thresholds; the zero value means DefaultThresholds().
+	Thresholds *Thresholds
+}
+
+func (o VerdictOptions) th() Thresholds {
+	if o.Thresholds != nil {
+		return *o.Thresholds
+	}
+	return DefaultThresholds()
+}
+
+func (o VerdictOptions) timeout() time.Duration {
+	if o.LookupTimeout > 0 {
+		return o.LookupTimeout
+	}
+	return DefaultLookupTimeout
+}
+
+func pct(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", *p*100)
+}
+
+func count(v float64) string {
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d", int64(v))
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func windowNote(w Window) string {
+	if w.Mode == ModeRates {
+		return fmt.Sprintf("over %s", time.Duration(w.Seconds*float64(time.Second)).Round(time.Millisecond))
+	}
+	return "since process start (single scrape; pass --interval to measure growth)"
+}
+
+// GatewayVerdicts judges the gateway's last-cluster metrics. Stage 1
+// returns nothing (the gateway store is not on yet). Stages 2 and 0 warn
+// when there is no traffic; stage 3 fails, since the router flag must not
+// be on before the store works.
+func GatewayVerdicts(r GatewayReport, o VerdictOptions) []checks.Result {
+	if o.Stage == 1 {
+		return nil
+	}
+	th := o.th()
+	const (
+		tPresent = "gateway exports last-cluster metrics"
+		tLookups = "gateway lookups return hits"
+		tWrites  = "gateway writes succeed"
+		tErrors  = "no lookup or write error/timeout surge"
+		tLatency = "lookup latency is within the lookup timeout"
+	)
+	var out []checks.Result
+	if !r.Present {
+		reason := fmt.Sprintf("%s has no %s series", r.Source, GatewayLookups)
+		hint := "point --gateway-metrics at the gateway's metrics port (9464, llmApiGateway.metrics.enabled=true) and run a gateway build with last-cluster hints"
+		res := checks.Warn(CheckGatewayPresent, tPresent, reason+" (the gateway build may predate the feature, or the counters appear only once the feature is on)", hint)
+		if o.Stage == 3 {
+			res = checks.Fail(CheckGatewayPresent, tPresent, reason, hint+"; stage 3 needs a working gateway store (stage 2) first")
+		}
+		out = append(out, res)
+		why := "no last-cluster metrics in the gateway scrape"
+		for _, c := range []struct{ id, t string }{{CheckGatewayLookups, tLookups}, {CheckGatewayWrites, tWrites}, {CheckGatewayErrors, tErrors}, {CheckGatewayLatency, tLatency}} {
+			out = append(out, checks.Skip(c.id, c.t, why))
+		}
+		return out
+	}
+	out = append(out, checks.OK(CheckGatewayPresent, tPresent, fmt.Sprintf("%s present in %s", GatewayLookups, r.Source)))
+
+	// Lookups: hits must show up (and grow, with two scrapes).
+	hit := r.Lookups[ResultHit]
+	lookupLine := fmt.Sprintf("%s lookups %s: hit %s, miss %s, error %s, timeout %s, skipped %s (hit ratio %s)",
+		count(r.LookupsTotal), windowNote(r.Window), count(hit), count(r.Lookups[ResultMiss]),
+		count(r.Lookups[ResultError]), count(r.Lookups[ResultTimeout]), count(r.Lookups[ResultSkipped]), pct(r.HitRatio))
+	switch {
+	case r.LookupsTotal == 0:
+		reason := "no lookups " + windowNote(r.Window)
+		hint := "set STARGATE_LAST_CLUSTER_ENABLED=true (llmApiGateway.config.lastCluster.enabled) and send traffic with session IDs (prompt_cache_key, conversation.id or x-multi-turn-session-id)"
+		if o.Stage == 3 {
+			out = append(out, checks.Fail(CheckGatewayLookups, tLookups, reason+": the gateway sends no last-cluster hints, so every session is new on Stargate", hint+"; do not turn on last_cluster_affinity before this passes"))
+		} else {
+			out = append(out, checks.Warn(CheckGatewayLookups, tLookups, reason+" (expected before the gateway store is on)", hint))
+		}
+	case r.Attempted == 0:
+		out = append(out, checks.Warn(CheckGatewayLookups, tLookups, "every lookup was skipped: clients send no eligible session ID (payload-only sessions never get hints)",
+			"clients must send prompt_cache_key, conversation.id or x-multi-turn-session-id").WithDetails(lookupLine))
+	case hit == 0 && r.Attempted >= th.MinSamples:
+		out = append(out, checks.Fail(CheckGatewayLookups, tLookups, fmt.Sprintf("%s attempted lookups and no hit", count(r.Attempted)),
+			"writes are not reaching the store or entries expire too soon: check the writes and errors below, Olric health and STARGATE_LAST_CLUSTER_TTL").WithDetails(lookupLine))
+	case hit == 0:
+		out = append(out, checks.Warn(CheckGatewayLookups, tLookups, fmt.Sprintf("no hit yet in %s attempted lookups (fewer than %s)", count(r.Attempted), count(th.MinSamples)),
+			"re-run with more traffic, or with --interval over a longer window").WithDetails(lookupLine))
+	default:
+		out = append(out, checks.OK(CheckGatewayLookups, tLookups, lookupLine))
+	}
+
+	// Writes.
+	ok := r.Writes[ResultOK]
+	writeLine := fmt.Sprintf("%s writes %s: ok %s, error %s", count(r.WritesTotal), windowNote(r.Window), count(ok), count(r.Writes[ResultError]))
+	switch {
+	case !r.WritesPresent:
+		out = append(out, checks.Fail(CheckGatewayWrites, tWrites, fmt.Sprintf("%s has no %s series", r.Source, GatewayWrites), "scrape a gateway build with last-cluster hints"))
+	case r.WritesTotal == 0 && o.Stage == 3:
+		out = append(out, checks.Fail(CheckGatewayWrites, tWrites, "no writes "+windowNote(r.Window), "the gateway writes after each 2xx Stargate answer: enable the gateway store and check that Stargate returns x-stargate-cluster-id"))
+	case r.WritesTotal == 0:
+		out = append(out, checks.Warn(CheckGatewayWrites, tWrites, "no writes "+windowNote(r.Window), "enable the gateway store and send traffic with session IDs"))
+	case ok == 0:
+		out = append(out, checks.Fail(CheckGatewayWrites, tWrites, "no write succeeded", "every write failed: check Olric health (lcctl store …, olric.* checks)").WithDetails(writeLine))
+	default:
+		out = append(out, checks.OK(CheckGatewayWrites, tWrites, writeLine))
+	}
+
+	// Errors and timeouts.
+	var lines []string
+	worst := checks.StatusOK
+	judge := func(what string, bad float64, ratioP *float64, den float64) {
+		if ratioP == nil {
+			return
+		}
+		line := fmt.Sprintf("%s: %s of %s (%s)", what, count(bad), count(den), pct(ratioP))
+		lines = append(lines, line)
+		switch {
+		case *ratioP > th.MaxFailureRatio && den >= th.MinSamples:
+			worst = checks.StatusFail
+		case *ratioP > th.WarnFailureRatio && worst != checks.StatusFail:
+			worst = checks.StatusWarn
+		}
+	}
+	judge("lookup error+timeout", r.Lookups[ResultError]+r.Lookups[ResultTimeout], r.FailureRatio, r.Attempted)
+	judge("write error", r.Writes[ResultError], r.WriteErrorRatio, r.WritesTotal)
+	errHint := "Olric is unhealthy or slow: lookups that fail send no hint and Stargate treats the session as new; check olric.* below, the gateway logs (\"stargate last-cluster lookup failed\") and STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT"
+	switch {
+	case len(lines) == 0:
+		out = append(out, checks.Skip(CheckGatewayErrors, tErrors, "no attempted lookups or writes "+windowNote(r.Window)))
+	case worst == checks.StatusFail:
+		out = append(out, checks.Fail(CheckGatewayErrors, tErrors, fmt.Sprintf("failure ratio above %.0f%%", th.MaxFailureRatio*100), errHint).WithDetails(lines...))
+	case worst == checks.StatusWarn:
+		out = append(out, checks.Warn(CheckGatewayErrors, tErrors, fmt.Sprintf("failure ratio above %.0f%%", th.WarnFailureRatio*100), errHint).WithDetails(lines...))
+	default:
+		out = append(out, checks.OK(CheckGatewayErrors, tErrors, strings.Join(lines, "; ")))
+	}
+
+	// Latency.
+	timeout := o.timeout()
+	if r.Latency.P99 == nil {
+		out = append(out, checks.Skip(CheckGatewayLatency, tLatency, "no timed lookups "+windowNote(r.Window)))
+	} else {
+		p99 := time.Duration(*r.Latency.P99 * float64(time.Second))
+		line := fmt.Sprintf("lookup p99 %s (p50 %s, p90 %s, n=%s) against a %s lookup timeout",
+			fmtSeconds(r.Latency.P99), fmtSeconds(r.Latency.P50), fmtSeconds(r.Latency.P90), count(r.Latency.Count), timeout)
+		hint := "lookups that reach the timeout send no hint: check Olric load and network, or raise STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT (it adds to request latency)"
+		switch {
+		case p99 >= timeout:
+			out = append(out, checks.Fail(CheckGatewayLatency, tLatency, line, hint))
+		case float64(p99) >= th.WarnLatencyFraction*float64(timeout):
+			out = append(out, checks.Warn(CheckGatewayLatency, tLatency, line, hint))
+		default:
+			out = append(out, checks.OK(CheckGatewayLatency, tLatency, line))
+		}
+	}
+	return out
+}
+
+func fmtSeconds(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	d := time.Duration(*p * float64(time.Second))
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	default:
+		return d.Round(time.Microsecond).String()
+	}
+}
+
+// StargateFlagOffVerdict checks that the running Stargate classifies no
+// requests (stages 1 and 2: last_cluster_affinity must be off everywhere).
+// The session selections family is absent until the first classified
+// request, so presence means the flag is on for some model (or was on
+// earlier in the process's life: with two scrapes, series that did not grow
+// only warn).
+func StargateFlagOffVerdict(r StargateReport) checks.Result {
+	const title = "Stargate classifies no sessions (last_cluster_affinity off)"
+	if !r.Present {
+		return checks.OK(CheckStargateFlagOff, title, fmt.Sprintf("no %s series in %s", r.Metric, r.Source))
+	}
+	var models []string
+	var total float64
+	for _, m := range r.Models {
+		total += m.Total
+		if m.Total > 0 {
+			models = append(models, m.Model)
+		}
+	}
+	hint := "turn last_cluster_affinity off for these models until stage 3 (the gateway store must work first), then re-run"
+	if total == 0 {
+		if r.Window.Mode == ModeRates {
+			return checks.Warn(CheckStargateFlagOff, title, fmt.Sprintf("%s series exist but did not grow %s: the flag was on earlier in this Stargate's life", r.Metric, windowNote(r.Window)),
+				"confirm the deployed lb config has last_cluster_affinity off")
+		}
+		return checks.Warn(CheckStargateFlagOff, title, fmt.Sprintf("%s series exist with zero counts", r.Metric), "confirm the deployed lb config has last_cluster_affinity off")
+	}
+	return checks.Fail(CheckStargateFlagOff, title,
+		fmt.Sprintf("%s classified requests %s for %s: last_cluster_affinity is on", count(total), windowNote(r.Window), strings.Join(models, ", ")), hint)
+}
+
+// StargateSessionVerdicts judges, per model, whether session-aware routing
+// gets hints (the step-3-before-step-2 failure mode, gateway.md §12) and
+// how sticky returning sessions are. models lists the models expected to
+// have the flag on (from the lb config); nil means every model present in
+// the scrape. At stage 0 and no series at all, one informational result
+// says so.
+func StargateSessionVerdicts(r StargateReport, models []string, o VerdictOptions) []checks.Result {
+	th := o.th()
+	const (
+		tReturn = "returning sessions reach Stargate"
+		tSticky = "returning sessions go back to their last cluster"
+	)
+	if models == nil {
+		for _, m := range r.Models {
+			models = append(models, m.Model)
+		}
+	}
+	if len(models) == 0 {
+		if o.Stage == 0 {
+			return []checks.Result{checks.OK(CheckStargateSessions, "Stargate session classification",
+				fmt.Sprintf("no %s series in %s: last_cluster_affinity is off for every model served, or no request carried a cache affinity key", r.Metric, r.Source))}
+		}
+		return []checks.Result{checks.Warn(CheckStargateReturn, tReturn, fmt.Sprintf("no %s series in %s and no model with last_cluster_affinity on", r.Metric, r.Source),
+			"turn on last_cluster_affinity for at least one model, or pass --config so lcctl knows which models to check")}
+	}
+	models = append([]string(nil), models...)
+	sort.Strings(models)
+	var out []checks.Result
+	for _, model := range models {
+		m, found := r.Model(model)
+		if !found || m.Total == 0 {
+			out = append(out, checks.Warn(CheckStargateReturn, tReturn, fmt.Sprintf("no classified request %s", windowNote(r.Window)),
+				"the running Stargate has not applied last_cluster_affinity for this model, or its requests carry no x-cache-affinity-key; check the deployed lb config and traffic").WithSubject(model),
+				checks.Skip(CheckStargateSticky, tSticky, "no classified requests").WithSubject(model))
+			continue
+		}
+		ret, stale, nw := m.State(StateReturning), m.State(StateStale), m.State(StateNew)
+		line := fmt.Sprintf("%s classified %s: new %s, returning %s, stale %s (returning share %s)",
+			count(m.Total), windowNote(r.Window), count(nw.Total()), count(ret.Total()), count(stale.Total()), pct(m.ReturningShare))
+		switch {
+		case ret.Total() == 0 && stale.Total() == 0 && m.Total >= th.MinSamples:
+			out = append(out, checks.Fail(CheckStargateReturn, tReturn,
+				fmt.Sprintf("all %s classified requests are new: Stargate receives no last-cluster hints, so every session skips its affinity wait", count(m.Total)),
+				"the gateway store is not on or not working (step 3 before step 2): roll back by turning last_cluster_affinity off for this model, then complete stage 2 (STARGATE_LAST_CLUSTER_ENABLED=true, lcctl preflight --stage 2)").WithSubject(model).WithDetails(line))
+		case m.Total < th.MinSamples:
+			out = append(out, checks.Warn(CheckStargateReturn, tReturn, fmt.Sprintf("only %s classified requests (fewer than %s)", count(m.Total), count(th.MinSamples)),
+				"re-run with more traffic, or with --interval over a longer window").WithSubject(model).WithDetails(line))
+		case m.ReturningShare != nil && *m.ReturningShare < th.MinReturningShare:
+			out = append(out, checks.Warn(CheckStargateReturn, tReturn, fmt.Sprintf("returning share %s is below %.0f%%", pct(m.ReturningShare), th.MinReturningShare*100),
+				"check the gateway hit ratio and lookup errors (gateway-metrics.*); payload-only sessions never return").WithSubject(model).WithDetails(line))
+		default:
+			out = append(out, checks.OK(CheckStargateReturn, tReturn, line).WithSubject(model))
+		}
+		if ret.Total() == 0 {
+			out = append(out, checks.Skip(CheckStargateSticky, tSticky, "no returning requests").WithSubject(model))
+			continue
+		}
+		sline := fmt.Sprintf("returning: primary (last cluster) %s, fallback %s; stale share %s",
+			pct(m.ReturningPrimaryShare), pct(m.ReturningFallbackShare), pct(m.StaleShare))
+		var warns []string
+		if m.ReturningPrimaryShare != nil && *m.ReturningPrimaryShare < th.MinStickiness {
+			warns = append(warns, fmt.Sprintf("only %s of returning requests went to their last cluster (the last cluster could not take them within the wait and widening budget)", pct(m.ReturningPrimaryShare)))
+		}
+		if m.StaleShare != nil && *m.StaleShare > th.MaxStaleShare {
+			warns = append(warns, fmt.Sprintf("stale share %s above %.0f%%: hints name clusters that are no longer candidates (renamed or removed clusters, sessions crossing regions)", pct(m.StaleShare), th.MaxStaleShare*100))
+		}
+		if len(warns) > 0 {
+			out = append(out, checks.Warn(CheckStargateSticky, tSticky, strings.Join(warns, "; "),
+				"review cache_affinity_wait_ms and cluster capacity for this model; stale hints are harmless but lose affinity").WithSubject(model).WithDetails(sline))
+		} else {
+			out = append(out, checks.OK(CheckStargateSticky, tSticky, sline).WithSubject(model))
+		}
+	}
+	return out
+}
