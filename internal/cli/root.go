@@ -103,6 +103,54 @@ func UsageErr(err error) error {
 // and want exit status 1 without another message.
 var ErrFindings = &ExitError{Code: ExitFindings}
 
+// Help groups of the top-level commands.
+const (
+	groupStart  = "start"
+	groupConfig = "config"
+	groupLive   = "live"
+	groupOther  = "other"
+)
+
+func init() {
+	// List commands in the order they are added (the order of the
+	// rollout story), not alphabetically. Set once, before any command
+	// tree is built.
+	cobra.EnableCommandSorting = false
+}
+
+// decorateDefaultCommands creates cobra's help and completion commands now
+// (Execute would create them later) and gives them a one-line Short and
+// examples like every other command.
+func decorateDefaultCommands(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Short = "Help about any command"
+			c.Example = `  lcctl help demo
+  lcctl help store evict`
+		case "completion":
+			c.Short = "Print a shell completion script (bash, zsh, fish, powershell)"
+			c.Example = `  source <(lcctl completion bash)
+  lcctl completion zsh > "${fpath[1]}/_lcctl"`
+			for _, sh := range c.Commands() {
+				sh.Short = "Print the completion script for " + sh.Name()
+				switch sh.Name() {
+				case "bash":
+					sh.Example = "  source <(lcctl completion bash)\n  lcctl completion bash > /etc/bash_completion.d/lcctl"
+				case "zsh":
+					sh.Example = "  lcctl completion zsh > \"${fpath[1]}/_lcctl\""
+				case "fish":
+					sh.Example = "  lcctl completion fish > ~/.config/fish/completions/lcctl.fish"
+				case "powershell":
+					sh.Example = "  lcctl completion powershell | Out-String | Invoke-Expression"
+				}
+			}
+		}
+	}
+}
+
 // NewRootCommand builds the full command tree bound to streams. Exposed for
 // tests and documentation generation.
 func NewRootCommand(streams *ui.Streams) *cobra.Command {
@@ -139,18 +187,34 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{OutputText, OutputJSON}, cobra.ShellCompDirectiveNoFileComp))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageErr(err) })
 
-	for _, add := range []func(*Env) *cobra.Command{
-		newVersionCommand,
-		newValidateCommand,
-		newMigrateCommand,
-		newExplainCommand,
-		newSimulateCommand,
-		newPreflightCommand,
-		newCheckCommand,
-		newStoreCommand,
+	// Commands appear in --help in this order, grouped (see init).
+	root.AddGroup(
+		&cobra.Group{ID: groupStart, Title: "Start here:"},
+		&cobra.Group{ID: groupConfig, Title: "Configs and routing decisions:"},
+		&cobra.Group{ID: groupLive, Title: "Rollout checks and the live store:"},
+		&cobra.Group{ID: groupOther, Title: "Other commands:"},
+	)
+	for _, c := range []struct {
+		group string
+		add   func(*Env) *cobra.Command
+	}{
+		{groupStart, newDemoCommand},
+		{groupConfig, newValidateCommand},
+		{groupConfig, newMigrateCommand},
+		{groupConfig, newExplainCommand},
+		{groupConfig, newSimulateCommand},
+		{groupLive, newPreflightCommand},
+		{groupLive, newCheckCommand},
+		{groupLive, newStoreCommand},
+		{groupOther, newVersionCommand},
 	} {
-		root.AddCommand(add(env))
+		cmd := c.add(env)
+		cmd.GroupID = c.group
+		root.AddCommand(cmd)
 	}
+	root.SetHelpCommandGroupID(groupOther)
+	root.SetCompletionCommandGroupID(groupOther)
+	decorateDefaultCommands(root)
 	return root
 }
 
