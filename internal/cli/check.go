@@ -21,7 +21,9 @@ func newCheckCommand(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check a live rollout (metrics)",
-		Args:  cobra.NoArgs,
+		Example: `  lcctl check metrics --gateway http://llm-api-gateway:9464/metrics --stargate http://llm-request-router:9090/metrics
+  lcctl check metrics --gateway examples/metrics/gateway-stage3.prom --stargate examples/metrics/stargate-stage3.prom`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return Usagef("missing subcommand: lcctl check metrics")
 		},

@@ -164,7 +164,13 @@ affinity: validate and migrate load-balancer configs, explain routing
 decisions, inspect the gateway's last-cluster store, run rollout checklists
 and simulate the effect of the change.
 
+New here? 'lcctl demo' runs the whole rollout story on a built-in demo.
+
 Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
+		Example: `  lcctl demo
+  lcctl validate lb-config.json
+  lcctl preflight --stage 2 --config lb-config.json --gateway-values values.yaml --olric llm-api-gateway:3320
+  lcctl --output json explain --config lb-config.json --snapshot snap.yaml --model model-a`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {

@@ -50,7 +50,15 @@ power-of-n, round-robin, random, consistent-hash, sticky-least-loaded);
 Without them the scenario's own policies run.
 
 The same scenario and seed give byte-identical JSON. The scenario format is
-documented in docs/simulate.md.`,
+documented in docs/simulate.md.
+
+Exit codes: 0 simulated; 1 the simulation failed or charts could not be
+written; 2 usage error, or a scenario, trace or lb-config that cannot be
+read.`,
+		Example: `  lcctl simulate --scenario examples/scenarios/saturated-rank1.yaml --compare
+  lcctl simulate --scenario examples/scenarios/saturated-rank1.yaml --compare --plot out/
+  lcctl simulate --scenario examples/scenarios/hot-set.yaml --config lb-config.json --policy pulsar
+  lcctl simulate --scenario examples/scenarios/bursty.yaml --compare --max-requests 50000 -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.seedSet = cmd.Flags().Changed("seed")

@@ -45,7 +45,15 @@ Every member of the Olric cluster must be reachable from where lcctl runs:
 the client dials each member by its name (the gateway pod IP and port 3320).
 Run lcctl in a pod of the gateway's namespace or with kubectl debug; see
 docs/store.md. Commands that change the store are dry runs unless --yes is
-given.`,
+given.
+
+For a local Olric to try them on, run 'lcctl store serve-dev --seed-demo'
+in one shell and the commands in another.`,
+		Example: `  lcctl store serve-dev --seed-demo          # one shell: a local Olric with demo sessions
+  export LCCTL_OLRIC_ADDRS=127.0.0.1:3320     # another shell
+  lcctl store get --routing-key fn-alpha --model company/model --session-id session-1 --source prompt_cache_key
+  lcctl store scan --cluster cluster-c --limit 5
+  lcctl store evict --cluster cluster-c`,
 	}
 	conn.register(cmd.PersistentFlags())
 	for _, add := range []func(*Env, *connFlags) *cobra.Command{

@@ -17,6 +17,8 @@ func newStoreProbeCommand(env *Env, conn *connFlags) *cobra.Command {
 		Long: `Connect, list the members, then write a probe entry under a random key
 outside the store's key space (lcctl:probe:<32 hex>, TTL 30s), read it back,
 delete it and confirm it is gone. Exit status 1 when a step fails.`,
+		Example: `  lcctl store probe --olric llm-api-gateway:3320
+  lcctl store probe --olric 127.0.0.1:3320 -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o, err := conn.options(env)

@@ -26,6 +26,8 @@ expired entries Olric has not evicted yet.
 
 Unless --no-scan is given, it also scans the DMap for the distribution of
 live entries over clusters (as 'lcctl store scan --summary-only').`,
+		Example: `  lcctl store stats --olric llm-api-gateway:3320
+  lcctl store stats --no-scan -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runStoreStats(cmd, env, conn, o)

@@ -65,7 +65,9 @@ func newVersionCommand(env *Env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print lcctl's version, commit and Go version",
-		Args:  cobra.NoArgs,
+		Example: `  lcctl version
+  lcctl version -o json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := versionInfo()
 			if env.Global.JSON() {
