@@ -132,6 +132,9 @@ func decorateDefaultCommands(root *cobra.Command) {
   lcctl help store evict`
 		case "completion":
 			c.Short = "Print a shell completion script (bash, zsh, fish, powershell)"
+			// Without a Run, cobra prints the help and exits 0 for any
+			// argument; with one, an unknown shell is a usage error.
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 			c.Example = `  source <(lcctl completion bash)
   lcctl completion zsh > "${fpath[1]}/_lcctl"`
 			for _, sh := range c.Commands() {
