@@ -26,9 +26,10 @@ const (
 	FileStage2Config = "lb-config/pulsar-wait-and-widen.json"
 	// FileGatewayValues are the gateway Helm values of stage 2.
 	FileGatewayValues = "gateway/values-stage2.yaml"
-	// FileExplainConfig and FileExplainSnapshot are the explain example
-	// of a returning session whose last cluster B is full (session.md S4).
-	FileExplainConfig   = "explain/pwaw-sessions.lb-config.yaml"
+	// FileExplainConfig is the lb-config of the explain example of a
+	// returning session whose last cluster B is full (session.md S4).
+	FileExplainConfig = "explain/pwaw-sessions.lb-config.yaml"
+	// FileExplainSnapshot is that example's routing snapshot.
 	FileExplainSnapshot = "explain/returning-k1.snapshot.yaml"
 	// FileScenario is the simulation scenario with a saturated rank-1
 	// cluster.

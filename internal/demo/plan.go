@@ -13,12 +13,19 @@ import (
 // Step names, in the order of the story; `lcctl demo --only NAME` takes
 // them.
 const (
-	StepValidate  = "validate"
-	StepMigrate   = "migrate"
+	// StepValidate validates the shipped lb-configs.
+	StepValidate = "validate"
+	// StepMigrate shows the bounded migration of the no-SLO config.
+	StepMigrate = "migrate"
+	// StepPreflight runs the stage-2 checklist against the demo's Olric.
 	StepPreflight = "preflight"
-	StepExplain   = "explain"
-	StepStore     = "store"
-	StepSimulate  = "simulate"
+	// StepExplain reads a session's last cluster and explains its next
+	// request.
+	StepExplain = "explain"
+	// StepStore scans the store and dry-runs an eviction.
+	StepStore = "store"
+	// StepSimulate compares policies, the flag off and on.
+	StepSimulate = "simulate"
 )
 
 // StepNames lists the step names in order (step N is StepNames[N-1]).
