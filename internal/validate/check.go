@@ -712,7 +712,7 @@ func (c *checker) typeField(e *Entry, m Member, spec fieldSpec, ac *lb.Algorithm
 		case NumInt:
 			return fail(CodeUnsignedField, fmt.Sprintf("invalid value: integer `%d`, expected %s", v.Int, want), "the field is unsigned: write 0 or more")
 		case NumFloat:
-			return fail(CodeUnsignedField, fmt.Sprintf("invalid type: floating point `%s`, expected %s", rustFloatDecimal(v.Float), want),
+			return fail(CodeUnsignedField, fmt.Sprintf("invalid type: floating point `%s`, expected %s", serdeJSONFloat(v.Float), want),
 				"write an integer literal without fraction or exponent (serde_json reads 2.0, 1e3, -0 and values above 18446744073709551615 as floats)")
 		}
 		u := v.Uint

@@ -140,7 +140,17 @@ func TestRules(t *testing.T) {
 		{name: "V13 fraction", src: field("wait-and-widen", "max_queued", "2.0"), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), "invalid type: floating point `2.0`, expected u64"}}},
 		{name: "V13 exponent", src: field("wait-and-widen", "n", "1e3"), want: []want{{validate.CodeUnsignedField, 5, valCol("n"), fpath("n"), "invalid type: floating point `1000.0`, expected usize"}}},
 		{name: "V13 minus zero", src: field("wait-and-widen", "max_queued", "-0"), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), "invalid type: floating point `-0.0`, expected u64"}}},
-		{name: "V13 too large", src: field("wait-and-widen", "cache_affinity_wait_ms", "18446744073709551616"), want: []want{{validate.CodeUnsignedField, 5, valCol("cache_affinity_wait_ms"), fpath("cache_affinity_wait_ms"), "invalid type: floating point `18446744073709552000.0`, expected u64"}}},
+		{name: "V13 too large", src: field("wait-and-widen", "cache_affinity_wait_ms", "18446744073709551616"), want: []want{{validate.CodeUnsignedField, 5, valCol("cache_affinity_wait_ms"), fpath("cache_affinity_wait_ms"), "invalid type: floating point `1.8446744073709552e19`, expected u64"}}},
+		// serde_json renders floats in messages with ryu (JsonUnexpected):
+		// plain below 1e16 and from 1e-5, scientific otherwise.
+		{name: "V13 float 1e15 plain", src: field("wait-and-widen", "max_queued", "1e15"), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), "floating point `1000000000000000.0`, expected u64"}}},
+		{name: "V13 float 1e16 scientific", src: field("wait-and-widen", "max_queued", "1E16"), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), "floating point `1e16`, expected u64"}}},
+		{name: "V13 float 1e-5 plain", src: field("wait-and-widen", "max_queued", "0.00001"), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), "floating point `0.00001`, expected u64"}}},
+		{name: "V13 float 1e-7 scientific", src: field("wait-and-widen", "max_queued", "1e-7"), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), "floating point `1e-7`, expected u64"}}},
+		{name: "V13 below i64", src: field("wait-and-widen", "n", "-9223372036854775809"), want: []want{{validate.CodeUnsignedField, 5, valCol("n"), fpath("n"), "floating point `-9.223372036854776e18`, expected usize"}}},
+		{name: "V13 i64 min", src: field("wait-and-widen", "n", "-9223372036854775808"), want: []want{{validate.CodeUnsignedField, 5, valCol("n"), fpath("n"), "invalid value: integer `-9223372036854775808`, expected usize"}}},
+		{name: "V13 fraction digits", src: field("wait-and-widen", "max_queued", "123456.789"), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), "floating point `123456.789`, expected u64"}}},
+		{name: "V11 float", src: field("wait-and-widen", "ignore_queue_time", "2.5e20"), want: []want{{validate.CodeBoolField, 5, valCol("ignore_queue_time"), fpath("ignore_queue_time"), "invalid type: floating point `2.5e20`, expected a boolean"}}},
 		{name: "V13 string", src: field("pulsar-wait-and-widen", "fallback_max_queued", `"5"`), want: []want{{validate.CodeUnsignedField, 5, valCol("fallback_max_queued"), fpath("fallback_max_queued"), `invalid type: string "5", expected u64`}}},
 		{name: "V13 sample_count null", src: field("power-of-n", "sample_count", "null"), want: []want{{validate.CodeUnsignedField, 5, valCol("sample_count"), fpath("sample_count"), "invalid type: null, expected usize"}}},
 
