@@ -43,6 +43,9 @@ type yamlConverter struct {
 	budget int // values aliases may still add
 	limit  int // the initial budget
 	active map[*yaml.Node]bool
+	// jsonMinusZero reads the plain scalar -0 as serde_json does (the
+	// float -0.0) instead of as the YAML integer 0; see Node.
+	jsonMinusZero bool
 }
 
 var (
@@ -113,7 +116,13 @@ func decodeYAML(data []byte, file string) (doc *yaml.Node, root *Value, issues [
 // the lcctl-only YAML diagnostics; a nil value means the node could not be
 // converted at all (recursive alias or alias budget).
 func convertYAMLNode(node *yaml.Node, src []byte, file, pathPrefix string) (*Value, []Diagnostic) {
-	c := &yamlConverter{lines: newLineIndex(src), active: map[*yaml.Node]bool{}}
+	return convertYAMLNodeAs(node, src, file, pathPrefix, false)
+}
+
+// convertYAMLNodeAs is convertYAMLNode; jsonMinusZero makes the plain
+// scalar -0 the float -0.0 (serde_json's reading) instead of the integer 0.
+func convertYAMLNodeAs(node *yaml.Node, src []byte, file, pathPrefix string, jsonMinusZero bool) (*Value, []Diagnostic) {
+	c := &yamlConverter{lines: newLineIndex(src), active: map[*yaml.Node]bool{}, jsonMinusZero: jsonMinusZero}
 	if node.Kind == yaml.DocumentNode && len(node.Content) > 0 {
 		node = node.Content[0]
 	}
@@ -406,6 +415,8 @@ func (c *yamlConverter) scalar(n *yaml.Node, path string) *Value {
 			v.Kind, v.Text = KindBool, "true"
 		case s == "false" || s == "False" || s == "FALSE":
 			v.Kind, v.Text = KindBool, "false"
+		case s == "-0" && c.jsonMinusZero:
+			v.Kind, v.Number, v.Float = KindNumber, NumFloat, math.Copysign(0, -1)
 		case coreInt.MatchString(s) || coreOct.MatchString(s) || coreHex.MatchString(s):
 			c.setInt(v, s, path)
 		case coreFloat.MatchString(s):
