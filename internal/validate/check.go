@@ -665,9 +665,9 @@ func (c *checker) typeField(e *Entry, m Member, spec fieldSpec, ac *lb.Algorithm
 		case kindUsizeStrict:
 			return fail(CodeUnsignedField, "invalid type: null, expected usize", "remove the field to get the default (2), or write an integer 1–64")
 		case kindComparator:
-			return fail(CodeEnumField, "invalid type: null, "+comparatorVariants, "remove the field to get the default (ttft)")
+			return fail(CodeEnumField, "invalid type: null, expected string or map", "remove the field to get the default (ttft)")
 		case kindWeight:
-			return fail(CodeEnumField, "invalid type: null, "+weightVariants, "remove the field to get the default (max-input-tps)")
+			return fail(CodeEnumField, "invalid type: null, expected string or map", "remove the field to get the default (max-input-tps)")
 		}
 		return true // Option<_>: null is the same as absent
 	}
@@ -758,26 +758,94 @@ func (c *checker) typeField(e *Entry, m Member, spec fieldSpec, ac *lb.Algorithm
 			ac.CacheAffinityInputTokensScale = f
 		}
 	case kindComparator:
-		if v.Kind != KindString {
-			return fail(CodeEnumField, fmt.Sprintf("invalid type: %s, %s", v.describe(), comparatorVariants), "write one of the comparator names as a string")
-		}
-		cmp, ok := lb.ParseComparator(v.Text)
+		name, ok := c.enumName(e, m, "write one of the comparator names as a string", func(s string) bool { _, ok := lb.ParseComparator(s); return ok })
 		if !ok {
-			return fail(CodeEnumField, fmt.Sprintf("unknown variant `%s`, %s", v.Text, comparatorVariants), enumHint(v.Text, "ttft", "queue-time", "input-work-seconds", "utilization", "num-requests-queued"))
+			return false
+		}
+		cmp, ok := lb.ParseComparator(name.Text)
+		if !ok {
+			c.add(CodeEnumField, name.Start, fieldPath(e.Path, m.Key), m.Key, e,
+				fmt.Sprintf("`%s` on %s: unknown variant `%s`, %s", m.Key, algLabel(e), name.Text, comparatorVariants),
+				enumHint(name.Text, "ttft", "queue-time", "input-work-seconds", "utilization", "num-requests-queued"))
+			return false
 		}
 		ac.Comparator = cmp
 	case kindWeight:
-		if v.Kind != KindString {
-			return fail(CodeEnumField, fmt.Sprintf("invalid type: %s, %s", v.describe(), weightVariants), "write max-input-tps or last-mean-input-tps")
-		}
-		w, ok := lb.ParseRendezvousWeight(v.Text)
+		name, ok := c.enumName(e, m, "write max-input-tps or last-mean-input-tps", func(s string) bool { _, ok := lb.ParseRendezvousWeight(s); return ok })
 		if !ok {
-			return fail(CodeEnumField, fmt.Sprintf("unknown variant `%s`, %s", v.Text, weightVariants), enumHint(v.Text, "max-input-tps", "last-mean-input-tps"))
+			return false
+		}
+		w, ok := lb.ParseRendezvousWeight(name.Text)
+		if !ok {
+			c.add(CodeEnumField, name.Start, fieldPath(e.Path, m.Key), m.Key, e,
+				fmt.Sprintf("`%s` on %s: unknown variant `%s`, %s", m.Key, algLabel(e), name.Text, weightVariants),
+				enumHint(name.Text, "max-input-tps", "last-mean-input-tps"))
+			return false
 		}
 		ac.RendezvousWeight = w
 	}
 	set[m.Key] = v
 	return true
+}
+
+// enumName returns the value naming the variant of an enum field
+// (comparator, rendezvous_weight; null was handled by the caller), or
+// reports why there is none. Stargate reads these fields from the entry's
+// serde_json::Value through serde's content deserializer (config.rs parses
+// every entry to a Value first), whose derived enums accept a string or the
+// externally tagged one-key map {"NAME": null}; serde also reads the unit
+// value from an empty map there, so {"NAME": {}} is accepted too. Any
+// other map is `invalid value: map, expected map with a single key`, any
+// other type `invalid type: X, expected string or map`, and a value other
+// than null or {} `invalid type: X, expected unit` (serde reads the variant
+// name first: an unknown name is left to the caller, which reports it as
+// for a string). The map form gets warning LC2102. The returned string
+// value is positioned at the name.
+func (c *checker) enumName(e *Entry, m Member, hint string, known func(string) bool) (*Value, bool) {
+	v := m.Value
+	path := fieldPath(e.Path, m.Key)
+	fail := func(pos Pos, text, hint string) (*Value, bool) {
+		c.add(CodeEnumField, pos, path, m.Key, e, fmt.Sprintf("`%s` on %s: %s", m.Key, algLabel(e), text), hint)
+		return nil, false
+	}
+	switch v.Kind {
+	case KindString:
+		return v, true
+	case KindObject:
+	default:
+		return fail(v.Start, fmt.Sprintf("invalid type: %s, expected string or map", v.describe()), hint)
+	}
+	// serde_json::Value keeps the last of repeated keys (D3).
+	members := c.collapse(v, path, e)
+	if len(members) != 1 {
+		return fail(v.Start, "invalid value: map, expected map with a single key", hint)
+	}
+	k := members[0]
+	name := &Value{Kind: KindString, Text: k.Key, Start: k.KeyStart, End: k.KeyEnd, Node: k.KeyNode}
+	switch {
+	case !known(k.Key):
+		return name, true
+	case k.Value.Kind == KindInvalid:
+		return nil, false
+	case k.Value.Kind == KindNull:
+	case k.Value.Kind == KindObject && len(k.Value.Members) == 0:
+	default:
+		c.add(CodeEnumField, k.Value.Start, path, m.Key, e,
+			fmt.Sprintf("`%s` on %s: invalid type: %s, expected unit", m.Key, algLabel(e), k.Value.describe()),
+			fmt.Sprintf("write \"%s\": %q", m.Key, k.Key))
+		return nil, false
+	}
+	c.add(CodeEnumObjectForm, v.Start, path, m.Key, e,
+		fmt.Sprintf("`%s` on %s is written as {%q: %s}; Stargate reads it as %q", m.Key, algLabel(e), k.Key, compactValue(k.Value), k.Key),
+		fmt.Sprintf("write \"%s\": %q", m.Key, k.Key))
+	return name, true
+}
+
+func compactValue(v *Value) string {
+	if v.Kind == KindObject {
+		return "{}"
+	}
+	return "null"
 }
 
 func clampInt(u uint64) int {

@@ -76,6 +76,21 @@ func TestTypedConfig(t *testing.T) {
 	}
 }
 
+// TestTypedConfigEnumObjectForm: the one-key object forms of comparator and
+// rendezvous_weight set the named value, as Stargate reads them.
+func TestTypedConfigEnumObjectForm(t *testing.T) {
+	r := validate.File("c.json", []byte(`{"models":{"m":{"algorithm":"wait-and-widen","comparator":{"utilization":{}}},"p":{"algorithm":"pulsar","rendezvous_weight":{"last-mean-input-tps":null}}}}`))
+	if r.Config == nil {
+		t.Fatalf("rejected:\n%s", dump(r.Diagnostics))
+	}
+	if got := r.Config.Models["m"].Comparator; got != lb.CompareUtilization {
+		t.Errorf("comparator = %v, want utilization", got)
+	}
+	if got := r.Config.Models["p"].RendezvousWeight; got != lb.WeightLastMeanInputTPS {
+		t.Errorf("rendezvous_weight = %v, want last-mean-input-tps", got)
+	}
+}
+
 // TestNoSLOScope follows M16: detection on rejected files, entries that
 // fail to parse are not classified, D2 winners only, default counts.
 func TestNoSLOScope(t *testing.T) {

@@ -164,6 +164,18 @@ func TestRules(t *testing.T) {
 		{name: "V15 accept weight", src: field("pulsar", "rendezvous_weight", `"last-mean-input-tps"`), valid: true},
 		{name: "V15 comparator underscore", src: field("power-of-n", "comparator", `"num_requests_queued"`), want: []want{{validate.CodeEnumField, 5, valCol("comparator"), fpath("comparator"), "unknown variant `num_requests_queued`, expected one of `ttft`"}}},
 		{name: "V15 comparator null on pwaw", src: field("pulsar-wait-and-widen", "comparator", "null"), want: []want{{validate.CodeEnumField, 5, valCol("comparator"), fpath("comparator"), "invalid type: null"}}},
+		{name: "V15 null message", src: field("power-of-n", "comparator", "null"), want: []want{{validate.CodeEnumField, 5, valCol("comparator"), fpath("comparator"), "invalid type: null, expected string or map"}}},
+		{name: "V15 number", src: field("pulsar", "rendezvous_weight", "1"), want: []want{{validate.CodeEnumField, 5, valCol("rendezvous_weight"), fpath("rendezvous_weight"), "invalid type: integer `1`, expected string or map"}}},
+		// serde's derived enums, read from the entry's serde_json::Value,
+		// also take the externally tagged one-key map (unit value null or {}).
+		{name: "V15 accept one-key comparator", src: field("power-of-n", "comparator", `{"queue-time": null}`), valid: true, want: []want{{validate.CodeEnumObjectForm, 5, valCol("comparator"), fpath("comparator"), `{"queue-time": null}`}}},
+		{name: "V15 accept one-key weight with {}", src: field("pulsar", "rendezvous_weight", `{"last-mean-input-tps": {}}`), valid: true, want: []want{{validate.CodeEnumObjectForm, 5, valCol("rendezvous_weight"), fpath("rendezvous_weight"), `Stargate reads it as "last-mean-input-tps"`}}},
+		{name: "V15 accept one-key after D3", src: field("wait-and-widen", "comparator", `{"ttft": 1, "ttft": null}`), valid: true},
+		{name: "V15 empty map", src: field("power-of-n", "comparator", `{}`), want: []want{{validate.CodeEnumField, 5, valCol("comparator"), fpath("comparator"), "invalid value: map, expected map with a single key"}}},
+		{name: "V15 two keys", src: field("pulsar", "rendezvous_weight", `{"max-input-tps": null, "last-mean-input-tps": null}`), want: []want{{validate.CodeEnumField, 5, valCol("rendezvous_weight"), fpath("rendezvous_weight"), "invalid value: map, expected map with a single key"}}},
+		{name: "V15 one-key unknown name", src: field("power-of-n", "comparator", `{"fastest": 1}`), want: []want{{validate.CodeEnumField, 5, valCol("comparator") + 1, fpath("comparator"), "unknown variant `fastest`, expected one of `ttft`"}}},
+		{name: "V15 one-key value", src: field("power-of-n", "comparator", `{"ttft": true}`), want: []want{{validate.CodeEnumField, 5, valCol("comparator") + 9, fpath("comparator"), "invalid type: boolean `true`, expected unit"}}},
+		{name: "V20 one-key comparator", src: field("pulsar-wait-and-widen", "comparator", `{"ttft": null}`), want: []want{{validate.CodePWAWComparator, 5, keyCol(), fpath("comparator"), "comparator is not supported for pulsar-wait-and-widen"}}},
 		{name: "V15 weight", src: field("pulsar", "rendezvous_weight", `"max_input_tps"`), want: []want{{validate.CodeEnumField, 5, valCol("rendezvous_weight"), fpath("rendezvous_weight"), "unknown variant `max_input_tps`, expected `last-mean-input-tps` or `max-input-tps`"}}},
 
 		// V16: sample_count range.
