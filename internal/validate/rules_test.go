@@ -65,6 +65,15 @@ func TestRules(t *testing.T) {
 		{name: "V1 control character", src: "{\"models\": {\"a\tb\": \"random\"}}", want: []want{{validate.CodeSyntax, 1, 15, "", "control character"}}},
 		{name: "V1 depth 127 ok", src: `{"models": {"m": {"algorithm": "random", "x": ` + strings.Repeat("[", 124) + strings.Repeat("]", 124) + `}}}`, want: []want{{validate.CodeUnsupportedField, 1, 42, fpath("x"), "random config does not support field(s): x"}}},
 		{name: "V1 depth 128", src: `{"models": {"m": {"algorithm": "random", "x": ` + strings.Repeat("[", 125) + strings.Repeat("]", 125) + `}}}`, want: []want{{validate.CodeSyntax, 1, 171, "", "recursion limit exceeded"}}},
+		// serde_json's " at line L column C": the byte after the one it
+		// was looking at (bytes, not characters; at the end of the input
+		// the last byte's column).
+		{name: "V1 serde position at EOF", src: `{"a`, want: []want{{validate.CodeSyntax, 1, 4, "", "EOF while parsing a string at line 1 column 3"}}},
+		{name: "V1 serde position in bytes", src: `{"é":1,}`, want: []want{{validate.CodeSyntax, 1, 8, "", "trailing comma at line 1 column 9"}}},
+		{name: "V1 serde position after a newline", src: "{\n\"a\":1,\n", want: []want{{validate.CodeSyntax, 3, 1, "", "EOF while parsing a value at line 3 column 0"}}},
+		{name: "V1 EOF after a comma in an object", src: `{"a":1,`, want: []want{{validate.CodeSyntax, 1, 8, "", "EOF while parsing a value at line 1 column 7"}}},
+		{name: "V1 EOF after a comma in a list", src: `[1,`, want: []want{{validate.CodeSyntax, 1, 4, "", "EOF while parsing a value at line 1 column 3"}}},
+		{name: "V1 out of range found at the end of the number", src: `{"x":1e400}`, want: []want{{validate.CodeSyntax, 1, 6, "", "number out of range at line 1 column 10"}}},
 		{name: "V1 empty", src: "", want: []want{{validate.CodeSyntax, 1, 1, "", "EOF while parsing a value"}}},
 
 		// V2: the top level.
