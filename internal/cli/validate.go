@@ -202,7 +202,7 @@ func fileReport(r *validate.Result) validateFileReport {
 // printable escapes the characters of s that a terminal would act on
 // rather than show — C0 and C1 controls, DEL, and the bidirectional
 // overrides — as \xHH or \u{HHHH}, for text output. Messages quote keys
-// and values from the config as Stargate does (`unknown field `X“), so a
+// and values from the config as Stargate does (unknown field `X`), so a
 // config could otherwise move the cursor, recolour or clear the
 // operator's terminal, or reorder what it shows. JSON output keeps the
 // exact text.
