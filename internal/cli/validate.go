@@ -121,8 +121,12 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 	}
 	stdin := 0
 	for _, a := range args {
-		if a == "-" {
+		switch a {
+		case "-":
 			stdin++
+		case "":
+			// validate.File would take "" for standard input.
+			return Usagef("empty FILE argument: give a file, a directory or - for standard input")
 		}
 	}
 	if stdin > 1 {
