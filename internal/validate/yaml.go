@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
@@ -502,7 +503,7 @@ func (c *yamlConverter) setInt(v *Value, s, path string) {
 	if neg {
 		f = -f
 	}
-	if math.IsInf(f, 0) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
 		v.Kind = KindInvalid
 		c.issue(CodeYAMLSpecialFloat, v.Node, path, "YAML number %s in %s is out of range for JSON", s, fieldOrPath(path))
 		return
@@ -510,12 +511,16 @@ func (c *yamlConverter) setInt(v *Value, s, path string) {
 	v.Number, v.Float = NumFloat, f
 }
 
+// bigToFloat is the f64 nearest to the integer digits (base 8, 10 or 16),
+// +Inf beyond the f64 range; the same reading strconv.ParseFloat gives the
+// long JSON literals (an earlier digit-by-digit sum drifted by several
+// ULPs on 19-digit values).
 func bigToFloat(digits string, base int) float64 {
-	f := 0.0
-	for _, ch := range digits {
-		d, _ := strconv.ParseUint(string(ch), base, 8)
-		f = f*float64(base) + float64(d)
+	i, ok := new(big.Int).SetString(digits, base)
+	if !ok {
+		return math.NaN()
 	}
+	f, _ := new(big.Float).SetInt(i).Float64()
 	return f
 }
 
