@@ -89,6 +89,8 @@ func checkResult(t *testing.T, r *validate.Result, data []byte) {
 			t.Fatalf("decoded as JSON, but encoding/json rejects it: %q", data)
 		}
 		checkSpans(t, r.Doc.Root, data)
+	} else {
+		checkYAMLOffsets(t, r.Doc.Root, data)
 	}
 	if r.Config != nil {
 		for id, ac := range r.Config.Models {
@@ -96,6 +98,58 @@ func checkResult(t *testing.T, r *validate.Result, data []byte) {
 				t.Fatalf("model %q without an algorithm", id)
 			}
 		}
+	}
+}
+
+// checkYAMLOffsets verifies that the byte offset of each YAML value and key
+// points at its text: a plain scalar's first word starts there, an alias
+// value at its `*`.
+func checkYAMLOffsets(t *testing.T, v *validate.Value, data []byte) {
+	t.Helper()
+	at := func(what string, off int, n *yaml.Node) {
+		if n == nil || off < 0 {
+			return
+		}
+		if off > len(data) {
+			t.Fatalf("%s offset %d beyond the input", what, off)
+		}
+		rest := string(data[off:])
+		switch {
+		case n.Kind == yaml.AliasNode:
+			if !strings.HasPrefix(rest, "*") {
+				t.Fatalf("%s alias at offset %d: %q", what, off, rest[:min(len(rest), 20)])
+			}
+		case n.Kind == yaml.ScalarNode && n.Style == 0 && n.Value != "" && n.Line > 0:
+			// A plain scalar may be folded over lines: compare its first
+			// word, after its anchor and tag (yaml.v3 places the node at
+			// its first property).
+			for strings.HasPrefix(rest, "&") || strings.HasPrefix(rest, "!") {
+				i := strings.IndexAny(rest, " \t\n")
+				if i < 0 {
+					return
+				}
+				rest = strings.TrimLeft(rest[i:], " \t\n")
+			}
+			word, _, _ := strings.Cut(strings.ReplaceAll(n.Value, "\t", " "), " ")
+			if !strings.HasPrefix(rest, word) {
+				t.Fatalf("%s %q at %d:%d has offset %d, where the text is %q", what, n.Value, n.Line, n.Column, off, rest[:min(len(rest), 20)])
+			}
+		}
+	}
+	node := v.Node
+	if node != nil && node.Kind != yaml.AliasNode && (v.Start.Line != node.Line || v.Start.Col != node.Column) {
+		// A value reached through an alias starts at the alias.
+		node = &yaml.Node{Kind: yaml.AliasNode}
+	}
+	at("value", v.Start.Offset, node)
+	for _, m := range v.Members {
+		if m.KeyNode != nil && m.KeyStart.Line == m.KeyNode.Line && m.KeyStart.Col == m.KeyNode.Column {
+			at("key", m.KeyStart.Offset, m.KeyNode)
+		}
+		checkYAMLOffsets(t, m.Value, data)
+	}
+	for _, it := range v.Items {
+		checkYAMLOffsets(t, it, data)
 	}
 }
 

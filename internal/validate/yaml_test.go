@@ -1,6 +1,8 @@
 package validate_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -125,5 +127,26 @@ name: wait-and-widen
 	ac, _ = validate.AlgorithmConfigFromNode(&doc.Name, "case.yaml")
 	if ac == nil || ac.Algorithm != lb.WaitAndWiden || ac.TTFTBucketSizeMs != 20 || ac.NextBucketUnlockFactor != 0.25 || ac.CacheAffinityVirtualNodes != 150 || ac.N != 2 {
 		t.Errorf("string entry defaults = %+v", ac)
+	}
+}
+
+// TestYAMLOffsets checks byte offsets on long and non-ASCII lines (columns
+// count characters): every plain scalar's offset points at its text.
+func TestYAMLOffsets(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# é\nmodels: {")
+	for i := range 300 {
+		fmt.Fprintf(&b, "\"mödel-%d\": {algorithm: pulsar, seed: sé%d}, ", i, i)
+	}
+	b.WriteString("x: &a random, y: *a}\nrequest_algorithms:\n  pulsar: {algorithm: pulsar, seed: ünï}\n")
+	data := []byte(b.String())
+	r := validate.File("c.yaml", data)
+	if r.Doc.Root == nil {
+		t.Fatalf("not decoded:\n%s", dump(r.Diagnostics))
+	}
+	checkYAMLOffsets(t, r.Doc.Root, data)
+	last := r.Doc.Root.Get("models").Get("mödel-299").Get("seed")
+	if got := string(data[last.Start.Offset : last.Start.Offset+len("sé299")]); got != "sé299" {
+		t.Errorf("offset of the last seed points at %q", got)
 	}
 }
