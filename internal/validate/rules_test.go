@@ -161,6 +161,7 @@ func TestRules(t *testing.T) {
 		{name: "V13 fraction digits", src: field("wait-and-widen", "max_queued", "123456.789"), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), "floating point `123456.789`, expected u64"}}},
 		{name: "V11 float", src: field("wait-and-widen", "ignore_queue_time", "2.5e20"), want: []want{{validate.CodeBoolField, 5, valCol("ignore_queue_time"), fpath("ignore_queue_time"), "invalid type: floating point `2.5e20`, expected a boolean"}}},
 		{name: "V13 string", src: field("pulsar-wait-and-widen", "fallback_max_queued", `"5"`), want: []want{{validate.CodeUnsignedField, 5, valCol("fallback_max_queued"), fpath("fallback_max_queued"), `invalid type: string "5", expected u64`}}},
+		{name: "V13 string quoted like Rust's Debug", src: field("wait-and-widen", "max_queued", `"e\u0301\u00ad\t\"x\u0000"`), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), `invalid type: string "e\u{301}\u{ad}\t\"x\0", expected u64`}}},
 		{name: "V13 sample_count null", src: field("power-of-n", "sample_count", "null"), want: []want{{validate.CodeUnsignedField, 5, valCol("sample_count"), fpath("sample_count"), "invalid type: null, expected usize"}}},
 
 		// V14: numbers.

@@ -12,7 +12,8 @@ import (
 // describes unexpected values with Rust's Display/Debug formatting.
 
 // rustDebugString quotes s like Rust's `{:?}` for str: double quotes, the
-// escapes \t \r \n \\ \" \0, and \u{X} for other non-printable characters.
+// escapes \t \r \n \\ \" \0, and \u{X} for other non-printable characters
+// and for combining marks.
 func rustDebugString(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 2)
@@ -32,7 +33,7 @@ func rustDebugString(s string) string {
 		case 0:
 			b.WriteString(`\0`)
 		default:
-			if r < 0x20 || r == 0x7f || (r >= 0x80 && !unicode.IsPrint(r)) {
+			if r < 0x20 || r == 0x7f || (r >= 0x80 && (!unicode.IsPrint(r) || graphemeExtend(r))) {
 				b.WriteString(`\u{`)
 				b.WriteString(strconv.FormatInt(int64(r), 16))
 				b.WriteByte('}')
@@ -43,6 +44,13 @@ func rustDebugString(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// graphemeExtend reports Unicode's Grapheme_Extend property (Mn, Me and
+// Other_Grapheme_Extend): Rust's Debug for str escapes such characters
+// (combining marks) as \u{X} although they are printable.
+func graphemeExtend(r rune) bool {
+	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Other_Grapheme_Extend)
 }
 
 // rustFloatDisplay formats f like Rust's `{}` for f64: the shortest digits
