@@ -547,10 +547,12 @@ func fieldOrPath(path string) string {
 // offsets in constant time: ASCII lines by arithmetic, other lines through
 // a table of their character offsets built on first use. (Walking the line
 // for every node made long lines — minified JSON read as YAML — quadratic:
-// 32 s for a 400 KB one-line file.)
+// 32 s for a 400 KB one-line file.) Lines break where yaml.v3 breaks them:
+// LF, CR LF, a lone CR, NEL, LS and PS.
 type lineIndex struct {
 	data   []byte
-	starts []int
+	starts []int // offset of each line's first byte
+	ends   []int // offset of each line's break, or len(data)
 	ascii  []bool
 	runes  map[int][]int // line → byte offset of each character
 }
@@ -560,15 +562,33 @@ func newLineIndex(data []byte) *lineIndex {
 		return nil
 	}
 	li := &lineIndex{data: data, starts: []int{0}, ascii: []bool{true}}
-	for i, b := range data {
-		switch {
+	brk := func(at, next int) {
+		li.ends = append(li.ends, at)
+		li.starts = append(li.starts, next)
+		li.ascii = append(li.ascii, true)
+	}
+	for i := 0; i < len(data); i++ {
+		switch b := data[i]; {
 		case b == '\n':
-			li.starts = append(li.starts, i+1)
-			li.ascii = append(li.ascii, true)
+			brk(i, i+1)
+		case b == '\r':
+			if i+1 < len(data) && data[i+1] == '\n' {
+				brk(i, i+2)
+				i++
+			} else {
+				brk(i, i+1)
+			}
+		case b == 0xC2 && i+1 < len(data) && data[i+1] == 0x85: // NEL
+			brk(i, i+2)
+			i++
+		case b == 0xE2 && i+2 < len(data) && data[i+1] == 0x80 && (data[i+2] == 0xA8 || data[i+2] == 0xA9): // LS, PS
+			brk(i, i+3)
+			i += 2
 		case b >= utf8.RuneSelf:
 			li.ascii[len(li.ascii)-1] = false
 		}
 	}
+	li.ends = append(li.ends, len(data))
 	return li
 }
 
@@ -582,14 +602,6 @@ func (li *lineIndex) lineStart(line int) int {
 	return li.starts[line-1]
 }
 
-// lineEnd is the offset of the newline ending line, or the end of the data.
-func (li *lineIndex) lineEnd(line int) int {
-	if line < len(li.starts) {
-		return li.starts[line] - 1
-	}
-	return len(li.data)
-}
-
 // offset is the byte offset of column col of line, clamped to the line's
 // end; -1 without source text.
 func (li *lineIndex) offset(line, col int) int {
@@ -597,7 +609,7 @@ func (li *lineIndex) offset(line, col int) int {
 	if off < 0 || line > len(li.starts) || col <= 1 {
 		return off
 	}
-	end := li.lineEnd(line)
+	end := li.ends[line-1]
 	if li.ascii[line-1] {
 		return min(off+col-1, end)
 	}

@@ -150,3 +150,20 @@ func TestYAMLOffsets(t *testing.T) {
 		t.Errorf("offset of the last seed points at %q", got)
 	}
 }
+
+// TestYAMLOffsetsLineBreaks: yaml.v3 counts lines at LF, CR LF, a lone CR,
+// NEL, LS and PS; byte offsets must follow the same lines.
+func TestYAMLOffsetsLineBreaks(t *testing.T) {
+	for _, nl := range []string{"\n", "\r\n", "\r", "\u0085", "\u2028", "\u2029"} {
+		data := []byte("models:" + nl + "  m: {algorithm: pulsar, seed: \"ä\"}" + nl + "  n: random" + nl)
+		r := validate.File("c.yaml", data)
+		if r.Doc.Root == nil {
+			t.Fatalf("%q: not decoded:\n%s", nl, dump(r.Diagnostics))
+		}
+		checkYAMLOffsets(t, r.Doc.Root, data)
+		n := r.Doc.Root.Get("models").Get("n")
+		if n.Start.Line != 3 || string(data[n.Start.Offset:n.Start.Offset+6]) != "random" {
+			t.Errorf("%q: models.n at %d:%d offset %d", nl, n.Start.Line, n.Start.Col, n.Start.Offset)
+		}
+	}
+}
