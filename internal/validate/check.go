@@ -10,9 +10,14 @@ import (
 )
 
 // algorithmVariants is serde's list of expected variants for an algorithm
-// name; whether serde also lists aliases is not known (lb-config.md open
-// point 5), so lcctl lists the canonical names and names aliases in hints.
-const algorithmVariants = "expected one of `power-of-n`, `wait-and-widen`, `round-robin`, `random`, `pulsar`, `pulsar-wait-and-widen`"
+// name (lb-config.md open point 5, decided from serde_derive 1.0.228): the
+// derived VARIANTS constant lists, per variant in declaration order, the
+// variant's names — its kebab-case name and its aliases — as a sorted set
+// (serde_derive de/enum_.rs prepare_enum_variant_enum, attr.rs aliases();
+// serde's own test_identifier.rs expects "`Aaa`, `Bbb`, `Ccc`, `Ddd`" for
+// Bbb aliased Ccc and Ddd). LoadBalancerAlgorithm and the internally tagged
+// RawLoadBalancerAlgorithmConfig (config.rs) have the same names.
+const algorithmVariants = "expected one of `power-of-n`, `power-of-two`, `powerOf2`, `powerOfN`, `powerof2`, `powerofn`, `groq-multiregion`, `wait-and-widen`, `round-robin`, `random`, `pulsar`, `pulsar-multiregion`, `pulsar-wait-and-widen`"
 
 const comparatorVariants = "expected one of `ttft`, `queue-time`, `input-work-seconds`, `utilization`, `num-requests-queued`"
 

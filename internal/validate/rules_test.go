@@ -121,6 +121,9 @@ func TestRules(t *testing.T) {
 
 		// V9: string entries.
 		{name: "V9 accept alias", src: `{"models": {"m": "groq-multiregion"}}`, valid: true},
+		// serde lists every accepted name: per variant, the kebab-case
+		// name and its aliases sorted (serde_derive VARIANTS).
+		{name: "V9 expected list", src: `{"models": {"m": "Pulsar"}}`, want: []want{{validate.CodeEntryName, 1, 18, `models["m"]`, "unknown variant `Pulsar`, expected one of `power-of-n`, `power-of-two`, `powerOf2`, `powerOfN`, `powerof2`, `powerofn`, `groq-multiregion`, `wait-and-widen`, `round-robin`, `random`, `pulsar`, `pulsar-multiregion`, `pulsar-wait-and-widen`"}}},
 		{name: "V9 underscore", src: `{"models": {"m": "power_of_n"}}`, want: []want{{validate.CodeEntryName, 1, 18, `models["m"]`, "unknown variant `power_of_n`"}}},
 		{name: "V9 shadowed value still parsed (D2)", src: `{"models": {"m": "bogus", "m": "pulsar"}}`, want: []want{
 			{validate.CodeDuplicateKey, 1, 13, `models["m"]`, "D2"},
