@@ -72,8 +72,15 @@ func expandArgs(args []string, exts []string) ([]string, error) {
 			out = append(out, a)
 			continue
 		}
+		// A symbolic link to a directory (a Kubernetes volume, a
+		// deploy symlink) is searched too: WalkDir does not follow a
+		// link given as its root, but does follow "link/".
+		root := a
+		if lst, err := os.Lstat(a); err == nil && lst.Mode()&fs.ModeSymlink != 0 && !strings.HasSuffix(a, string(filepath.Separator)) {
+			root = a + string(filepath.Separator)
+		}
 		var found []string
-		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
