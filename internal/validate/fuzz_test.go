@@ -130,7 +130,10 @@ func checkYAMLOffsets(t *testing.T, v *validate.Value, data []byte) {
 				}
 				rest = strings.TrimLeft(rest[i:], " \t\n")
 			}
-			word, _, _ := strings.Cut(strings.ReplaceAll(n.Value, "\t", " "), " ")
+			word := n.Value
+			if i := strings.IndexAny(word, " \t\n"); i >= 0 {
+				word = word[:i]
+			}
 			if !strings.HasPrefix(rest, word) {
 				t.Fatalf("%s %q at %d:%d has offset %d, where the text is %q", what, n.Value, n.Line, n.Column, off, rest[:min(len(rest), 20)])
 			}
@@ -229,5 +232,33 @@ func FuzzAlgorithmConfig(f *testing.F) {
 		if ac != nil && (ac.Algorithm == 0 || (ac.Algorithm == lb.PowerOfN && (ac.SampleCount < 1 || ac.SampleCount > 64))) {
 			t.Fatalf("accepted config out of range: %+v", ac)
 		}
+	})
+}
+
+// FuzzNode fuzzes validate.Node, the reader of conformance `lb_config:`
+// values (JSON text embedded in YAML, read with serde_json's -0). Seeds:
+// the lb_config of every config-only conformance case.
+func FuzzNode(f *testing.F) {
+	for _, cases := range loadCases(f) {
+		for _, c := range cases {
+			if c.LBConfig.Kind == 0 {
+				continue
+			}
+			out, err := yaml.Marshal(&c.LBConfig)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(out)
+		}
+	}
+	f.Add([]byte(`{"models": {"m": {"algorithm": "wait-and-widen", "max_queued": -0, "comparator": {"ttft": {}}}}}`))
+	f.Add([]byte("models: &m\n  m: *m\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var node yaml.Node
+		if err := yaml.Unmarshal(data, &node); err != nil || node.Kind == 0 {
+			return
+		}
+		r := validate.Node(&node, data, "case.yaml")
+		checkResult(t, r, data)
 	})
 }
