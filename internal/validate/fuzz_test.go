@@ -120,16 +120,15 @@ func checkYAMLOffsets(t *testing.T, v *validate.Value, data []byte) {
 				t.Fatalf("%s alias at offset %d: %q", what, off, rest[:min(len(rest), 20)])
 			}
 		case n.Kind == yaml.ScalarNode && n.Style == 0 && n.Value != "" && n.Line > 0:
-			// A plain scalar may be folded over lines: compare its first
-			// word, after its anchor and tag (yaml.v3 places the node at
-			// its first property).
-			for strings.HasPrefix(rest, "&") || strings.HasPrefix(rest, "!") {
-				i := strings.IndexAny(rest, " \t\n")
-				if i < 0 {
-					return
+			// yaml.v3 places a node with an anchor or a tag at its first
+			// property.
+			if n.Anchor != "" || n.Style&yaml.TaggedStyle != 0 {
+				if !strings.HasPrefix(rest, "&") && !strings.HasPrefix(rest, "!") {
+					t.Fatalf("%s %q with properties at %d:%d has offset %d, where the text is %q", what, n.Value, n.Line, n.Column, off, rest[:min(len(rest), 20)])
 				}
-				rest = strings.TrimLeft(rest[i:], " \t\n")
+				return
 			}
+			// A plain scalar may be folded over lines: compare its first word.
 			word := n.Value
 			if i := strings.IndexAny(word, " \t\n"); i >= 0 {
 				word = word[:i]
