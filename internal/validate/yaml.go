@@ -301,7 +301,10 @@ func (c *yamlConverter) mapping(n *yaml.Node, path string, depth int) (*Value, e
 			}
 		}
 	}
-	merged := map[string]bool{}
+	// merged maps a merged key to the << that brought it: a key repeated
+	// inside one merged mapping stays a repeated key (D2–D4 apply as if it
+	// were written here); only keys from different places conflict.
+	merged := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn, vn := n.Content[i], n.Content[i+1]
 		if isMergeKey(kn) {
@@ -310,11 +313,11 @@ func (c *yamlConverter) mapping(n *yaml.Node, path string, depth int) (*Value, e
 				return nil, err
 			}
 			for _, m := range ms {
-				if explicit[m.Key] || merged[m.Key] {
+				if by, ok := merged[m.Key]; explicit[m.Key] || (ok && by != i) {
 					c.issue(CodeYAMLMerge, kn, joinPath(path, m.Key), "YAML merge key << brings in %q, which is also set elsewhere in this mapping; lcctl refuses the ambiguity (YAML lets the explicit key win, Stargate's JSON rules let the last occurrence win)", m.Key)
 					continue
 				}
-				merged[m.Key] = true
+				merged[m.Key] = i
 				v.Members = append(v.Members, m)
 			}
 			continue
@@ -365,18 +368,18 @@ func (c *yamlConverter) merge(vn *yaml.Node, path string, depth int) ([]Member, 
 		return nil, nil
 	}
 	var out []Member
-	seen := map[string]bool{}
-	for _, s := range sources {
+	seen := map[string]int{} // key → index of the source that brought it
+	for i, s := range sources {
 		mv, err := c.convert(s, path, depth)
 		if err != nil {
 			return nil, err
 		}
 		for _, m := range mv.Members {
-			if seen[m.Key] {
+			if by, ok := seen[m.Key]; ok && by != i {
 				c.issue(CodeYAMLMerge, s, joinPath(path, m.Key), "YAML merge key << brings in %q from more than one mapping; lcctl refuses the ambiguity", m.Key)
 				continue
 			}
-			seen[m.Key] = true
+			seen[m.Key] = i
 			out = append(out, m)
 		}
 	}

@@ -37,6 +37,8 @@ func TestYAML(t *testing.T) {
 		{name: "anchors and aliases expand", file: "c.yaml", src: "models:\n  a: &e {algorithm: pulsar, seed: s, rendezvous_weight: max-input-tps}\n  b: *e\n", valid: true},
 		{name: "merge keys expand", file: "c.yaml", src: "models:\n  a: &e {algorithm: pulsar, rendezvous_weight: max-input-tps}\n  b: {<<: *e, seed: b}\n", valid: true},
 		{name: "merge conflicts are refused", file: "c.yaml", src: "models:\n  a: &e {algorithm: pulsar}\n  b: {<<: *e, algorithm: random}\n", want: []want{{validate.CodeYAMLMerge, 3, 7, `models["b"].algorithm`, "algorithm"}}},
+		{name: "a key repeated inside one merged mapping is a repeated key (D3)", file: "c.yaml", src: "models:\n  a: &e {algorithm: pulsar, algorithm: random}\n  b: {<<: *e}\n", valid: true, want: []want{{validate.CodeDuplicateKey, 2, 10, `models["a"].algorithm`, "D3"}, {validate.CodeDuplicateKey, 2, 10, `models["b"].algorithm`, "D3"}}},
+		{name: "two merged mappings setting one key conflict", file: "c.yaml", src: "models:\n  a: &e {algorithm: pulsar}\n  c: &f {algorithm: random}\n  b: {<<: [*e, *f]}\n", want: []want{{validate.CodeYAMLMerge, 4, 16, `models["b"].algorithm`, "more than one mapping"}}},
 		{name: "collection key", file: "c.yaml", src: "models:\n  ? [a, b]\n  : pulsar\n", want: []want{{validate.CodeYAMLKey, 2, 5, "models", "JSON object keys are strings"}}},
 		{name: "integer key is its text", file: "c.yaml", src: "models:\n  1: pulsar\n", valid: true},
 		{name: "two documents", file: "c.yaml", src: "default: random\n---\ndefault: pulsar\n", want: []want{{validate.CodeYAMLMultiDoc, 2, 1, "", "more than one document"}}},
