@@ -625,9 +625,18 @@ func (c *checker) detailed(e *Entry) {
 	e.setNoSLO(set)
 }
 
+// maxHintedFields bounds how many unsupported fields the V18 hint explains
+// (the message itself lists them all, as Stargate does); each explanation
+// costs an edit distance against every field name.
+const maxHintedFields = 10
+
 func unsupportedHint(a lb.Algorithm, names []string) string {
 	var parts []string
-	for _, n := range names {
+	for i, n := range names {
+		if i == maxHintedFields {
+			parts = append(parts, fmt.Sprintf("%d more not explained here", len(names)-i))
+			break
+		}
 		if algs := algorithmsAccepting(n); len(algs) > 0 {
 			parts = append(parts, fmt.Sprintf("%s is for %s", n, strings.Join(algs, ", ")))
 			continue

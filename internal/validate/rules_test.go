@@ -311,3 +311,27 @@ func TestDuplicateKeys(t *testing.T) {
 		t.Errorf("D4 winner = %+v, want the power-of-two entry (a power-of-n config)", got)
 	}
 }
+
+// TestUnsupportedFieldsAllListed: V18 lists every unsupported field in
+// Stargate's message, however many; the hint explains the first few.
+func TestUnsupportedFieldsAllListed(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"models":{"m":{"algorithm":"random"`)
+	var names []string
+	for i := range 50 {
+		fmt.Fprintf(&b, `,"k%02d":1`, i)
+		names = append(names, fmt.Sprintf("k%02d", i))
+	}
+	b.WriteString("}}}")
+	r := validate.File("c.json", []byte(b.String()))
+	errs := r.Errors()
+	if len(errs) != 1 || errs[0].Code != validate.CodeUnsupportedField {
+		t.Fatalf("want one V18 error:\n%s", dump(r.Diagnostics))
+	}
+	if want := "random config does not support field(s): " + strings.Join(names, ", "); errs[0].Message != want {
+		t.Errorf("message = %q\nwant %q", errs[0].Message, want)
+	}
+	if !strings.Contains(errs[0].Hint, "40 more not explained here") {
+		t.Errorf("hint = %q", errs[0].Hint)
+	}
+}
