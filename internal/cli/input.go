@@ -58,8 +58,10 @@ func unwrapPathError(err error) error {
 }
 
 // expandArgs replaces each directory argument by the files below it whose
-// extensions are in exts (sorted, recursive); other arguments stay as
-// given. A directory without such files is an error.
+// extensions are in exts (sorted, recursive), plus any entry below it that
+// cannot be read (so that it is reported); other arguments stay as given.
+// A directory without such files, or that cannot be read itself, is an
+// error.
 func expandArgs(args []string, exts []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
@@ -82,7 +84,16 @@ func expandArgs(args []string, exts []string) ([]string, error) {
 		var found []string
 		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
-				return err
+				if p == root {
+					return err
+				}
+				// An unreadable entry below the directory is reported as an
+				// input that cannot be read (LC1000); the rest is checked.
+				found = append(found, p)
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
 			}
 			if !d.IsDir() && slices.Contains(exts, strings.ToLower(filepath.Ext(p))) {
 				found = append(found, p)
