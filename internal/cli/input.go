@@ -58,10 +58,9 @@ func unwrapPathError(err error) error {
 }
 
 // expandArgs replaces each directory argument by the files below it whose
-// extensions are in exts (sorted, recursive), plus any entry below it that
+// extensions are in exts (sorted, recursive), plus any directory that
 // cannot be read (so that it is reported); other arguments stay as given.
-// A directory without such files, or that cannot be read itself, is an
-// error.
+// A readable directory without such files is an error.
 func expandArgs(args []string, exts []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
@@ -84,11 +83,9 @@ func expandArgs(args []string, exts []string) ([]string, error) {
 		var found []string
 		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
-				if p == root {
-					return err
-				}
-				// An unreadable entry below the directory is reported as an
-				// input that cannot be read (LC1000); the rest is checked.
+				// An unreadable directory (the argument or an entry below
+				// it) is reported as an input that cannot be read (LC1000);
+				// the rest is checked.
 				found = append(found, p)
 				if d != nil && d.IsDir() {
 					return fs.SkipDir

@@ -101,4 +101,11 @@ func TestValidateUnreadableSubdirectory(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
+	// The unreadable directory given itself: reported the same way.
+	out.Reset()
+	errb.Reset()
+	code = Main(context.Background(), []string{"validate", private, filepath.Join(dir, "ok")}, s)
+	if code != ExitUsage || !strings.Contains(out.String(), "LC1000 V1 "+private) || !strings.Contains(out.String(), "a.json (json) valid") {
+		t.Errorf("exit %d:\n%s%s", code, out.String(), errb.String())
+	}
 }
