@@ -104,7 +104,7 @@ type Step struct {
 
 // Step applies the proxy rules around one decision at req.Elapsed and
 // returns what the proxy does: request policy (H4 missing x-input-tokens,
-// H8 require_cache_affinity_key → error/400), the candidate slice (the
+// then H2 missing x-model, then H8 require_cache_affinity_key → error/400), the candidate slice (the
 // snapshot's routable clusters, Status.Routable; decision indices still
 // refer to snap), the candidate check (no clusters at all → reject/404; no
 // routable cluster, or all excluded → reject/503), input-work admission (§3.7 →
@@ -132,11 +132,13 @@ func (e *Engine) Step(snap *Snapshot, req *Request, rng Rand, opt Options) Step 
 	st.WaitDeadline = durationFromMillis(waitMs)
 
 	rv := e.view(req)
-	if rv.model == "" {
-		return st.fail(OutcomeError, 400, "missing_model", "x-model is missing or blank (H2)")
-	}
+	// Stargate parses x-input-tokens before x-model (http_proxy/request.rs),
+	// so a request missing both reports the input tokens.
 	if !req.HasInputTokens {
 		return st.fail(OutcomeError, 400, "missing_input_tokens", "x-input-tokens is required (H4)")
+	}
+	if rv.model == "" {
+		return st.fail(OutcomeError, 400, "missing_model", "x-model is missing or blank (H2)")
 	}
 	if e.cfg.RequireCacheAffinityKey && !rv.hasKey {
 		return st.fail(OutcomeError, 400, "missing_cache_affinity_key",
