@@ -134,10 +134,11 @@ func BenchmarkDecide(b *testing.B) {
 	}
 }
 
-// BenchmarkDecideColdKeys cycles through 4096 affinity keys, so the
-// Pulsar ranking cache (256 slots) mostly misses: the uncached cost.
+// BenchmarkDecideColdKeys cycles through 65,536 affinity keys, so the
+// Pulsar ranking cache (at most 4096 slots) mostly misses: the uncached
+// cost.
 func BenchmarkDecideColdKeys(b *testing.B) {
-	keys := make([]string, 4096)
+	keys := make([]string, 65536)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("session-%d", i)
 	}

@@ -33,10 +33,13 @@ type Engine struct {
 	rng *rand.Rand
 
 	hdr       [4]headerMemo   // model, routing key, cache affinity key, last cluster
-	rankCache []rankSlotEntry // Pulsar ranking cache (direct-mapped)
-	rings     map[ringCacheKey]*ring
-	lastRing  *ring
-	hashBuf   []byte
+	rankCache []rankSlotEntry // Pulsar ranking cache (direct-mapped; grows, see growRankCache)
+	// rankEvictions counts rankings stored over an earlier one since the
+	// cache last grew.
+	rankEvictions int
+	rings         map[ringCacheKey]*ring
+	lastRing      *ring
+	hashBuf       []byte
 
 	// Scratch, reused across decisions.
 	excl    []bool
@@ -119,6 +122,7 @@ func (e *Engine) ResetState() {
 	clear(e.rings)
 	e.lastRing = nil
 	e.rankCache = nil
+	e.rankEvictions = 0
 }
 
 // reqView is the request after the proxy's header normalisation.

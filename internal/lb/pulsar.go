@@ -43,13 +43,48 @@ func (e *Engine) rank(snap *Snapshot, rv *reqView, d *Decision) []rankEntry {
 	}
 	out := e.computeRanking(snap, rv, d)
 	if slot != nil {
+		if slot.stored {
+			e.rankEvictions++
+		}
 		slot.store(snap, rv, e.cfg.RendezvousWeight, out, d.Ambiguous)
+		if e.rankEvictions > 2*len(e.rankCache) && len(e.rankCache) < maxRankCacheSlots {
+			e.growRankCache()
+		}
 	}
 	return out
 }
 
-// rankCacheSlots is the number of direct-mapped ranking cache slots.
-const rankCacheSlots = 256
+// The ranking cache is direct-mapped. It starts with minRankCacheSlots
+// slots and grows ×4 up to maxRankCacheSlots (upstream keeps up to 4096
+// keys, pulsar.md §4.7) once it has overwritten twice as many rankings as
+// it has slots, so one-off engines (explain, tests) stay small and a busy
+// engine (the simulator: a key per session) keeps its working set. Slot
+// count never changes a decision: every hit is verified.
+const (
+	minRankCacheSlots = 256
+	maxRankCacheSlots = 4096
+)
+
+// growRankCache replaces the cache with one four times larger, moving the
+// valid rankings to their new slots (slot buffers are reused).
+func (e *Engine) growRankCache() {
+	old := e.rankCache
+	e.rankCache = make([]rankSlotEntry, 4*len(old))
+	e.rankEvictions = 0
+	for i := range old {
+		if s := &old[i]; s.valid {
+			dst := &e.rankCache[rankSlotHash(s.key, s.routingKey)%uint64(len(e.rankCache))]
+			if !dst.valid {
+				*dst = *s
+			}
+		}
+	}
+}
+
+// rankSlotHash is the slot hash of a (cache affinity key, routing key).
+func rankSlotHash(key, routingKey string) uint64 {
+	return xxh3.HashString(key) ^ uint64(len(routingKey))*0x9e3779b97f4a7c15
+}
 
 // rankSlotEntry caches one ranking (pulsar.md §4.7: a cached ranking always
 // equals a fresh one). It is valid for the stored routing key, model,
@@ -57,7 +92,9 @@ const rankCacheSlots = 256
 // weight mode are the engine's. Buffers are reused, so hits and warm
 // misses do not allocate.
 type rankSlotEntry struct {
-	valid                  bool
+	// valid: holds a ranking verified for the current request (rankSlot
+	// clears it on a mismatch); stored: has held one since it was created.
+	valid, stored          bool
 	routingKey, model, key string
 	ids                    []string
 	weights                []uint64
@@ -73,10 +110,9 @@ func (e *Engine) rankSlot(snap *Snapshot, rv *reqView) *rankSlotEntry {
 		return nil
 	}
 	if e.rankCache == nil {
-		e.rankCache = make([]rankSlotEntry, rankCacheSlots)
+		e.rankCache = make([]rankSlotEntry, minRankCacheSlots)
 	}
-	h := xxh3.HashString(rv.key) ^ uint64(len(rv.routingKey))*0x9e3779b97f4a7c15
-	slot := &e.rankCache[h%rankCacheSlots]
+	slot := &e.rankCache[rankSlotHash(rv.key, rv.routingKey)%uint64(len(e.rankCache))]
 	if !slot.valid {
 		return slot
 	}
@@ -115,7 +151,7 @@ func (s *rankSlotEntry) store(snap *Snapshot, rv *reqView, mode RendezvousWeight
 	}
 	s.entries = append(s.entries[:0], entries...)
 	s.ambiguous = ambiguous
-	s.valid = true
+	s.valid, s.stored = true, true
 }
 
 // computeRanking computes the ranking without the cache.

@@ -166,7 +166,7 @@ type Snapshot struct {
 // Index returns the position of the cluster with id in s, or -1.
 func (s *Snapshot) Index(id string) int {
 	for i := range s.Clusters {
-		if s.Clusters[i].ClusterID == id {
+		if sameID(s.Clusters[i].ClusterID, id) {
 			return i
 		}
 	}

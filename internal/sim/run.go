@@ -164,27 +164,29 @@ type runner struct {
 	stores []*lcStore
 
 	// workload
-	wl          *WorkloadSpec
-	models      []string
-	modelIdx    map[string]int32
-	modelCum    []float64
-	rks         []string
-	rkIdx       map[string]int32
-	rkCum       []float64
-	hotCum      []float64
-	hotKeys     []string
-	srcProxy    pcgProxy
-	srng        *rand.Rand // draws for the current session (through srcProxy)
-	arrRng      *rand.Rand // session arrivals
-	nextSession int64      // sessions started
-	issued      int64      // requests issued
-	genDone     bool
-	trace       *traceReader
-	traceClose  io.Closer
-	traceRec    TraceRecord
-	liveReqs    int
-	liveSess    int
-	progressAcc int64
+	wl *WorkloadSpec
+	// Samplers of the workload distributions (constants precomputed).
+	dTurns, dFirst, dNew, dOut, dThink distSampler
+	models                             []string
+	modelIdx                           map[string]int32
+	modelCum                           []float64
+	rks                                []string
+	rkIdx                              map[string]int32
+	rkCum                              []float64
+	hotCum                             []float64
+	hotKeys                            []string
+	srcProxy                           pcgProxy
+	srng                               *rand.Rand // draws for the current session (through srcProxy)
+	arrRng                             *rand.Rand // session arrivals
+	nextSession                        int64      // sessions started
+	issued                             int64      // requests issued
+	genDone                            bool
+	trace                              *traceReader
+	traceClose                         io.Closer
+	traceRec                           TraceRecord
+	liveReqs                           int
+	liveSess                           int
+	progressAcc                        int64
 
 	sessions []session
 	freeSess []int32
@@ -295,6 +297,8 @@ func (r *runner) init() error {
 	// Workload tables.
 	w := &sc.Workload
 	r.wl = w
+	r.dTurns, r.dFirst, r.dNew = w.Turns.sampler(), w.FirstInputTokens.sampler(), w.NewInputTokens.sampler()
+	r.dOut, r.dThink = w.OutputTokens.sampler(), w.ThinkTimeS.sampler()
 	r.modelIdx, r.rkIdx = map[string]int32{}, map[string]int32{}
 	r.traceKeys = map[uint64]string{}
 	models := w.Models
@@ -542,7 +546,7 @@ func (r *runner) sessionArrival() {
 	s.pcg.Seed(a, b)
 	r.srcProxy.p = &s.pcg
 	w := r.wl
-	s.turnsLeft = int32(min(max(math.Round(w.Turns.Sample(r.srng)), 1), 1e6))
+	s.turnsLeft = int32(min(max(math.Round(r.dTurns.sample(r.srng)), 1), 1e6))
 	s.model = pick(r.srng, r.modelCum)
 	if len(r.rkCum) > 0 {
 		s.rk = pick(r.srng, r.rkCum)
@@ -582,14 +586,14 @@ func (r *runner) issueTurn(si int32) {
 	w := r.wl
 	var input int64
 	if s.turn == 0 {
-		input = int64(math.Round(w.FirstInputTokens.Sample(r.srng)))
+		input = int64(math.Round(r.dFirst.sample(r.srng)))
 		if s.hot >= 0 {
 			input += w.HotSet.PrefixTokens
 		}
 	} else {
-		input = s.context + int64(math.Round(w.NewInputTokens.Sample(r.srng)))
+		input = s.context + int64(math.Round(r.dNew.sample(r.srng)))
 	}
-	output := int64(math.Round(w.OutputTokens.Sample(r.srng)))
+	output := int64(math.Round(r.dOut.sample(r.srng)))
 	replica := int32(0)
 	if len(r.stores) > 1 {
 		replica = r.srng.Int32N(int32(len(r.stores)))
@@ -1052,7 +1056,7 @@ func (r *runner) decodeDone(qi int32) {
 		s.turnsLeft--
 		if s.turnsLeft > 0 && !r.stopIssuing() {
 			r.srcProxy.p = &s.pcg
-			think := sToNs(r.wl.ThinkTimeS.Sample(r.srng))
+			think := sToNs(r.dThink.sample(r.srng))
 			r.q.push(end+max(think, 0), evTurn, si, 0)
 		} else {
 			r.endSession(si)
