@@ -32,8 +32,9 @@ type Engine struct {
 	rr  uint64 // round-robin counter
 	rng *rand.Rand
 
-	hdr       [4]headerMemo   // model, routing key, cache affinity key, last cluster
-	rankCache []rankSlotEntry // Pulsar ranking cache (direct-mapped; grows, see growRankCache)
+	hdr       [4]headerMemo    // model, routing key, cache affinity key, last cluster
+	rankCache []rankSlotEntry  // Pulsar ranking cache (direct-mapped; grows, see growRankCache)
+	rankSet   rankCandidateSet // the candidates the cached rankings are for
 	// rankEvictions counts rankings stored over an earlier one since the
 	// cache last grew.
 	rankEvictions int
@@ -123,6 +124,7 @@ func (e *Engine) ResetState() {
 	e.lastRing = nil
 	e.rankCache = nil
 	e.rankEvictions = 0
+	e.rankSet.gen++ // invalidates every cached ranking, also if the cache is reused
 }
 
 // reqView is the request after the proxy's header normalisation.

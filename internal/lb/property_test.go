@@ -304,7 +304,7 @@ func TestPropCachesAreTransparent(t *testing.T) {
 			r.RoutingKey = rapid.SampledFrom([]string{"rk-1", "rk-2"}).Draw(t, "rk")
 			d1 := long.Decide(s, r, seeded(uint64(step)), Options{})
 			d2 := NewEngine(cfg).Decide(s, r, seeded(uint64(step)), Options{})
-			if !same(d1, d2) || !equalStrings(IDs(s, d1.AffinityOrder), IDs(s, d2.AffinityOrder)) {
+			if !same(d1, d2) || d1.Ambiguous != d2.Ambiguous || !equalStrings(IDs(s, d1.AffinityOrder), IDs(s, d2.AffinityOrder)) {
 				t.Fatalf("step %d: cached %+v vs fresh %+v", step, IDs(s, d1.AffinityOrder), IDs(s, d2.AffinityOrder))
 			}
 		}
@@ -343,7 +343,7 @@ func TestRankCacheGrowsTransparently(t *testing.T) {
 		for _, k := range keys[len(keys)-1000:] {
 			rv := long.view(rq(key(k)))
 			long.prepare(snap, rq(key(k)), &rv)
-			if s := long.rankSlot(snap, &rv); s != nil && s.valid {
+			if s := long.rankSlot(snap, &rv); s != nil && s.gen == long.rankSet.gen && s.matches(&rv) {
 				hits++
 			}
 		}

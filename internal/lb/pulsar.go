@@ -31,27 +31,36 @@ func pulsarWeight(mode RendezvousWeight, st *Stats) (float64, bool) {
 	return v, TPSValid(v)
 }
 
-// rank computes the Pulsar ranking of pulsar.md §4 into e.ranked: weighted
-// rendezvous scores weight/−ln u over the candidates with a valid weight,
-// sorted by score descending (total order), then cluster id ascending.
-// Excluded and KV-infeasible candidates stay ranked.
-func (e *Engine) rank(snap *Snapshot, rv *reqView, d *Decision) []rankEntry {
+// rankedOrder computes the Pulsar ranking of pulsar.md §4 and appends the
+// ranked candidate indices to out: weighted rendezvous scores
+// weight/−ln u over the candidates with a valid weight, sorted by score
+// descending (total order), then cluster id ascending. Excluded and
+// KV-infeasible candidates stay ranked. It reads the ranking cache and
+// fills it; with a trace it always computes the ranking (the trace needs
+// every score) and returns the entries too.
+func (e *Engine) rankedOrder(snap *Snapshot, rv *reqView, d *Decision, out []int) ([]int, []rankEntry) {
 	slot := e.rankSlot(snap, rv)
-	if slot != nil && slot.valid {
+	if slot != nil && d.Trace == nil && slot.gen == e.rankSet.gen && slot.matches(rv) {
 		d.Ambiguous = slot.ambiguous
-		return slot.entries
+		for _, i := range slot.order {
+			out = append(out, int(i))
+		}
+		return out, nil
 	}
-	out := e.computeRanking(snap, rv, d)
+	ranked := e.computeRanking(snap, rv, d)
+	for _, r := range ranked {
+		out = append(out, r.idx)
+	}
 	if slot != nil {
-		if slot.stored {
+		if slot.gen != 0 {
 			e.rankEvictions++
 		}
-		slot.store(snap, rv, e.cfg.RendezvousWeight, out, d.Ambiguous)
+		slot.store(e.rankSet.gen, rv, ranked, d.Ambiguous)
 		if e.rankEvictions > 2*len(e.rankCache) && len(e.rankCache) < maxRankCacheSlots {
 			e.growRankCache()
 		}
 	}
-	return out
+	return out, ranked
 }
 
 // The ranking cache is direct-mapped. It starts with minRankCacheSlots
@@ -65,16 +74,52 @@ const (
 	maxRankCacheSlots = 4096
 )
 
+// rankCandidateSet is the part of a ranking input shared by every key: the
+// candidate ids in slice order and their weight bits. The engine keeps the
+// current one and numbers its versions; a cached ranking is valid only for
+// the version it was computed with, so a hit verifies the candidates once
+// per decision (in rankSlot) instead of once per slot.
+type rankCandidateSet struct {
+	gen     uint64 // version, from 1; never reused
+	ids     []string
+	weights []uint64
+}
+
+// update makes the set describe snap, starting a new version when anything
+// differs.
+func (s *rankCandidateSet) update(snap *Snapshot, mode RendezvousWeight) {
+	same := s.gen != 0 && len(s.ids) == len(snap.Clusters)
+	for i := 0; same && i < len(snap.Clusters); i++ {
+		a, b := s.ids[i], snap.Clusters[i].ClusterID
+		same = len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
+		if same {
+			w, valid := pulsarWeight(mode, &snap.Clusters[i].Stats)
+			same = s.weights[i] == weightBits(w, valid)
+		}
+	}
+	if same {
+		return
+	}
+	s.gen++
+	s.ids, s.weights = s.ids[:0], s.weights[:0]
+	for i := range snap.Clusters {
+		c := &snap.Clusters[i]
+		s.ids = append(s.ids, c.ClusterID)
+		w, valid := pulsarWeight(mode, &c.Stats)
+		s.weights = append(s.weights, weightBits(w, valid))
+	}
+}
+
 // growRankCache replaces the cache with one four times larger, moving the
-// valid rankings to their new slots (slot buffers are reused).
+// current rankings to their new slots (slot buffers are reused).
 func (e *Engine) growRankCache() {
 	old := e.rankCache
 	e.rankCache = make([]rankSlotEntry, 4*len(old))
 	e.rankEvictions = 0
 	for i := range old {
-		if s := &old[i]; s.valid {
+		if s := &old[i]; s.gen == e.rankSet.gen {
 			dst := &e.rankCache[rankSlotHash(s.key, s.routingKey)%uint64(len(e.rankCache))]
-			if !dst.valid {
+			if dst.gen == 0 {
 				*dst = *s
 			}
 		}
@@ -87,24 +132,25 @@ func rankSlotHash(key, routingKey string) uint64 {
 }
 
 // rankSlotEntry caches one ranking (pulsar.md §4.7: a cached ranking always
-// equals a fresh one). It is valid for the stored routing key, model,
-// affinity key, candidate ids in slice order and weight bits; the seed and
-// weight mode are the engine's. Buffers are reused, so hits and warm
-// misses do not allocate.
+// equals a fresh one): the ranked candidate indices for its routing key,
+// model and affinity key under candidate set version gen (0 = empty); the
+// seed and weight mode are the engine's. The order buffer is reused, so
+// hits and warm misses do not allocate.
 type rankSlotEntry struct {
-	// valid: holds a ranking verified for the current request (rankSlot
-	// clears it on a mismatch); stored: has held one since it was created.
-	valid, stored          bool
+	gen                    uint64
 	routingKey, model, key string
-	ids                    []string
-	weights                []uint64
-	entries                []rankEntry
+	order                  []int32
 	ambiguous              bool
 }
 
-// rankSlot returns the cache slot for the request, marked valid only when
-// it holds this exact ranking input; nil for keys longer than 256 bytes
-// (never cached upstream either).
+// matches reports whether the slot holds the ranking of rv's keys.
+func (s *rankSlotEntry) matches(rv *reqView) bool {
+	return s.key == rv.key && s.routingKey == rv.routingKey && s.model == rv.model
+}
+
+// rankSlot brings the engine's candidate set up to date with snap and
+// returns the cache slot for the request; nil for keys longer than 256
+// bytes (never cached upstream either).
 func (e *Engine) rankSlot(snap *Snapshot, rv *reqView) *rankSlotEntry {
 	if len(rv.key) > 256 {
 		return nil
@@ -112,23 +158,8 @@ func (e *Engine) rankSlot(snap *Snapshot, rv *reqView) *rankSlotEntry {
 	if e.rankCache == nil {
 		e.rankCache = make([]rankSlotEntry, minRankCacheSlots)
 	}
-	slot := &e.rankCache[rankSlotHash(rv.key, rv.routingKey)%uint64(len(e.rankCache))]
-	if !slot.valid {
-		return slot
-	}
-	ok := slot.key == rv.key && slot.routingKey == rv.routingKey && slot.model == rv.model && len(slot.ids) == len(snap.Clusters)
-	for i := 0; ok && i < len(snap.Clusters); i++ {
-		a, b := slot.ids[i], snap.Clusters[i].ClusterID
-		ok = len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
-		if ok {
-			w, valid := pulsarWeight(e.cfg.RendezvousWeight, &snap.Clusters[i].Stats)
-			ok = slot.weights[i] == weightBits(w, valid)
-		}
-	}
-	if !ok {
-		slot.valid = false
-	}
-	return slot
+	e.rankSet.update(snap, e.cfg.RendezvousWeight)
+	return &e.rankCache[rankSlotHash(rv.key, rv.routingKey)%uint64(len(e.rankCache))]
 }
 
 // weightBits is the cache's view of a weight: its bits, or 0 when invalid
@@ -140,18 +171,14 @@ func weightBits(w float64, valid bool) uint64 {
 	return math.Float64bits(w)
 }
 
-func (s *rankSlotEntry) store(snap *Snapshot, rv *reqView, mode RendezvousWeight, entries []rankEntry, ambiguous bool) {
+func (s *rankSlotEntry) store(gen uint64, rv *reqView, ranked []rankEntry, ambiguous bool) {
+	s.gen = gen
 	s.routingKey, s.model, s.key = rv.routingKey, rv.model, rv.key
-	s.ids, s.weights = s.ids[:0], s.weights[:0]
-	for i := range snap.Clusters {
-		c := &snap.Clusters[i]
-		s.ids = append(s.ids, c.ClusterID)
-		w, valid := pulsarWeight(mode, &c.Stats)
-		s.weights = append(s.weights, weightBits(w, valid))
+	s.order = s.order[:0]
+	for _, r := range ranked {
+		s.order = append(s.order, int32(r.idx))
 	}
-	s.entries = append(s.entries[:0], entries...)
 	s.ambiguous = ambiguous
-	s.valid, s.stored = true, true
 }
 
 // computeRanking computes the ranking without the cache.
@@ -244,11 +271,9 @@ func (e *Engine) feasibility(snap *Snapshot, rv *reqView, i int) Feasibility {
 // rankingOrder fills e.list with the ranked candidate indices and e.feas
 // with their feasibility; it records the ranking in the trace.
 func (e *Engine) rankingOrder(snap *Snapshot, rv *reqView, d *Decision) []int {
-	ranked := e.rank(snap, rv, d)
-	list := e.list[:0]
-	for _, r := range ranked {
-		list = append(list, r.idx)
-		e.feas[r.idx] = e.feasibility(snap, rv, r.idx)
+	list, ranked := e.rankedOrder(snap, rv, d, e.list[:0])
+	for _, idx := range list {
+		e.feas[idx] = e.feasibility(snap, rv, idx)
 	}
 	e.list = list
 	if d.Trace != nil {

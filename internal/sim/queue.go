@@ -19,21 +19,25 @@ const (
 	evCluster                      // a scenario cluster event (a = event index)
 )
 
-// event is one scheduled event. Events are ordered by time, then by the
-// order they were scheduled (seq), which makes the run deterministic.
+// event is one scheduled event (24 bytes). Events are ordered by time,
+// then by the order they were scheduled, which makes the run
+// deterministic: seqKind holds the scheduling sequence number in its high
+// 56 bits and the kind in its low 8, so comparing it compares the
+// sequence numbers.
 type event struct {
-	at   int64 // simulated time, ns
-	seq  uint64
-	a    int32
-	b    uint32
-	kind evKind
+	at      int64 // simulated time, ns
+	seqKind uint64
+	a       int32
+	b       uint32
 }
+
+func (e *event) kind() evKind { return evKind(e.seqKind) }
 
 func (e *event) before(f *event) bool {
 	if e.at != f.at {
 		return e.at < f.at
 	}
-	return e.seq < f.seq
+	return e.seqKind < f.seqKind
 }
 
 // eventQueue is a radix heap of events stored by value, popped in (at,
@@ -55,6 +59,7 @@ type eventQueue struct {
 	b0   []event // bucket 0, sorted; b0[head:] are pending
 	head int
 	bkt  [64][]event // bkt[i] is bucket i+1
+	bmin [64]uint64  // smallest key in bkt[i] (valid when not empty)
 	full uint64      // bit i set: bkt[i] is not empty
 	last uint64      // key of the last popped event
 	n    int
@@ -69,15 +74,24 @@ func (q *eventQueue) len() int { return q.n }
 func (q *eventQueue) push(at int64, kind evKind, a int32, b uint32) {
 	q.seq++
 	q.n++
-	e := event{at: at, seq: q.seq, a: a, b: b, kind: kind}
+	e := event{at: at, seqKind: q.seq<<8 | uint64(kind), a: a, b: b}
 	k := key(at)
 	if k <= q.last {
 		q.pushB0(e)
 		return
 	}
-	i := bits.Len64(k^q.last) - 1
+	q.add(bits.Len64(k^q.last)-1, k, e)
+}
+
+// add appends e (key k) to bucket i+1.
+func (q *eventQueue) add(i int, k uint64, e event) {
+	if q.full&(1<<i) == 0 {
+		q.full |= 1 << i
+		q.bmin[i] = k
+	} else if k < q.bmin[i] {
+		q.bmin[i] = k
+	}
 	q.bkt[i] = append(q.bkt[i], e)
-	q.full |= 1 << i
 }
 
 // pushB0 adds e to bucket 0 in (at, seq) order: at the end when its key is
@@ -107,35 +121,35 @@ func (q *eventQueue) pop() event {
 // becoming last; the events with that key land in bucket 0, sorted by seq.
 // Bucket 0 is empty when it is called.
 func (q *eventQueue) refill() {
-	q.b0, q.head = q.b0[:0], 0
 	i := bits.TrailingZeros64(q.full)
 	src := q.bkt[i]
-	m := key(src[0].at)
-	for j := 1; j < len(src); j++ {
-		m = min(m, key(src[j].at))
-	}
+	m := q.bmin[i]
 	q.last = m
+	q.full &^= 1 << i
+	q.bkt[i] = src[:0]
+	b := q.b0[:0]
+	q.head = 0
+	if len(src) == 1 {
+		q.b0 = append(b, src[0])
+		return
+	}
 	for j := range src {
 		e := src[j]
 		k := key(e.at)
 		if k == m {
-			q.b0 = append(q.b0, e)
+			b = append(b, e)
 			continue
 		}
-		t := bits.Len64(k^m) - 1 // < i: k and m agree above bit i
-		q.bkt[t] = append(q.bkt[t], e)
-		q.full |= 1 << t
+		q.add(bits.Len64(k^m)-1, k, e) // below i: k and m agree above bit i
 	}
-	q.bkt[i] = src[:0]
-	q.full &^= 1 << i
 	// The bucket was unordered: order the events that share the minimum
 	// key by seq (usually one).
-	b := q.b0
 	for j := 1; j < len(b); j++ {
-		for k := j; k > 0 && b[k].seq < b[k-1].seq; k-- {
+		for k := j; k > 0 && b[k].seqKind < b[k-1].seqKind; k-- {
 			b[k], b[k-1] = b[k-1], b[k]
 		}
 	}
+	q.b0 = b
 }
 
 // fifo is a growable ring buffer queue.

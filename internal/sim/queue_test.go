@@ -15,7 +15,7 @@ type refQueue struct {
 
 func (q *refQueue) push(at int64, kind evKind, a int32, b uint32) {
 	q.seq++
-	q.h = append(q.h, event{at: at, seq: q.seq, a: a, b: b, kind: kind})
+	q.h = append(q.h, event{at: at, seqKind: q.seq<<8 | uint64(kind), a: a, b: b})
 	for i := len(q.h) - 1; i > 0; {
 		p := (i - 1) / 2
 		if !q.h[i].before(&q.h[p]) {

@@ -417,7 +417,7 @@ func (r *runner) loop() error {
 		}
 		e := r.q.pop()
 		r.now = e.at
-		switch e.kind {
+		switch e.kind() {
 		case evSessionArrival:
 			r.sessionArrival()
 		case evTraceRecord:
