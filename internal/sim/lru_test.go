@@ -3,8 +3,11 @@ package sim
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/lcctl/lcctl/internal/lb"
 )
 
 func TestKVCacheLRU(t *testing.T) {
@@ -211,5 +214,32 @@ func TestU64IndexMatchesMap(t *testing.T) {
 		if got, ok := m.get(k); !ok || got != want {
 			t.Fatalf("final get(%d) = %d %v, want %d", k, got, ok, want)
 		}
+	}
+}
+
+// copyStats copies every field of lb.Stats except the per-priority
+// estimates the simulator never publishes: fill each field with a distinct
+// value and check it arrives.
+func TestCopyStats(t *testing.T) {
+	var src lb.Stats
+	v := reflect.ValueOf(&src).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Float64:
+			f.SetFloat(float64(i + 1))
+		case reflect.Uint64:
+			f.SetUint(uint64(i + 1))
+		case reflect.Slice:
+			if v.Type().Field(i).Name != "QueueTimeEstimateMsByPriority" {
+				t.Fatalf("lb.Stats has a new slice field %s: copyStats must copy it", v.Type().Field(i).Name)
+			}
+		default:
+			t.Fatalf("lb.Stats field %s has kind %s: extend copyStats and this test", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	var dst lb.Stats
+	copyStats(&dst, &src)
+	if !reflect.DeepEqual(dst, src) {
+		t.Fatalf("copyStats lost fields:\n got %+v\nwant %+v", dst, src)
 	}
 }

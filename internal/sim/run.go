@@ -1094,21 +1094,23 @@ func (r *runner) publish(schedule bool) {
 			maxIn = s.PrefillTPS
 		}
 		used := min(max(c.kvInUse, 0), s.KVCacheTokens)
-		*st = lb.Stats{
-			LastMeanInputTPS:        s.PrefillTPS,
-			MaxInputTPS:             maxIn,
-			OutputTPS:               float64(c.busy-c.prefill.len()) * s.DecodeTPS,
-			MaxOutputTPS:            float64(s.Concurrency) * s.DecodeTPS,
-			QueueSize:               uint64(c.queue.len()),
-			QueuedInputSize:         uint64(max(c.queuedIn+c.pendingIn, 0)),
-			KVCacheCapacityTokens:   uint64(s.KVCacheTokens),
-			KVCacheUsedTokens:       uint64(used),
-			KVCacheFreeTokens:       uint64(s.KVCacheTokens - used),
-			NumRunningQueries:       uint64(c.busy + c.queue.len()),
-			MaxEngineConcurrency:    uint64(s.Concurrency),
-			InputProcessingQueries:  uint64(c.prefill.len()),
-			OutputGenerationQueries: uint64(c.busy - c.prefill.len()),
-		}
+		// Field by field: the struct also holds the (always empty) per-priority
+		// estimates slice, and a whole-struct store would go through the
+		// pointer-aware copy; copyStats lists every field (TestCopyStats).
+		st.LastMeanInputTPS = s.PrefillTPS
+		st.MaxInputTPS = maxIn
+		st.OutputTPS = float64(c.busy-c.prefill.len()) * s.DecodeTPS
+		st.MaxOutputTPS = float64(s.Concurrency) * s.DecodeTPS
+		st.QueueSize = uint64(c.queue.len())
+		st.QueuedInputSize = uint64(max(c.queuedIn+c.pendingIn, 0))
+		st.KVCacheCapacityTokens = uint64(s.KVCacheTokens)
+		st.KVCacheUsedTokens = uint64(used)
+		st.KVCacheFreeTokens = uint64(s.KVCacheTokens - used)
+		st.NumRunningQueries = uint64(c.busy + c.queue.len())
+		st.MaxEngineConcurrency = uint64(s.Concurrency)
+		st.TotalQueryInputSize = 0
+		st.InputProcessingQueries = uint64(c.prefill.len())
+		st.OutputGenerationQueries = uint64(c.busy - c.prefill.len())
 		if schedule {
 			r.m.series.Load[bin*len(r.clusters)+i] += float64(c.busy) / float64(s.Concurrency)
 		}
@@ -1164,10 +1166,31 @@ func (r *runner) deliver(slot int) {
 		r.healthy = make([]bool, len(r.workers))
 	}
 	for pos, ci := range r.viewIdx {
-		st := p.stats[ci]
-		st.NumRunningQueries += uint64(r.res[ci].len())
-		r.snap.Clusters[pos].Stats = st
+		dst := &r.snap.Clusters[pos].Stats
+		copyStats(dst, &p.stats[ci])
+		dst.NumRunningQueries += uint64(r.res[ci].len())
 	}
+}
+
+// copyStats copies the published stats into the router's view. The
+// simulator never publishes per-priority queue estimates (the slice stays
+// nil), so the scalar fields are the whole value; TestCopyStats checks
+// that every other field of lb.Stats is listed here.
+func copyStats(dst, src *lb.Stats) {
+	dst.LastMeanInputTPS = src.LastMeanInputTPS
+	dst.MaxInputTPS = src.MaxInputTPS
+	dst.OutputTPS = src.OutputTPS
+	dst.MaxOutputTPS = src.MaxOutputTPS
+	dst.QueueSize = src.QueueSize
+	dst.QueuedInputSize = src.QueuedInputSize
+	dst.KVCacheCapacityTokens = src.KVCacheCapacityTokens
+	dst.KVCacheUsedTokens = src.KVCacheUsedTokens
+	dst.KVCacheFreeTokens = src.KVCacheFreeTokens
+	dst.NumRunningQueries = src.NumRunningQueries
+	dst.MaxEngineConcurrency = src.MaxEngineConcurrency
+	dst.TotalQueryInputSize = src.TotalQueryInputSize
+	dst.InputProcessingQueries = src.InputProcessingQueries
+	dst.OutputGenerationQueries = src.OutputGenerationQueries
 }
 
 // ---- cluster events ----
