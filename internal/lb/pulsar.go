@@ -42,8 +42,14 @@ func (e *Engine) rankedOrder(snap *Snapshot, rv *reqView, d *Decision, out []int
 	slot := e.rankSlot(snap, rv)
 	if slot != nil && d.Trace == nil && slot.gen == e.rankSet.gen && slot.matches(rv) {
 		d.Ambiguous = slot.ambiguous
-		for _, i := range slot.order {
-			out = append(out, int(i))
+		if slot.inline {
+			for _, i := range slot.small[:slot.n] {
+				out = append(out, int(i))
+			}
+		} else {
+			for _, i := range slot.big {
+				out = append(out, int(i))
+			}
 		}
 		return out, nil
 	}
@@ -64,14 +70,16 @@ func (e *Engine) rankedOrder(snap *Snapshot, rv *reqView, d *Decision, out []int
 }
 
 // The ranking cache is direct-mapped. It starts with minRankCacheSlots
-// slots and grows ×4 up to maxRankCacheSlots (upstream keeps up to 4096
-// keys, pulsar.md §4.7) once it has overwritten twice as many rankings as
-// it has slots, so one-off engines (explain, tests) stay small and a busy
-// engine (the simulator: a key per session) keeps its working set. Slot
-// count never changes a decision: every hit is verified.
+// slots and grows ×4 up to maxRankCacheSlots once it has overwritten twice
+// as many rankings as it has slots, so one-off engines (explain, tests)
+// stay small and a busy engine (the simulator: a key per session) keeps
+// its working set. Upstream keeps up to 4096 keys plus a 4096-key
+// probation list (pulsar.md §4.7); 16384 direct-mapped slots (about 1.5 MB)
+// hold a similar working set with few collisions. Slot count never changes
+// a decision: every hit is verified.
 const (
 	minRankCacheSlots = 256
-	maxRankCacheSlots = 4096
+	maxRankCacheSlots = 16384
 )
 
 // rankCandidateSet is the part of a ranking input shared by every key: the
@@ -134,13 +142,17 @@ func rankSlotHash(key, routingKey string) uint64 {
 // rankSlotEntry caches one ranking (pulsar.md §4.7: a cached ranking always
 // equals a fresh one): the ranked candidate indices for its routing key,
 // model and affinity key under candidate set version gen (0 = empty); the
-// seed and weight mode are the engine's. The order buffer is reused, so
-// hits and warm misses do not allocate.
+// seed and weight mode are the engine's. Up to 16 candidates neither hits
+// nor misses allocate.
 type rankSlotEntry struct {
 	gen                    uint64
 	routingKey, model, key string
-	order                  []int32
-	ambiguous              bool
+	// The ranked candidate indices: small[:n] when inline (up to 16
+	// candidates: no second cache line on a hit), else big (reused).
+	small             [16]uint8
+	n                 uint8
+	inline, ambiguous bool
+	big               []int32
 }
 
 // matches reports whether the slot holds the ranking of rv's keys.
@@ -174,11 +186,20 @@ func weightBits(w float64, valid bool) uint64 {
 func (s *rankSlotEntry) store(gen uint64, rv *reqView, ranked []rankEntry, ambiguous bool) {
 	s.gen = gen
 	s.routingKey, s.model, s.key = rv.routingKey, rv.model, rv.key
-	s.order = s.order[:0]
-	for _, r := range ranked {
-		s.order = append(s.order, int32(r.idx))
-	}
 	s.ambiguous = ambiguous
+	s.inline = len(ranked) <= len(s.small)
+	for i := 0; s.inline && i < len(ranked); i++ {
+		s.inline = ranked[i].idx <= 255
+		s.small[i] = uint8(ranked[i].idx)
+	}
+	if s.inline {
+		s.n = uint8(len(ranked))
+		return
+	}
+	s.big = s.big[:0]
+	for _, r := range ranked {
+		s.big = append(s.big, int32(r.idx))
+	}
 }
 
 // computeRanking computes the ranking without the cache.
