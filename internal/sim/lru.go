@@ -66,13 +66,22 @@ func (l *lru[V]) get(key uint64, touch bool) (*V, bool) {
 // put sets key to v and moves it to the front; it reports whether the key
 // is new.
 func (l *lru[V]) put(key uint64, v V) bool {
-	if i, ok := l.index.get(key); ok {
-		l.nodes[i].val = v
+	_, isNew := l.swap(key, v)
+	return isNew
+}
+
+// swap is put that also returns the value it replaced (when not new). One
+// index probe finds the key or the place to insert it.
+func (l *lru[V]) swap(key uint64, v V) (old V, isNew bool) {
+	p, found := l.index.upsert(key)
+	if found {
+		i := *p
+		old, l.nodes[i].val = l.nodes[i].val, v
 		if l.head != i {
 			l.unlink(i)
 			l.linkFront(i)
 		}
-		return false
+		return old, false
 	}
 	var i int32
 	if n := len(l.free); n > 0 {
@@ -82,10 +91,10 @@ func (l *lru[V]) put(key uint64, v V) bool {
 		l.nodes = append(l.nodes, lruNode[V]{})
 		i = int32(len(l.nodes) - 1)
 	}
+	*p = i
 	l.nodes[i].key, l.nodes[i].val = key, v
 	l.linkFront(i)
-	l.index.put(key, i)
-	return true
+	return old, true
 }
 
 // remove deletes key and returns its value.
@@ -157,14 +166,18 @@ func (c *kvCache) peek(key uint64) int64 {
 // and evicts until the total fits budget; a prefix larger than the budget
 // is not cached.
 func (c *kvCache) insert(key uint64, tokens, budget int64) {
-	if old, ok := c.l.remove(key); ok {
-		c.total -= old
-	}
 	if tokens <= 0 || tokens > budget {
+		if old, ok := c.l.remove(key); ok {
+			c.total -= old
+		}
 		c.shrink(budget)
 		return
 	}
-	c.l.put(key, tokens)
+	// Replacing in place leaves the same recency order as removing and
+	// re-adding: the entry ends up at the front either way.
+	if old, isNew := c.l.swap(key, tokens); !isNew {
+		c.total -= old
+	}
 	c.total += tokens
 	c.shrink(budget)
 }
@@ -296,11 +309,14 @@ func (m *u64Index) get(k uint64) (int32, bool) {
 	}
 }
 
-// put sets k to v (inserting or replacing).
-func (m *u64Index) put(k uint64, v int32) {
+// upsert returns a pointer to k's value and whether k was present; when
+// it was not, k is inserted and the caller must store its value through
+// the pointer before the next call.
+func (m *u64Index) upsert(k uint64) (*int32, bool) {
 	if k == 0 {
-		m.zero, m.hasZero = v, true
-		return
+		found := m.hasZero
+		m.hasZero = true
+		return &m.zero, found
 	}
 	if 2*(m.n+1) > len(m.keys) {
 		m.grow()
@@ -309,14 +325,19 @@ func (m *u64Index) put(k uint64, v int32) {
 	for i := m.slot(k); ; i = (i + 1) & mask {
 		switch m.keys[i] {
 		case k:
-			m.vals[i] = v
-			return
+			return &m.vals[i], true
 		case 0:
-			m.keys[i], m.vals[i] = k, v
+			m.keys[i] = k
 			m.n++
-			return
+			return &m.vals[i], false
 		}
 	}
+}
+
+// put sets k to v (inserting or replacing).
+func (m *u64Index) put(k uint64, v int32) {
+	p, _ := m.upsert(k)
+	*p = v
 }
 
 // del removes k, shifting later entries of its probe run back so that no

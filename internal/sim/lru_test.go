@@ -187,11 +187,20 @@ func TestU64IndexMatchesMap(t *testing.T) {
 	}
 	for i := 0; i < 300000; i++ {
 		k := keyOf()
-		switch rng.IntN(3) {
+		switch rng.IntN(4) {
 		case 0:
 			v := int32(rng.IntN(1 << 30))
 			m.put(k, v)
 			ref[k] = v
+		case 3:
+			p, found := m.upsert(k)
+			if _, ok := ref[k]; found != ok {
+				t.Fatalf("step %d upsert(%d) found %v, want %v", i, k, found, ok)
+			}
+			if !found {
+				*p = int32(i)
+			}
+			ref[k] = *p
 		case 1:
 			m.del(k)
 			delete(ref, k)
