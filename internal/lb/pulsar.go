@@ -196,6 +196,9 @@ func (s *rankSlotEntry) store(gen uint64, rv *reqView, ranked []rankEntry, ambig
 		s.n = uint8(len(ranked))
 		return
 	}
+	if cap(s.big) < len(ranked) {
+		s.big = make([]int32, 0, len(ranked)) // once per slot and candidate count
+	}
 	s.big = s.big[:0]
 	for _, r := range ranked {
 		s.big = append(s.big, int32(r.idx))
