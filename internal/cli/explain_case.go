@@ -61,6 +61,9 @@ type decisionSummary struct {
 	Error        string      `json:"error,omitempty"`
 	Message      string      `json:"message,omitempty"`
 	Trace        *lb.Trace   `json:"trace,omitempty"`
+	// NotCandidates lists the snapshot's clusters whose status keeps them
+	// out of the candidate slice, as "ID (inactive)" or "ID (unknown)".
+	NotCandidates []string `json:"not_candidates,omitempty"`
 }
 
 // runExplainCases is `lcctl explain --case FILE [--check]`: every case of a
@@ -146,6 +149,7 @@ func summarize(r *conformance.Result) decisionSummary {
 		return s
 	}
 	s.HTTPStatus, s.Code, s.Message = st.HTTPStatus, st.Code, st.Message
+	s.NotCandidates = notCandidates(c.Snapshot)
 	if r.Outcome == lb.OutcomeWait {
 		v := lb.DurationMs(st.RetryAt)
 		s.RetryAtMs = &v
@@ -259,6 +263,9 @@ func writeCaseText(env *Env, file string, r *conformance.Result, check bool) {
 			fmt.Fprintf(w, "  %s\n", s.Message)
 		}
 	}
+	if nc := notCandidates(snap); len(nc) > 0 {
+		fmt.Fprintf(w, "  not a candidate: %s\n", strings.Join(nc, ", "))
+	}
 	if !s.Balanced {
 		return
 	}
@@ -333,3 +340,18 @@ func msText(m lb.Millis) string {
 }
 
 func must(b []byte, _ error) []byte { return b }
+
+// notCandidates names the clusters of snap that are not routing candidates
+// because of their status (lb.Status.Routable), as "ID (status)".
+func notCandidates(snap *lb.Snapshot) []string {
+	if snap == nil {
+		return nil
+	}
+	var out []string
+	for i := range snap.Clusters {
+		if c := &snap.Clusters[i]; !c.Status.Routable() {
+			out = append(out, c.ClusterID+" ("+c.Status.String()+")")
+		}
+	}
+	return out
+}

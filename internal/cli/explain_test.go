@@ -131,3 +131,36 @@ expect: {outcome: error, error_contains: last_cluster_affinity, session_state: n
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// An inactive (or unknown) cluster is listed as not a candidate, in the
+// text and in the JSON, also when the proxy rejects before balancing.
+func TestExplainCaseNotACandidate(t *testing.T) {
+	in := `
+- name: one-active
+  config: {algorithm: round-robin}
+  request: {model: m, input_tokens: 1}
+  snapshot: {clusters: [{cluster_id: A, status: inactive}, {cluster_id: B}, {cluster_id: C, status: unknown}]}
+  expect: {outcome: dispatch, cluster: B}
+- name: none-active
+  config: {algorithm: wait-and-widen}
+  request: {model: m, input_tokens: 1, max_wait_ms: 60000}
+  snapshot: {clusters: [{cluster_id: A, status: inactive}]}
+  expect: {outcome: reject}
+`
+	code, out, errs := runCLI(t, in, "explain", "--check", "--case", "-")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{"not a candidate: A (inactive), C (unknown)", "not a candidate: A (inactive)\n", "HTTP 503 no_eligible_candidates"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	code, out, _ = runCLI(t, in, "explain", "--case", "-", "-o", "json")
+	if code != 0 || !strings.Contains(out, `"not_candidates": [
+          "A (inactive)",
+          "C (unknown)"
+        ]`) {
+		t.Fatalf("JSON lacks not_candidates (exit %d):\n%s", code, out)
+	}
+}

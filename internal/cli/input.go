@@ -58,8 +58,9 @@ func unwrapPathError(err error) error {
 }
 
 // expandArgs replaces each directory argument by the files below it whose
-// extensions are in exts (sorted, recursive); other arguments stay as
-// given. A directory without such files is an error.
+// extensions are in exts (sorted, recursive), plus any directory that
+// cannot be read (so that it is reported); other arguments stay as given.
+// A readable directory without such files is an error.
 func expandArgs(args []string, exts []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
@@ -72,10 +73,24 @@ func expandArgs(args []string, exts []string) ([]string, error) {
 			out = append(out, a)
 			continue
 		}
+		// A symbolic link to a directory (a Kubernetes volume, a
+		// deploy symlink) is searched too: WalkDir does not follow a
+		// link given as its root, but does follow "link/".
+		root := a
+		if lst, err := os.Lstat(a); err == nil && lst.Mode()&fs.ModeSymlink != 0 && !strings.HasSuffix(a, string(filepath.Separator)) {
+			root = a + string(filepath.Separator)
+		}
 		var found []string
-		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
-				return err
+				// An unreadable directory (the argument or an entry below
+				// it) is reported as an input that cannot be read (LC1000);
+				// the rest is checked.
+				found = append(found, p)
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
 			}
 			if !d.IsDir() && slices.Contains(exts, strings.ToLower(filepath.Ext(p))) {
 				found = append(found, p)

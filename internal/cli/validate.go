@@ -121,8 +121,12 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 	}
 	stdin := 0
 	for _, a := range args {
-		if a == "-" {
+		switch a {
+		case "-":
 			stdin++
+		case "":
+			// validate.File would take "" for standard input.
+			return Usagef("empty FILE argument: give a file, a directory or - for standard input")
 		}
 	}
 	if stdin > 1 {
@@ -199,6 +203,42 @@ func fileReport(r *validate.Result) validateFileReport {
 	return fr
 }
 
+// printable escapes the characters of s that a terminal would act on
+// rather than show — C0 and C1 controls, DEL, and the bidirectional
+// overrides — as \xHH or \u{HHHH}, for text output. Messages quote keys
+// and values from the config as Stargate does (unknown field `X`), so a
+// config could otherwise move the cursor, recolour or clear the
+// operator's terminal, or reorder what it shows. JSON output keeps the
+// exact text.
+func printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if needsEscape(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !needsEscape(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			fmt.Fprintf(&b, "\\u{%x}", r)
+		}
+	}
+	return b.String()
+}
+
+func needsEscape(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r < 0xa0) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
+}
+
 func plural(n int, word string) string {
 	if n == 1 {
 		return fmt.Sprintf("%d %s", n, word)
@@ -236,7 +276,7 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 			status = st.OK.Render("valid")
 		}
 		counts := []string{plural(fr.Errors, "error"), plural(fr.Warnings, "warning"), plural(fr.Infos, "info")}
-		fmt.Fprintf(w, "%s %s %s  %s\n", st.Header.Render(r.File), st.Faint.Render("("+fr.Format+")"), status, st.Faint.Render(strings.Join(counts, ", ")))
+		fmt.Fprintf(w, "%s %s %s  %s\n", st.Header.Render(printable(r.File)), st.Faint.Render("("+fr.Format+")"), status, st.Faint.Render(strings.Join(counts, ", ")))
 		for _, d := range r.Diagnostics {
 			if opts.Quiet && d.Severity == validate.SeverityInfo {
 				continue
@@ -250,7 +290,7 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 			default:
 				sev = st.Info.Render(fmt.Sprintf("%-7s", sev))
 			}
-			loc := r.File
+			loc := printable(r.File)
 			if d.Line > 0 {
 				loc = fmt.Sprintf("%s:%d", loc, d.Line)
 				if d.Col > 0 {
@@ -263,11 +303,11 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 			}
 			fmt.Fprintf(w, "  %s %s %s", sev, st.Bold.Render(rule), loc)
 			if d.Path != "" {
-				fmt.Fprintf(w, " %s", st.Accent.Render(d.Path))
+				fmt.Fprintf(w, " %s", st.Accent.Render(printable(d.Path)))
 			}
-			fmt.Fprintf(w, "\n      %s\n", d.Message)
+			fmt.Fprintf(w, "\n      %s\n", printable(d.Message))
 			if d.Hint != "" {
-				fmt.Fprintf(w, "      %s %s\n", st.Faint.Render("hint:"), d.Hint)
+				fmt.Fprintf(w, "      %s %s\n", st.Faint.Render("hint:"), printable(d.Hint))
 			}
 		}
 	}

@@ -67,3 +67,45 @@ func stripANSI(s string) string {
 	}
 	return b.String()
 }
+
+// TestValidateUnreadableSubdirectory: a subdirectory that cannot be read is
+// reported as an unreadable input (LC1000, exit 2) while the other files of
+// the directory are still checked; it used to abort the run as a usage
+// error before any file was checked.
+func TestValidateUnreadableSubdirectory(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root: permission bits do not stop root from reading the directory")
+	}
+	dir := t.TempDir()
+	for _, p := range []string{"ok", "private"} {
+		if err := os.Mkdir(filepath.Join(dir, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p, "a.json"), []byte(`{}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	private := filepath.Join(dir, "private")
+	if err := os.Chmod(private, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(private, 0o755) })
+	var out, errb bytes.Buffer
+	s := &ui.Streams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
+	code := Main(context.Background(), []string{"validate", dir}, s)
+	if code != ExitUsage {
+		t.Errorf("exit %d, want %d\n%s%s", code, ExitUsage, out.String(), errb.String())
+	}
+	for _, want := range []string{filepath.Join(dir, "ok", "a.json") + " (json) valid", "LC1000 V1 " + private, "permission denied"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	// The unreadable directory given itself: reported the same way.
+	out.Reset()
+	errb.Reset()
+	code = Main(context.Background(), []string{"validate", private, filepath.Join(dir, "ok")}, s)
+	if code != ExitUsage || !strings.Contains(out.String(), "LC1000 V1 "+private) || !strings.Contains(out.String(), "a.json (json) valid") {
+		t.Errorf("exit %d:\n%s%s", code, out.String(), errb.String())
+	}
+}

@@ -51,8 +51,9 @@ type ClusterRow struct {
 // ClusterRows lays out the per-cluster table of run r for rep: clusters
 // in the affinity order first, then the rest (wait-and-widen: in ring-walk
 // order; otherwise in snapshot order), each with one row per phase that
-// evaluated it. Every value comes from the decision's trace and the
-// snapshot; nothing is recomputed.
+// evaluated it. A cluster whose status is not routable gets one row with
+// the verdict "not a candidate: inactive" (or "unknown"). Every value
+// comes from the decision's trace and the snapshot; nothing is recomputed.
 func ClusterRows(rep *Report, r *Run) []ClusterRow {
 	d := &r.Decision
 	snap := rep.Snapshot
@@ -132,6 +133,12 @@ func ClusterRows(rep *Report, r *Run) []ClusterRow {
 		}
 		if n == 0 {
 			row := base
+			if !c.Status.Routable() {
+				// Not in Stargate's candidate slice at all (lb.Status).
+				row.Verdict = "not a candidate: " + c.Status.String()
+				rows = append(rows, row)
+				continue
+			}
 			row.Verdict, row.Chosen = outsideVerdict(rep, r, id, ranked, choice)
 			rows = append(rows, row)
 		}

@@ -342,3 +342,34 @@ func TestRenderRegressions(t *testing.T) {
 		t.Fatalf("the chart label is cut with an ellipsis:\n%s", out)
 	}
 }
+
+// A cluster whose status is not active is not a candidate: the table
+// says so instead of dropping it, also when no cluster is routable and
+// the proxy rejects before balancing.
+func TestClusterVerdictNotACandidate(t *testing.T) {
+	snap := snapshot(cluster{id: "A", rttMs: 1, tps: 1e6, conc: 8}, cluster{id: "B", rttMs: 5, tps: 1000, conc: 8},
+		cluster{id: "C", rttMs: 1, tps: 1e6, conc: 8})
+	snap.Clusters[0].Status, snap.Clusters[2].Status = lb.StatusInactive, lb.StatusUnknown
+	rep := report(t, lb.DefaultAlgorithmConfig(lb.PowerOfN), snap, lb.Request{Model: "model-a", InputTokens: 100})
+	rows := ClusterRows(rep, &rep.Run)
+	if r := row(t, rows, "A", lb.PhaseNone); r.Verdict != "not a candidate: inactive" || r.Chosen {
+		t.Errorf("A: %+v", r)
+	}
+	if r := row(t, rows, "C", lb.PhaseNone); r.Verdict != "not a candidate: unknown" || r.Chosen {
+		t.Errorf("C: %+v", r)
+	}
+	if rep.Run.Decision.Cluster != "B" {
+		t.Errorf("chose %q, want the only candidate B", rep.Run.Decision.Cluster)
+	}
+	snap.Clusters[1].Status = lb.StatusInactive
+	rep = report(t, lb.DefaultAlgorithmConfig(lb.PowerOfN), snap, lb.Request{Model: "model-a", InputTokens: 100})
+	if d := rep.Run.Decision; d.Outcome != lb.OutcomeReject || d.HTTPStatus != 503 || d.Balanced {
+		t.Fatalf("all inactive: %v %d balanced=%v", d.Outcome, d.HTTPStatus, d.Balanced)
+	}
+	out := render(t, rep, Options{})
+	for _, want := range []string{"not a candidate: inactive", "not a candidate: unknown", "Reject: HTTP 503 no_eligible_candidates"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -15,21 +15,21 @@ func (f Float) MarshalJSON() ([]byte, error) { return lb.Millis(f).MarshalJSON()
 // UnmarshalJSON decodes a number or one of the strings MarshalJSON writes.
 func (f *Float) UnmarshalJSON(b []byte) error { return (*lb.Millis)(f).UnmarshalJSON(b) }
 
-// Snapshot is the candidate slice the engine decided against, in the
-// field names of formats.md (rtt in ms, the per-priority queue estimates
-// as a map).
+// Snapshot is the snapshot the engine decided against (its active clusters
+// are the candidate slice), in the field names of formats.md (rtt in ms,
+// the per-priority queue estimates as a map).
 type Snapshot struct {
 	// Model is the snapshot's model (informational; the request's wins).
 	Model string `json:"model,omitempty"`
-	// Clusters are the candidates in slice order.
+	// Clusters are the snapshot's clusters in slice order.
 	Clusters []Cluster `json:"clusters"`
 }
 
-// Cluster is one candidate of the snapshot.
+// Cluster is one cluster of the snapshot.
 type Cluster struct {
 	ClusterID          string    `json:"cluster_id"`           // unique id
 	RTTMs              lb.Millis `json:"rtt_ms"`               // forwarded health RTT, ms
-	Status             lb.Status `json:"status"`               // informational
+	Status             lb.Status `json:"status"`               // only active clusters are candidates
 	ActiveBackendCount uint64    `json:"active_backend_count"` // informational
 	Stats              Stats     `json:"stats"`                // ModelStats
 }
@@ -96,4 +96,18 @@ func (s *Snapshot) Index(id string) int {
 		}
 	}
 	return -1
+}
+
+// hasNonCandidates reports whether a cluster's status keeps it out of the
+// candidate slice (lb.Status.Routable).
+func (s *Snapshot) hasNonCandidates() bool {
+	if s == nil {
+		return false
+	}
+	for i := range s.Clusters {
+		if !s.Clusters[i].Status.Routable() {
+			return true
+		}
+	}
+	return false
 }

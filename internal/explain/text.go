@@ -140,8 +140,13 @@ func (p *printer) run(r *Run, main bool) {
 	}
 	p.title(head)
 	p.header(r)
-	if r.Config != nil && r.Decision.Balanced {
+	switch {
+	case r.Config != nil && r.Decision.Balanced:
 		p.orders(r)
+		p.clusters(r)
+	case r.Config != nil && rep.Snapshot.hasNonCandidates():
+		// Rejected before balancing because no cluster is routable: the
+		// table says why each cluster is not a candidate.
 		p.clusters(r)
 	}
 	p.decision(r)
@@ -354,14 +359,18 @@ func sessionLines(rep *Report, r *Run) []string {
 	case "stale":
 		s := "stale" + pinned + ": "
 		if hint != "" && pinned == "" {
-			s += "last cluster " + hint + " is not a candidate → "
+			s += "last cluster " + hint + " is not a candidate"
+			if i := rep.Snapshot.Index(hint); i >= 0 {
+				s += " (" + rep.Snapshot.Clusters[i].Status.String() + ")"
+			}
+			s += " → "
 		}
 		return []string{s + "routed as new (affinity wait 0, prefill scale 1, order unchanged)"}
 	}
 	s := "returning" + pinned + ": "
-	inSnap := false
-	if rep.Snapshot != nil {
-		inSnap = rep.Snapshot.Index(hint) >= 0
+	inSnap := false // the hint names a candidate (present and routable)
+	if i := rep.Snapshot.Index(hint); i >= 0 {
+		inSnap = rep.Snapshot.Clusters[i].Status.Routable()
 	}
 	switch {
 	case d.Promoted:

@@ -134,10 +134,11 @@ func BenchmarkDecide(b *testing.B) {
 	}
 }
 
-// BenchmarkDecideColdKeys cycles through 4096 affinity keys, so the
-// Pulsar ranking cache (256 slots) mostly misses: the uncached cost.
+// BenchmarkDecideColdKeys cycles through 65,536 affinity keys, so the
+// Pulsar ranking cache (at most 4096 slots) mostly misses: the uncached
+// cost.
 func BenchmarkDecideColdKeys(b *testing.B) {
-	keys := make([]string, 4096)
+	keys := make([]string, 65536)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("session-%d", i)
 	}
@@ -275,6 +276,33 @@ func TestHotPathAllocationFree(t *testing.T) {
 		}
 		if a := testing.AllocsPerRun(100, func() { e.Step(snap, req, rng, Options{}) }); a != 0 {
 			t.Errorf("%s: Step allocates %v per run", sc.name, a)
+		}
+	}
+}
+
+// The trace notes are formatted only when a trace is requested: new and
+// stale sessions and the affinity wait do not allocate with the trace off.
+func TestTraceOffNotesAllocationFree(t *testing.T) {
+	snap := snapOf(cl("A", full), cl("B", full), cl("C", full), cl("D", free))
+	for _, tc := range []struct {
+		name string
+		alg  Algorithm
+		req  *Request
+	}{
+		{"ww new session", WaitAndWiden, rq(key("k"), input(100))},
+		{"ww stale session", WaitAndWiden, rq(key("k"), input(100), last("gone"))},
+		{"ww affinity wait", WaitAndWiden, rq(key("k"), input(100), last("A"))},
+		{"pww new session", PulsarWaitAndWiden, rq(key("k"), input(100))},
+		{"pww affinity wait", PulsarWaitAndWiden, rq(key("k"), input(100), last("A"))},
+	} {
+		e := NewEngine(cfgOf(tc.alg, withK(1), withX(300), withSessions(), withMaxQueued(0)))
+		rng := seeded(1)
+		e.Step(snap, tc.req, rng, Options{})
+		if a := testing.AllocsPerRun(100, func() { e.Step(snap, tc.req, rng, Options{}) }); a != 0 {
+			t.Errorf("%s: %v allocs per step", tc.name, a)
+		}
+		if d := e.Decide(snap, tc.req, rng, Options{Trace: true}); len(d.Trace.Notes) == 0 {
+			t.Errorf("%s: the trace has no notes", tc.name)
 		}
 	}
 }

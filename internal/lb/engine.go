@@ -32,11 +32,15 @@ type Engine struct {
 	rr  uint64 // round-robin counter
 	rng *rand.Rand
 
-	hdr       [4]headerMemo   // model, routing key, cache affinity key, last cluster
-	rankCache []rankSlotEntry // Pulsar ranking cache (direct-mapped)
-	rings     map[ringCacheKey]*ring
-	lastRing  *ring
-	hashBuf   []byte
+	hdr       [4]headerMemo    // model, routing key, cache affinity key, last cluster
+	rankCache []rankSlotEntry  // Pulsar ranking cache (direct-mapped; grows, see growRankCache)
+	rankSet   rankCandidateSet // the candidates the cached rankings are for
+	// rankEvictions counts rankings stored over an earlier one since the
+	// cache last grew.
+	rankEvictions int
+	rings         map[ringCacheKey]*ring
+	lastRing      *ring
+	hashBuf       []byte
 
 	// Scratch, reused across decisions.
 	excl    []bool
@@ -55,6 +59,13 @@ type Engine struct {
 	rankedSorted []rankEntry
 	feas         []Feasibility
 	choices      []Choice
+
+	// Candidate filtering (only when a snapshot lists a non-routable
+	// cluster): the routable clusters, their positions in the caller's
+	// snapshot, and the buffer the decision's index slices are mapped into.
+	cand     Snapshot
+	candIdx  []int
+	remapBuf []int
 }
 
 // NewEngine returns an engine for cfg (a validated, normalised config from
@@ -112,6 +123,8 @@ func (e *Engine) ResetState() {
 	clear(e.rings)
 	e.lastRing = nil
 	e.rankCache = nil
+	e.rankEvictions = 0
+	e.rankSet.gen++ // invalidates every cached ranking, also if the cache is reused
 }
 
 // reqView is the request after the proxy's header normalisation.
@@ -231,7 +244,9 @@ func durationSecs(d time.Duration) float64 {
 }
 
 // Decide runs the load balancer once: config (the engine's), snapshot,
-// request (with its elapsed time) in; a Decision out. It reproduces
+// request (with its elapsed time) in; a Decision out. The balancer sees the
+// snapshot's routable clusters only (Status.Routable; see candidates), and
+// the decision's indices refer to snap. It reproduces
 // Stargate's decide_at for the engine's algorithm (wait-and-widen.md §3,
 // pulsar.md §6–7, session.md, upstream power_of_n.rs, round_robin.rs,
 // random.rs). rng supplies sampling draws; nil uses the engine's own
@@ -245,9 +260,90 @@ func (e *Engine) Decide(snap *Snapshot, req *Request, rng Rand, opt Options) Dec
 		req = &Request{}
 	}
 	rv := e.view(req)
-	eligible := e.prepare(snap, req, &rv)
-	e.decide(snap, &rv, eligible, rng, opt, &d)
+	cand, filtered := e.candidates(snap)
+	eligible := e.prepare(cand, req, &rv)
+	e.decide(cand, &rv, eligible, rng, opt, &d)
+	if filtered {
+		e.remap(&d)
+	}
 	return d
+}
+
+// candidates returns the candidate slice of snap: the clusters whose
+// status is routable (Status.Routable), in snapshot order. It returns snap
+// itself when every cluster is routable (the usual case, no copy);
+// otherwise an engine-owned snapshot of the routable clusters, with
+// filtered true and e.candIdx mapping its positions back to snap's.
+//
+// Upstream (NVIDIA/nvcf stargate routing_state, apply_registration_update)
+// adds a backend to a routing target only when the model's effective
+// status is Active; Inactive, Unknown and unparseable statuses remove it,
+// and a cluster without backends has no routing snapshot
+// (cluster_snapshots backend_aggregate), so such clusters never reach the
+// load balancer, the session hint match or input-work admission.
+func (e *Engine) candidates(snap *Snapshot) (*Snapshot, bool) {
+	for i := range snap.Clusters {
+		if !snap.Clusters[i].Status.Routable() {
+			return e.filterCandidates(snap), true
+		}
+	}
+	return snap, false
+}
+
+func (e *Engine) filterCandidates(snap *Snapshot) *Snapshot {
+	clear(e.cand.Clusters[:cap(e.cand.Clusters)]) // drop references of earlier snapshots
+	e.cand.Model = snap.Model
+	e.cand.Clusters = e.cand.Clusters[:0]
+	e.candIdx = e.candIdx[:0]
+	for i := range snap.Clusters {
+		if snap.Clusters[i].Status.Routable() {
+			e.cand.Clusters = append(e.cand.Clusters, snap.Clusters[i])
+			e.candIdx = append(e.candIdx, i)
+		}
+	}
+	return &e.cand
+}
+
+// remap rewrites the candidate indices of d (decided against the filtered
+// candidate slice) into positions of the caller's snapshot. The index
+// slices are copied into e.remapBuf first: several of them may share one
+// engine buffer.
+func (e *Engine) remap(d *Decision) {
+	m := e.candIdx
+	if d.Cluster >= 0 && d.Cluster < len(m) {
+		d.Cluster = m[d.Cluster]
+	}
+	total := len(d.OriginalOrder) + len(d.AffinityOrder) + len(d.AffinityGroup) + len(d.OpenSet)
+	if e.remapBuf == nil || cap(e.remapBuf) < total {
+		e.remapBuf = make([]int, 0, max(total, 8))
+	}
+	buf := e.remapBuf[:0]
+	mapped := func(s []int) []int {
+		if s == nil {
+			return nil
+		}
+		start := len(buf)
+		for _, i := range s {
+			buf = append(buf, m[i])
+		}
+		return buf[start:len(buf):len(buf)]
+	}
+	d.OriginalOrder = mapped(d.OriginalOrder)
+	d.AffinityOrder = mapped(d.AffinityOrder)
+	d.AffinityGroup = mapped(d.AffinityGroup)
+	d.OpenSet = mapped(d.OpenSet)
+	e.remapBuf = buf
+	for i := range d.Choices {
+		d.Choices[i].Cluster = m[d.Choices[i].Cluster]
+	}
+	if d.Trace != nil {
+		for p := range d.Trace.Phases {
+			cs := d.Trace.Phases[p].Candidates
+			for c := range cs {
+				cs[c].Cluster = m[cs[c].Cluster]
+			}
+		}
+	}
 }
 
 // decide runs the algorithm on a prepared request (view and prepare done).

@@ -67,12 +67,19 @@ func ParseU32Header(name, raw string) (uint32, error) {
 	return uint32(v), nil
 }
 
-// RequestFromHeaders builds a Request from proxy headers, applying H1–H10:
-// x-request-id and x-model required and non-blank, x-input-tokens a
-// required u64, x-priority u32 (default 0), x-request-slo-ms and
-// x-max-wait-ms optional u64, x-routing-key / x-cache-affinity-key /
-// x-stargate-last-cluster-id trimmed with blank = absent, x-routing-method
-// kept raw for Config.Resolve. Errors are *RoutingError (HTTP 400).
+// RequestFromHeaders builds a Request from proxy headers, applying H1–H10,
+// and reports the first failing header in Stargate's order (NVIDIA/nvcf
+// http_proxy/request.rs parse_proxy_request_inputs, the same in every
+// indexed version): x-request-id (required, non-blank), x-input-tokens (a
+// required u64), x-model (required, non-blank), x-routing-method (a
+// method-only value must name a known algorithm, H9: blank, non-visible
+// ASCII or unknown is unknown_method), x-priority (u32, default 0),
+// x-max-wait-ms, then x-request-slo-ms (optional u64).
+// x-routing-key / x-cache-affinity-key / x-stargate-last-cluster-id never
+// fail (trimmed, blank = absent). x-routing-method is kept raw for
+// Config.Resolve, which decides availability (unavailable) and routing
+// expressions (values with ';', whose parse stage in the newest proxy was
+// not found: lb-config.md §15 item 4). Errors are *RoutingError (HTTP 400).
 func RequestFromHeaders(get HeaderSource) (Request, error) {
 	var r Request
 	if v, ok := get("x-request-id"); !ok {
@@ -80,25 +87,7 @@ func RequestFromHeaders(get HeaderSource) (Request, error) {
 	} else if _, ok := HeaderString(v); !ok {
 		return r, routingErr("invalid_header", "x-request-id", "x-request-id is blank")
 	}
-	v, ok := get("x-model")
-	m, mok := HeaderString(v)
-	if !ok || !mok {
-		return r, routingErr("invalid_header", "x-model", "x-model is missing, blank or not visible ASCII")
-	}
-	r.Model = m
-	if v, ok := get("x-routing-key"); ok {
-		r.RoutingKey, _ = HeaderString(v)
-	}
-	if v, ok := get("x-routing-method"); ok {
-		r.RoutingMethod = OptionalString{Value: v, Set: true}
-	}
-	if v, ok := get("x-cache-affinity-key"); ok {
-		r.CacheAffinityKey, _ = HeaderString(v)
-	}
-	if v, ok := get("x-stargate-last-cluster-id"); ok {
-		r.LastClusterID, _ = HeaderString(v)
-	}
-	v, ok = get("x-input-tokens")
+	v, ok := get("x-input-tokens")
 	if !ok {
 		return r, routingErr("invalid_header", "x-input-tokens", "x-input-tokens is required")
 	}
@@ -107,6 +96,23 @@ func RequestFromHeaders(get HeaderSource) (Request, error) {
 		return r, err
 	}
 	r.InputTokens, r.HasInputTokens = n, true
+	if v, ok := get("x-routing-key"); ok {
+		r.RoutingKey, _ = HeaderString(v)
+	}
+	v, ok = get("x-model")
+	m, mok := HeaderString(v)
+	if !ok || !mok {
+		return r, routingErr("invalid_header", "x-model", "x-model is missing, blank or not visible ASCII")
+	}
+	r.Model = m
+	if v, ok := get("x-routing-method"); ok {
+		if !strings.Contains(v, ";") {
+			if _, err := ParseRoutingMethod(v); err != nil {
+				return r, err
+			}
+		}
+		r.RoutingMethod = OptionalString{Value: v, Set: true}
+	}
 	if v, ok := get("x-priority"); ok {
 		p, err := ParseU32Header("x-priority", v)
 		if err != nil {
@@ -117,7 +123,7 @@ func RequestFromHeaders(get HeaderSource) (Request, error) {
 	for _, h := range []struct {
 		name string
 		dst  *OptionalU64
-	}{{"x-request-slo-ms", &r.RequestSLOMs}, {"x-max-wait-ms", &r.MaxWaitMs}} {
+	}{{"x-max-wait-ms", &r.MaxWaitMs}, {"x-request-slo-ms", &r.RequestSLOMs}} {
 		if v, ok := get(h.name); ok {
 			n, err := ParseU64Header(h.name, v)
 			if err != nil {
@@ -125,6 +131,12 @@ func RequestFromHeaders(get HeaderSource) (Request, error) {
 			}
 			*h.dst = Some(n)
 		}
+	}
+	if v, ok := get("x-cache-affinity-key"); ok {
+		r.CacheAffinityKey, _ = HeaderString(v)
+	}
+	if v, ok := get("x-stargate-last-cluster-id"); ok {
+		r.LastClusterID, _ = HeaderString(v)
 	}
 	return r, nil
 }

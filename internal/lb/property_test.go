@@ -304,9 +304,59 @@ func TestPropCachesAreTransparent(t *testing.T) {
 			r.RoutingKey = rapid.SampledFrom([]string{"rk-1", "rk-2"}).Draw(t, "rk")
 			d1 := long.Decide(s, r, seeded(uint64(step)), Options{})
 			d2 := NewEngine(cfg).Decide(s, r, seeded(uint64(step)), Options{})
-			if !same(d1, d2) || !equalStrings(IDs(s, d1.AffinityOrder), IDs(s, d2.AffinityOrder)) {
+			if !same(d1, d2) || d1.Ambiguous != d2.Ambiguous || !equalStrings(IDs(s, d1.AffinityOrder), IDs(s, d2.AffinityOrder)) {
 				t.Fatalf("step %d: cached %+v vs fresh %+v", step, IDs(s, d1.AffinityOrder), IDs(s, d2.AffinityOrder))
 			}
 		}
 	})
+}
+
+// The ranking cache grows under many keys (256 → 1024 → 4096 → 16384
+// slots) and stays transparent: a long-lived engine cycling through 20,000
+// keys decides like fresh engines, and the most recent keys' rankings come
+// from the cache.
+func TestRankCacheGrowsTransparently(t *testing.T) {
+	snap := genSnapshotFixed()
+	for _, a := range []Algorithm{Pulsar, PulsarWaitAndWiden} {
+		cfg := cfgOf(a, withSeed("grow"))
+		long := NewEngine(cfg)
+		keys := make([]string, 20000)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("session-%d", i)
+		}
+		for pass := 0; pass < 2; pass++ {
+			for i, k := range keys {
+				r := rq(key(k), input(100))
+				d1 := long.Decide(snap, r, seeded(uint64(i)), Options{})
+				if i%97 == 0 {
+					d2 := NewEngine(cfg).Decide(snap, r, seeded(uint64(i)), Options{})
+					if !same(d1, d2) || !equalStrings(IDs(snap, d1.AffinityOrder), IDs(snap, d2.AffinityOrder)) {
+						t.Fatalf("%s pass %d key %s: cached %v vs fresh %v", a, pass, k, IDs(snap, d1.AffinityOrder), IDs(snap, d2.AffinityOrder))
+					}
+				}
+			}
+		}
+		if len(long.rankCache) != maxRankCacheSlots {
+			t.Fatalf("%s: cache has %d slots, want %d after 40000 keyed decisions", a, len(long.rankCache), maxRankCacheSlots)
+		}
+		hits := 0
+		for _, k := range keys[len(keys)-1000:] {
+			rv := long.view(rq(key(k)))
+			long.prepare(snap, rq(key(k)), &rv)
+			if s := long.rankSlot(snap, &rv); s != nil && s.gen == long.rankSet.gen && s.matches(&rv) {
+				hits++
+			}
+		}
+		if hits < 500 {
+			t.Errorf("%s: only %d of the last 1000 keys are cached", a, hits)
+		}
+	}
+}
+
+func genSnapshotFixed() *Snapshot {
+	var cs []Cluster
+	for i := 0; i < 8; i++ {
+		cs = append(cs, cl(fmt.Sprintf("c%d", i), maxTPS(float64(100+50*i)), load(uint64(i%3), 4)))
+	}
+	return snapOf(cs...)
 }

@@ -104,8 +104,10 @@ type Step struct {
 
 // Step applies the proxy rules around one decision at req.Elapsed and
 // returns what the proxy does: request policy (H4 missing x-input-tokens,
-// H8 require_cache_affinity_key → error/400), the candidate check (no
-// candidates or all excluded → reject), input-work admission (§3.7 →
+// then H2 missing x-model, then H8 require_cache_affinity_key → error/400), the candidate slice (the
+// snapshot's routable clusters, Status.Routable; decision indices still
+// refer to snap), the candidate check (no clusters at all → reject/404; no
+// routable cluster, or all excluded → reject/503), input-work admission (§3.7 →
 // reject/503), then Decide, and the wait budget (timed waits until
 // min(x-max-wait-ms, 60000) ms; the generic 1–9 ms capacity retry while an
 // explicit x-max-wait-ms deadline has not passed; reject otherwise). rng is
@@ -130,19 +132,32 @@ func (e *Engine) Step(snap *Snapshot, req *Request, rng Rand, opt Options) Step 
 	st.WaitDeadline = durationFromMillis(waitMs)
 
 	rv := e.view(req)
-	if rv.model == "" {
-		return st.fail(OutcomeError, 400, "missing_model", "x-model is missing or blank (H2)")
-	}
+	// Stargate parses x-input-tokens before x-model (http_proxy/request.rs),
+	// so a request missing both reports the input tokens.
 	if !req.HasInputTokens {
 		return st.fail(OutcomeError, 400, "missing_input_tokens", "x-input-tokens is required (H4)")
+	}
+	if rv.model == "" {
+		return st.fail(OutcomeError, 400, "missing_model", "x-model is missing or blank (H2)")
 	}
 	if e.cfg.RequireCacheAffinityKey && !rv.hasKey {
 		return st.fail(OutcomeError, 400, "missing_cache_affinity_key",
 			"require_cache_affinity_key is set and x-cache-affinity-key is absent or blank (H8)")
 	}
-	eligible := e.prepare(snap, req, &rv)
-	if len(snap.Clusters) == 0 {
-		if len(req.ExcludedClusterIDs) == 0 {
+	cand, filtered := e.candidates(snap)
+	eligible := e.prepare(cand, req, &rv)
+	// No candidates: upstream answers 404 only when the target has no
+	// candidates, no cluster registered the model at all and nothing was
+	// excluded (request_routing no_choice / has_registered_model_for_target);
+	// a cluster listed with a non-routable status has registered the model,
+	// so the request is 503 without retrying (test
+	// registered_inactive_target_is_unavailable_without_retrying).
+	if len(cand.Clusters) == 0 {
+		switch {
+		case len(snap.Clusters) > 0:
+			return st.fail(OutcomeReject, 503, "no_eligible_candidates",
+				"no cluster is a candidate: every cluster of the snapshot is inactive or unknown (the model is registered but not routable)")
+		case len(req.ExcludedClusterIDs) == 0:
 			return st.fail(OutcomeReject, 404, "no_eligible_candidates", "the snapshot has no candidates for the model")
 		}
 		return st.fail(OutcomeReject, 503, "no_eligible_candidates", "the snapshot has no candidates")
@@ -151,7 +166,7 @@ func (e *Engine) Step(snap *Snapshot, req *Request, rng Rand, opt Options) Step 
 		return st.fail(OutcomeReject, 503, "no_eligible_candidates", "every candidate was already tried by an earlier attempt")
 	}
 	if lim := e.cfg.MaxInputWorkSeconds; lim != nil {
-		secs, ok := e.inputWorkSeconds(snap, &rv)
+		secs, ok := e.inputWorkSeconds(cand, &rv)
 		st.InputWorkSeconds, st.HasInputWorkSeconds = secs, ok
 		switch {
 		case !ok:
@@ -165,7 +180,10 @@ func (e *Engine) Step(snap *Snapshot, req *Request, rng Rand, opt Options) Step 
 	st.Balanced = true
 	st.Decision = Decision{Algorithm: e.cfg.Algorithm, Cluster: -1}
 	d := &st.Decision
-	e.decide(snap, &rv, eligible, rng, opt, d)
+	e.decide(cand, &rv, eligible, rng, opt, d)
+	if filtered {
+		e.remap(d)
+	}
 	switch d.Kind {
 	case KindSelected:
 		st.Outcome = OutcomeDispatch
@@ -204,7 +222,7 @@ func (st Step) fail(o Outcome, status int, code, msg string) Step {
 // InputWorkSeconds is the admission estimate of wait-and-widen.md §3.7 /
 // pulsar.md §6.3: (input tokens + Σ queued input tokens) / Σ valid
 // last_mean_input_tps over the participating candidates, in seconds. A
-// candidate participates when it is not excluded; for pulsar and
+// candidate participates when it is routable (Status.Routable) and not excluded; for pulsar and
 // pulsar-wait-and-widen it must also have a valid rendezvous weight and
 // pass the feasibility gate (upstream input_work_admission_candidate).
 // ok is false when the rate is not positive and finite or the result is
@@ -214,8 +232,9 @@ func (e *Engine) InputWorkSeconds(snap *Snapshot, req *Request) (float64, bool) 
 		return 0, false
 	}
 	rv := e.view(req)
-	e.prepare(snap, req, &rv)
-	return e.inputWorkSeconds(snap, &rv)
+	cand, _ := e.candidates(snap)
+	e.prepare(cand, req, &rv)
+	return e.inputWorkSeconds(cand, &rv)
 }
 
 func (e *Engine) inputWorkSeconds(snap *Snapshot, rv *reqView) (float64, bool) {

@@ -2,6 +2,7 @@ package lb_test
 
 import (
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -200,6 +201,77 @@ func TestRequestFromHeaders(t *testing.T) {
 	delete(h, "x-request-id")
 	if _, err := lb.RequestFromHeaders(headers(h)); err == nil {
 		t.Fatal("x-request-id is required")
+	}
+}
+
+// With several bad headers the error names the first in Stargate's parse
+// order (http_proxy/request.rs parse_proxy_request_inputs): x-request-id,
+// x-input-tokens, x-model, x-routing-method, x-priority, x-max-wait-ms,
+// x-request-slo-ms. Every pair of bad headers is tried.
+func TestRequestFromHeadersErrorOrder(t *testing.T) {
+	order := []struct{ name, bad, code string }{
+		{"x-request-id", " ", "invalid_header"},
+		{"x-input-tokens", "-1", "invalid_header"},
+		{"x-model", "", "invalid_header"},
+		{"x-routing-method", "sticky", "unknown_method"},
+		{"x-priority", "4294967296", "invalid_header"},
+		{"x-max-wait-ms", "soon", "invalid_header"},
+		{"x-request-slo-ms", "1.5", "invalid_header"},
+	}
+	good := map[string]string{"x-request-id": "r", "x-input-tokens": "1", "x-model": "m", "x-routing-method": "pulsar",
+		"x-priority": "1", "x-max-wait-ms": "10", "x-request-slo-ms": "100"}
+	if _, err := lb.RequestFromHeaders(headers(good)); err != nil {
+		t.Fatalf("all good: %v", err)
+	}
+	for i, first := range order {
+		for _, later := range order[i+1:] {
+			h := maps.Clone(good)
+			h[first.name], h[later.name] = first.bad, later.bad
+			_, err := lb.RequestFromHeaders(headers(h))
+			var re *lb.RoutingError
+			if !errors.As(err, &re) || re.Header != first.name || re.Code != first.code || re.Status != 400 {
+				t.Errorf("bad %s and %s: got %v, want the %s error first", first.name, later.name, err, first.name)
+			}
+		}
+		// A missing required header fails at the same position.
+		if i < 3 {
+			h := maps.Clone(good)
+			delete(h, first.name)
+			h[order[i+1].name] = order[i+1].bad
+			if _, err := lb.RequestFromHeaders(headers(h)); err == nil || !strings.Contains(err.Error(), first.name) {
+				t.Errorf("missing %s with a bad %s: %v", first.name, order[i+1].name, err)
+			}
+		}
+	}
+	// Blank and non-visible method names are unknown_method at the header
+	// stage too; an expression is left to Config.Resolve.
+	for _, m := range []string{"  ", "pülsar"} {
+		h := maps.Clone(good)
+		h["x-routing-method"], h["x-priority"] = m, "x"
+		var re *lb.RoutingError
+		if _, err := lb.RequestFromHeaders(headers(h)); !errors.As(err, &re) || re.Code != "unknown_method" {
+			t.Errorf("method %q: %v", m, err)
+		}
+	}
+	h := maps.Clone(good)
+	h["x-routing-method"] = "pulsar;seed=a"
+	if r, err := lb.RequestFromHeaders(headers(h)); err != nil || r.RoutingMethod.Value != "pulsar;seed=a" {
+		t.Errorf("expression: %+v %v", r.RoutingMethod, err)
+	}
+}
+
+// The proxy step checks x-input-tokens before x-model, like the header
+// parser.
+func TestStepHeaderOrder(t *testing.T) {
+	e := lb.NewEngine(nil)
+	snap := &lb.Snapshot{Clusters: []lb.Cluster{{ClusterID: "A"}}}
+	st := e.Step(snap, &lb.Request{Model: " "}, nil, lb.Options{})
+	if st.Outcome != lb.OutcomeError || st.Code != "missing_input_tokens" {
+		t.Fatalf("both missing: %v %s", st.Outcome, st.Code)
+	}
+	st = e.Step(snap, &lb.Request{Model: " ", HasInputTokens: true}, nil, lb.Options{})
+	if st.Outcome != lb.OutcomeError || st.Code != "missing_model" {
+		t.Fatalf("model missing: %v %s", st.Outcome, st.Code)
 	}
 }
 

@@ -41,7 +41,9 @@ func (e *Engine) plan(snap *Snapshot, rv *reqView, orig []int, insertTruncate bo
 	}
 	d.Session = state
 	if state != SessionReturning {
-		d.note(fmt.Sprintf("session %s: affinity wait 0, prefill scale 1.0, order unchanged", state))
+		if d.Trace != nil { // formatting allocates: only for a trace
+			d.note(fmt.Sprintf("session %s: affinity wait 0, prefill scale 1.0, order unchanged", state))
+		}
 		return orig, 0, 1.0
 	}
 	if last < 0 {

@@ -7,11 +7,16 @@ import (
 	"time"
 )
 
-// Status is a cluster's inference-server status as published in the
-// routing snapshot (formats.md "status"). The engine never reads it: the
-// snapshot is the candidate slice exactly as Stargate's load balancer
-// receives it (wait-and-widen.md §8 item 7, pulsar.md §2.3), so filtering
-// by status, if any, has already happened when the snapshot was taken.
+// Status is a cluster's inference-server status for the model (formats.md
+// "status"; Stargate's InferenceServerStatus). Only StatusActive clusters
+// are routing candidates: Stargate puts a backend into a routing target
+// only when its model registration is Active (any other status, including
+// Unknown and unparseable values, removes it), and a cluster is in the
+// candidate slice only while it has such a backend (upstream
+// routing_state apply_registration_update and cluster_snapshots
+// backend_aggregate). The engine therefore drops non-active clusters from
+// the snapshot before the proxy rules and the load balancer run; see
+// Engine.Step and Routable.
 type Status uint8
 
 // Status values, by their formats.md spelling.
@@ -36,6 +41,11 @@ func (s Status) String() string {
 
 // MarshalText renders the formats.md spelling.
 func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Routable reports whether a cluster with this status is a routing
+// candidate: only StatusActive is (wait-and-widen.md §8 item 7, decided
+// from upstream routing_state; docs/engine.md).
+func (s Status) Routable() bool { return s == StatusActive }
 
 // ParseStatus parses the formats.md spelling (exact, case-sensitive).
 func ParseStatus(s string) (Status, bool) {
@@ -129,18 +139,23 @@ type Cluster struct {
 	// RTT is the forwarded health round-trip time as an exact nanosecond
 	// duration (formats.md rtt_ms converted with RTTFromMs).
 	RTT time.Duration `json:"rtt_ns"`
-	// Status is informational; see Status.
+	// Status decides whether the cluster is a routing candidate: only
+	// StatusActive (the zero value) is; see Status.
 	Status Status `json:"status"`
-	// ActiveBackendCount is informational (not read by the balancers).
+	// ActiveBackendCount is informational (not read): a cluster Stargate
+	// lists always has at least one active backend, and 0 is the formats
+	// default of an omitted field, so it is not a filter (docs/engine.md).
 	ActiveBackendCount uint64 `json:"active_backend_count"`
 	// Stats are the cluster's model statistics.
 	Stats Stats `json:"stats"`
 }
 
-// Snapshot is the candidate slice for one model at decision time, pending
-// local reservations already applied (formats.md "Snapshot"). Candidate
-// order is Stargate's slice order; it matters for ring construction ties
-// and for round-robin.
+// Snapshot is what Stargate knows of the clusters serving one model at
+// decision time, pending local reservations already applied (formats.md
+// "Snapshot"). Its routable clusters (Status.Routable), in order, are the
+// candidate slice the load balancer sees; candidate order is Stargate's
+// slice order and matters for ring construction ties and for round-robin.
+// Decision indices always refer to positions in Clusters.
 type Snapshot struct {
 	// Model is informational; the request's model wins.
 	Model string `json:"model,omitempty"`
@@ -151,7 +166,7 @@ type Snapshot struct {
 // Index returns the position of the cluster with id in s, or -1.
 func (s *Snapshot) Index(id string) int {
 	for i := range s.Clusters {
-		if s.Clusters[i].ClusterID == id {
+		if sameID(s.Clusters[i].ClusterID, id) {
 			return i
 		}
 	}

@@ -54,7 +54,9 @@ func (e *Engine) decideWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand, opt O
 		} else {
 			d.Wait, d.Reason = rem, ReasonAffinityWait
 		}
-		d.note(fmt.Sprintf("affinity wait: global fallback opens at %.6g ms", DurationMs(x)))
+		if d.Trace != nil { // formatting allocates: only for a trace
+			d.note(fmt.Sprintf("affinity wait: global fallback opens at %.6g ms", DurationMs(x)))
+		}
 		return
 	}
 	d.OpenSet = e.all

@@ -1,10 +1,12 @@
 package sim
 
+import "math/bits"
+
 // lru is a map from uint64 keys to values with a recency list, stored in a
 // node slice with a free list, so that steady-state use allocates nothing
-// (the map keeps its buckets after deletes).
+// (the index keeps its table after deletes).
 type lru[V any] struct {
-	index      map[uint64]int32
+	index      u64Index
 	nodes      []lruNode[V]
 	free       []int32
 	head, tail int32 // most and least recently used; -1 when empty
@@ -17,10 +19,10 @@ type lruNode[V any] struct {
 }
 
 func newLRU[V any]() *lru[V] {
-	return &lru[V]{index: make(map[uint64]int32), head: -1, tail: -1}
+	return &lru[V]{head: -1, tail: -1}
 }
 
-func (l *lru[V]) len() int { return len(l.index) }
+func (l *lru[V]) len() int { return l.index.len() }
 
 func (l *lru[V]) unlink(i int32) {
 	n := &l.nodes[i]
@@ -50,7 +52,7 @@ func (l *lru[V]) linkFront(i int32) {
 
 // get returns the value for key; touch moves it to the front.
 func (l *lru[V]) get(key uint64, touch bool) (*V, bool) {
-	i, ok := l.index[key]
+	i, ok := l.index.get(key)
 	if !ok {
 		return nil, false
 	}
@@ -64,13 +66,22 @@ func (l *lru[V]) get(key uint64, touch bool) (*V, bool) {
 // put sets key to v and moves it to the front; it reports whether the key
 // is new.
 func (l *lru[V]) put(key uint64, v V) bool {
-	if i, ok := l.index[key]; ok {
-		l.nodes[i].val = v
+	_, isNew := l.swap(key, v)
+	return isNew
+}
+
+// swap is put that also returns the value it replaced (when not new). One
+// index probe finds the key or the place to insert it.
+func (l *lru[V]) swap(key uint64, v V) (old V, isNew bool) {
+	p, found := l.index.upsert(key)
+	if found {
+		i := *p
+		old, l.nodes[i].val = l.nodes[i].val, v
 		if l.head != i {
 			l.unlink(i)
 			l.linkFront(i)
 		}
-		return false
+		return old, false
 	}
 	var i int32
 	if n := len(l.free); n > 0 {
@@ -80,15 +91,15 @@ func (l *lru[V]) put(key uint64, v V) bool {
 		l.nodes = append(l.nodes, lruNode[V]{})
 		i = int32(len(l.nodes) - 1)
 	}
+	*p = i
 	l.nodes[i].key, l.nodes[i].val = key, v
 	l.linkFront(i)
-	l.index[key] = i
-	return true
+	return old, true
 }
 
 // remove deletes key and returns its value.
 func (l *lru[V]) remove(key uint64) (V, bool) {
-	i, ok := l.index[key]
+	i, ok := l.index.get(key)
 	if !ok {
 		var zero V
 		return zero, false
@@ -100,7 +111,7 @@ func (l *lru[V]) removeAt(i int32) V {
 	n := &l.nodes[i]
 	v := n.val
 	l.unlink(i)
-	delete(l.index, n.key)
+	l.index.del(n.key)
 	var zero V
 	n.val = zero
 	l.free = append(l.free, i)
@@ -117,7 +128,7 @@ func (l *lru[V]) oldest() (uint64, *V, bool) {
 }
 
 func (l *lru[V]) clear() {
-	clear(l.index)
+	l.index.clear()
 	l.nodes = l.nodes[:0]
 	l.free = l.free[:0]
 	l.head, l.tail = -1, -1
@@ -155,14 +166,18 @@ func (c *kvCache) peek(key uint64) int64 {
 // and evicts until the total fits budget; a prefix larger than the budget
 // is not cached.
 func (c *kvCache) insert(key uint64, tokens, budget int64) {
-	if old, ok := c.l.remove(key); ok {
-		c.total -= old
-	}
 	if tokens <= 0 || tokens > budget {
+		if old, ok := c.l.remove(key); ok {
+			c.total -= old
+		}
 		c.shrink(budget)
 		return
 	}
-	c.l.put(key, tokens)
+	// Replacing in place leaves the same recency order as removing and
+	// re-adding: the entry ends up at the front either way.
+	if old, isNew := c.l.swap(key, tokens); !isNew {
+		c.total -= old
+	}
 	c.total += tokens
 	c.shrink(budget)
 }
@@ -246,4 +261,137 @@ func (s *lcStore) sweep(now int64) {
 		}
 		s.l.removeAt(s.l.tail)
 	}
+}
+
+// u64Index maps uint64 keys to int32 values: an open-addressing table with
+// linear probing, Fibonacci hashing and backward-shift deletion (no
+// tombstones), kept at most half full. It replaces a Go map on the
+// simulator's hot paths (KV caches, last-cluster stores), where the keys
+// are session numbers and hashes. Slot key 0 means empty; the key 0 itself
+// is kept aside.
+type u64Index struct {
+	keys    []uint64
+	vals    []int32
+	n       int   // entries in the table (key 0 not counted)
+	shift   uint8 // 64 − log2(len(keys))
+	zero    int32 // value of key 0 when hasZero
+	hasZero bool
+}
+
+func (m *u64Index) len() int {
+	if m.hasZero {
+		return m.n + 1
+	}
+	return m.n
+}
+
+// slot is the home slot of k.
+func (m *u64Index) slot(k uint64) int { return int((k * 0x9e3779b97f4a7c15) >> m.shift) }
+
+func (m *u64Index) get(k uint64) (int32, bool) {
+	if k == 0 {
+		if !m.hasZero {
+			return 0, false
+		}
+		return m.zero, true
+	}
+	if m.n == 0 {
+		return 0, false
+	}
+	mask := len(m.keys) - 1
+	for i := m.slot(k); ; i = (i + 1) & mask {
+		switch m.keys[i] {
+		case k:
+			return m.vals[i], true
+		case 0:
+			return 0, false
+		}
+	}
+}
+
+// upsert returns a pointer to k's value and whether k was present; when
+// it was not, k is inserted and the caller must store its value through
+// the pointer before the next call.
+func (m *u64Index) upsert(k uint64) (*int32, bool) {
+	if k == 0 {
+		found := m.hasZero
+		m.hasZero = true
+		return &m.zero, found
+	}
+	if 2*(m.n+1) > len(m.keys) {
+		m.grow()
+	}
+	mask := len(m.keys) - 1
+	for i := m.slot(k); ; i = (i + 1) & mask {
+		switch m.keys[i] {
+		case k:
+			return &m.vals[i], true
+		case 0:
+			m.keys[i] = k
+			m.n++
+			return &m.vals[i], false
+		}
+	}
+}
+
+// put sets k to v (inserting or replacing).
+func (m *u64Index) put(k uint64, v int32) {
+	p, _ := m.upsert(k)
+	*p = v
+}
+
+// del removes k, shifting later entries of its probe run back so that no
+// lookup ever crosses an empty slot it should not.
+func (m *u64Index) del(k uint64) {
+	if k == 0 {
+		m.zero, m.hasZero = 0, false
+		return
+	}
+	if m.n == 0 {
+		return
+	}
+	mask := len(m.keys) - 1
+	i := m.slot(k)
+	for m.keys[i] != k {
+		if m.keys[i] == 0 {
+			return
+		}
+		i = (i + 1) & mask
+	}
+	for j := (i + 1) & mask; m.keys[j] != 0; j = (j + 1) & mask {
+		// The entry at j may move to the hole at i unless its home slot
+		// lies cyclically in (i, j].
+		if h := m.slot(m.keys[j]); (j-h)&mask >= (j-i)&mask {
+			m.keys[i], m.vals[i] = m.keys[j], m.vals[j]
+			i = j
+		}
+	}
+	m.keys[i], m.vals[i] = 0, 0
+	m.n--
+}
+
+func (m *u64Index) grow() {
+	old, oldVals := m.keys, m.vals
+	size := max(2*len(old), 16)
+	m.keys, m.vals = make([]uint64, size), make([]int32, size)
+	m.shift = uint8(64 - bits.TrailingZeros(uint(size)))
+	m.n = 0
+	mask := size - 1
+	for j, k := range old {
+		if k == 0 {
+			continue
+		}
+		i := m.slot(k)
+		for m.keys[i] != 0 {
+			i = (i + 1) & mask
+		}
+		m.keys[i], m.vals[i] = k, oldVals[j]
+		m.n++
+	}
+}
+
+func (m *u64Index) clear() {
+	clear(m.keys)
+	clear(m.vals)
+	m.n, m.hasZero = 0, false
 }

@@ -3,8 +3,11 @@ package sim
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/lcctl/lcctl/internal/lb"
 )
 
 func TestKVCacheLRU(t *testing.T) {
@@ -147,7 +150,7 @@ func TestEventQueueOrder(t *testing.T) {
 	last := event{at: -1}
 	for q.len() > 0 {
 		e := q.pop()
-		if e.at < last.at || (e.at == last.at && e.seq < last.seq) {
+		if e.at < last.at || (e.at == last.at && e.seqKind < last.seqKind) {
 			t.Fatal("out of order")
 		}
 		last = e
@@ -161,5 +164,91 @@ func TestEventQueueOrder(t *testing.T) {
 	}
 	if f.len() != 66 || f.front() != 34 || f.at(1) != 35 {
 		t.Fatalf("fifo len %d front %d", f.len(), f.front())
+	}
+}
+
+// u64Index behaves like a Go map under random puts, deletes and lookups,
+// with clustered keys (session numbers), hashed keys, the high-bit hot keys
+// and key 0.
+func TestU64IndexMatchesMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var m u64Index
+	ref := map[uint64]int32{}
+	keyOf := func() uint64 {
+		switch rng.IntN(4) {
+		case 0:
+			return uint64(rng.IntN(3000)) // session numbers, 0 included
+		case 1:
+			return 1<<63 | uint64(rng.IntN(50))
+		case 2:
+			return storeKey(int32(rng.IntN(3))-1, 0, uint64(rng.IntN(500)))
+		}
+		return uint64(rng.IntN(64)) * 1024 // same home slot, long probe runs
+	}
+	for i := 0; i < 300000; i++ {
+		k := keyOf()
+		switch rng.IntN(4) {
+		case 0:
+			v := int32(rng.IntN(1 << 30))
+			m.put(k, v)
+			ref[k] = v
+		case 3:
+			p, found := m.upsert(k)
+			if _, ok := ref[k]; found != ok {
+				t.Fatalf("step %d upsert(%d) found %v, want %v", i, k, found, ok)
+			}
+			if !found {
+				*p = int32(i)
+			}
+			ref[k] = *p
+		case 1:
+			m.del(k)
+			delete(ref, k)
+		default:
+			got, ok := m.get(k)
+			want, wok := ref[k]
+			if ok != wok || got != want {
+				t.Fatalf("step %d get(%d) = %d %v, want %d %v", i, k, got, ok, want, wok)
+			}
+		}
+		if m.len() != len(ref) {
+			t.Fatalf("step %d: len %d, want %d", i, m.len(), len(ref))
+		}
+		if i == 200000 {
+			m.clear()
+			clear(ref)
+		}
+	}
+	for k, want := range ref {
+		if got, ok := m.get(k); !ok || got != want {
+			t.Fatalf("final get(%d) = %d %v, want %d", k, got, ok, want)
+		}
+	}
+}
+
+// copyStats copies every field of lb.Stats except the per-priority
+// estimates the simulator never publishes: fill each field with a distinct
+// value and check it arrives.
+func TestCopyStats(t *testing.T) {
+	var src lb.Stats
+	v := reflect.ValueOf(&src).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Float64:
+			f.SetFloat(float64(i + 1))
+		case reflect.Uint64:
+			f.SetUint(uint64(i + 1))
+		case reflect.Slice:
+			if v.Type().Field(i).Name != "QueueTimeEstimateMsByPriority" {
+				t.Fatalf("lb.Stats has a new slice field %s: copyStats must copy it", v.Type().Field(i).Name)
+			}
+		default:
+			t.Fatalf("lb.Stats field %s has kind %s: extend copyStats and this test", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	var dst lb.Stats
+	copyStats(&dst, &src)
+	if !reflect.DeepEqual(dst, src) {
+		t.Fatalf("copyStats lost fields:\n got %+v\nwant %+v", dst, src)
 	}
 }

@@ -1,5 +1,7 @@
 package sim
 
+import "math/bits"
+
 // evKind is the kind of a simulation event.
 type evKind uint8
 
@@ -17,80 +19,137 @@ const (
 	evCluster                      // a scenario cluster event (a = event index)
 )
 
-// event is one scheduled event. Events are ordered by time, then by the
-// order they were scheduled (seq), which makes the run deterministic.
+// event is one scheduled event (24 bytes). Events are ordered by time,
+// then by the order they were scheduled, which makes the run
+// deterministic: seqKind holds the scheduling sequence number in its high
+// 56 bits and the kind in its low 8, so comparing it compares the
+// sequence numbers.
 type event struct {
-	at   int64 // simulated time, ns
-	seq  uint64
-	a    int32
-	b    uint32
-	kind evKind
+	at      int64 // simulated time, ns
+	seqKind uint64
+	a       int32
+	b       uint32
 }
+
+func (e *event) kind() evKind { return evKind(e.seqKind) }
 
 func (e *event) before(f *event) bool {
 	if e.at != f.at {
 		return e.at < f.at
 	}
-	return e.seq < f.seq
+	return e.seqKind < f.seqKind
 }
 
-// eventQueue is a 4-ary min-heap of events stored by value: pushing and
-// popping allocate nothing once the slice has grown to the peak number of
-// pending events.
+// eventQueue is a radix heap of events stored by value, popped in (at,
+// seq) order. It relies on the simulation clock being monotone: events are
+// scheduled at or after the time of the last popped event (every push in
+// run.go is at r.now or later), which makes push O(1) and pop amortised
+// O(1) plus a few bucket moves per event, where a binary or 4-ary heap
+// pays O(log n) comparisons; nothing is allocated once the buckets have
+// grown to their peak sizes. An event scheduled before the last popped
+// time is still ordered correctly (it joins bucket 0 in order), only
+// slower.
+//
+// Bucket 0 holds the events whose key equals last (the key of the last
+// popped event), sorted by (at, seq), consumed from head; bucket i ≥ 1
+// holds the events whose key differs from last first in bit i−1 (counting
+// from 0 at the least significant bit), unordered. The smallest event is
+// always in the lowest non-empty bucket.
 type eventQueue struct {
-	h   []event
-	seq uint64
+	b0   []event // bucket 0, sorted; b0[head:] are pending
+	head int
+	bkt  [64][]event // bkt[i] is bucket i+1
+	bmin [64]uint64  // smallest key in bkt[i] (valid when not empty)
+	full uint64      // bit i set: bkt[i] is not empty
+	last uint64      // key of the last popped event
+	n    int
+	seq  uint64
 }
 
-func (q *eventQueue) len() int { return len(q.h) }
+// key maps a time to an unsigned key with the same order.
+func key(at int64) uint64 { return uint64(at) ^ 1<<63 }
+
+func (q *eventQueue) len() int { return q.n }
 
 func (q *eventQueue) push(at int64, kind evKind, a int32, b uint32) {
 	q.seq++
-	e := event{at: at, seq: q.seq, a: a, b: b, kind: kind}
-	h := append(q.h, e)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) >> 2
-		if !e.before(&h[p]) {
-			break
-		}
-		h[i] = h[p]
-		i = p
+	q.n++
+	e := event{at: at, seqKind: q.seq<<8 | uint64(kind), a: a, b: b}
+	k := key(at)
+	if k <= q.last {
+		q.pushB0(e)
+		return
 	}
-	h[i] = e
-	q.h = h
+	q.add(bits.Len64(k^q.last)-1, k, e)
+}
+
+// add appends e (key k) to bucket i+1.
+func (q *eventQueue) add(i int, k uint64, e event) {
+	if q.full&(1<<i) == 0 {
+		q.full |= 1 << i
+		q.bmin[i] = k
+	} else if k < q.bmin[i] {
+		q.bmin[i] = k
+	}
+	q.bkt[i] = append(q.bkt[i], e)
+}
+
+// pushB0 adds e to bucket 0 in (at, seq) order: at the end when its key is
+// the largest there (always, with a monotone clock: key == last and seq
+// the newest), else by insertion.
+func (q *eventQueue) pushB0(e event) {
+	if q.head == len(q.b0) {
+		q.b0, q.head = q.b0[:0], 0
+	}
+	q.b0 = append(q.b0, e)
+	for j := len(q.b0) - 1; j > q.head && e.before(&q.b0[j-1]); j-- {
+		q.b0[j], q.b0[j-1] = q.b0[j-1], e
+	}
 }
 
 func (q *eventQueue) pop() event {
-	h := q.h
-	top := h[0]
-	last := h[len(h)-1]
-	h = h[:len(h)-1]
-	n := len(h)
-	if n > 0 {
-		i := 0
-		for {
-			c := 4*i + 1
-			if c >= n {
-				break
-			}
-			m := c
-			end := min(c+4, n)
-			for j := c + 1; j < end; j++ {
-				if h[j].before(&h[m]) {
-					m = j
-				}
-			}
-			if !h[m].before(&last) {
-				break
-			}
-			h[i] = h[m]
-			i = m
-		}
-		h[i] = last
+	if q.head == len(q.b0) {
+		q.refill()
 	}
-	q.h = h
-	return top
+	e := q.b0[q.head]
+	q.head++
+	q.n--
+	return e
+}
+
+// refill moves the lowest non-empty bucket's events down, its minimum key
+// becoming last; the events with that key land in bucket 0, sorted by seq.
+// Bucket 0 is empty when it is called.
+func (q *eventQueue) refill() {
+	i := bits.TrailingZeros64(q.full)
+	src := q.bkt[i]
+	m := q.bmin[i]
+	q.last = m
+	q.full &^= 1 << i
+	q.bkt[i] = src[:0]
+	b := q.b0[:0]
+	q.head = 0
+	if len(src) == 1 {
+		q.b0 = append(b, src[0])
+		return
+	}
+	for j := range src {
+		e := src[j]
+		k := key(e.at)
+		if k == m {
+			b = append(b, e)
+			continue
+		}
+		q.add(bits.Len64(k^m)-1, k, e) // below i: k and m agree above bit i
+	}
+	// The bucket was unordered: order the events that share the minimum
+	// key by seq (usually one).
+	for j := 1; j < len(b); j++ {
+		for k := j; k > 0 && b[k].seqKind < b[k-1].seqKind; k-- {
+			b[k], b[k-1] = b[k-1], b[k]
+		}
+	}
+	q.b0 = b
 }
 
 // fifo is a growable ring buffer queue.

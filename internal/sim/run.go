@@ -164,27 +164,29 @@ type runner struct {
 	stores []*lcStore
 
 	// workload
-	wl          *WorkloadSpec
-	models      []string
-	modelIdx    map[string]int32
-	modelCum    []float64
-	rks         []string
-	rkIdx       map[string]int32
-	rkCum       []float64
-	hotCum      []float64
-	hotKeys     []string
-	srcProxy    pcgProxy
-	srng        *rand.Rand // draws for the current session (through srcProxy)
-	arrRng      *rand.Rand // session arrivals
-	nextSession int64      // sessions started
-	issued      int64      // requests issued
-	genDone     bool
-	trace       *traceReader
-	traceClose  io.Closer
-	traceRec    TraceRecord
-	liveReqs    int
-	liveSess    int
-	progressAcc int64
+	wl *WorkloadSpec
+	// Samplers of the workload distributions (constants precomputed).
+	dTurns, dFirst, dNew, dOut, dThink distSampler
+	models                             []string
+	modelIdx                           map[string]int32
+	modelCum                           []float64
+	rks                                []string
+	rkIdx                              map[string]int32
+	rkCum                              []float64
+	hotCum                             []float64
+	hotKeys                            []string
+	srcProxy                           pcgProxy
+	srng                               *rand.Rand // draws for the current session (through srcProxy)
+	arrRng                             *rand.Rand // session arrivals
+	nextSession                        int64      // sessions started
+	issued                             int64      // requests issued
+	genDone                            bool
+	trace                              *traceReader
+	traceClose                         io.Closer
+	traceRec                           TraceRecord
+	liveReqs                           int
+	liveSess                           int
+	progressAcc                        int64
 
 	sessions []session
 	freeSess []int32
@@ -295,6 +297,8 @@ func (r *runner) init() error {
 	// Workload tables.
 	w := &sc.Workload
 	r.wl = w
+	r.dTurns, r.dFirst, r.dNew = w.Turns.sampler(), w.FirstInputTokens.sampler(), w.NewInputTokens.sampler()
+	r.dOut, r.dThink = w.OutputTokens.sampler(), w.ThinkTimeS.sampler()
 	r.modelIdx, r.rkIdx = map[string]int32{}, map[string]int32{}
 	r.traceKeys = map[uint64]string{}
 	models := w.Models
@@ -413,7 +417,7 @@ func (r *runner) loop() error {
 		}
 		e := r.q.pop()
 		r.now = e.at
-		switch e.kind {
+		switch e.kind() {
 		case evSessionArrival:
 			r.sessionArrival()
 		case evTraceRecord:
@@ -542,7 +546,7 @@ func (r *runner) sessionArrival() {
 	s.pcg.Seed(a, b)
 	r.srcProxy.p = &s.pcg
 	w := r.wl
-	s.turnsLeft = int32(min(max(math.Round(w.Turns.Sample(r.srng)), 1), 1e6))
+	s.turnsLeft = int32(min(max(math.Round(r.dTurns.sample(r.srng)), 1), 1e6))
 	s.model = pick(r.srng, r.modelCum)
 	if len(r.rkCum) > 0 {
 		s.rk = pick(r.srng, r.rkCum)
@@ -582,14 +586,14 @@ func (r *runner) issueTurn(si int32) {
 	w := r.wl
 	var input int64
 	if s.turn == 0 {
-		input = int64(math.Round(w.FirstInputTokens.Sample(r.srng)))
+		input = int64(math.Round(r.dFirst.sample(r.srng)))
 		if s.hot >= 0 {
 			input += w.HotSet.PrefixTokens
 		}
 	} else {
-		input = s.context + int64(math.Round(w.NewInputTokens.Sample(r.srng)))
+		input = s.context + int64(math.Round(r.dNew.sample(r.srng)))
 	}
-	output := int64(math.Round(w.OutputTokens.Sample(r.srng)))
+	output := int64(math.Round(r.dOut.sample(r.srng)))
 	replica := int32(0)
 	if len(r.stores) > 1 {
 		replica = r.srng.Int32N(int32(len(r.stores)))
@@ -1052,7 +1056,7 @@ func (r *runner) decodeDone(qi int32) {
 		s.turnsLeft--
 		if s.turnsLeft > 0 && !r.stopIssuing() {
 			r.srcProxy.p = &s.pcg
-			think := sToNs(r.wl.ThinkTimeS.Sample(r.srng))
+			think := sToNs(r.dThink.sample(r.srng))
 			r.q.push(end+max(think, 0), evTurn, si, 0)
 		} else {
 			r.endSession(si)
@@ -1090,21 +1094,23 @@ func (r *runner) publish(schedule bool) {
 			maxIn = s.PrefillTPS
 		}
 		used := min(max(c.kvInUse, 0), s.KVCacheTokens)
-		*st = lb.Stats{
-			LastMeanInputTPS:        s.PrefillTPS,
-			MaxInputTPS:             maxIn,
-			OutputTPS:               float64(c.busy-c.prefill.len()) * s.DecodeTPS,
-			MaxOutputTPS:            float64(s.Concurrency) * s.DecodeTPS,
-			QueueSize:               uint64(c.queue.len()),
-			QueuedInputSize:         uint64(max(c.queuedIn+c.pendingIn, 0)),
-			KVCacheCapacityTokens:   uint64(s.KVCacheTokens),
-			KVCacheUsedTokens:       uint64(used),
-			KVCacheFreeTokens:       uint64(s.KVCacheTokens - used),
-			NumRunningQueries:       uint64(c.busy + c.queue.len()),
-			MaxEngineConcurrency:    uint64(s.Concurrency),
-			InputProcessingQueries:  uint64(c.prefill.len()),
-			OutputGenerationQueries: uint64(c.busy - c.prefill.len()),
-		}
+		// Field by field: the struct also holds the (always empty) per-priority
+		// estimates slice, and a whole-struct store would go through the
+		// pointer-aware copy; copyStats lists every field (TestCopyStats).
+		st.LastMeanInputTPS = s.PrefillTPS
+		st.MaxInputTPS = maxIn
+		st.OutputTPS = float64(c.busy-c.prefill.len()) * s.DecodeTPS
+		st.MaxOutputTPS = float64(s.Concurrency) * s.DecodeTPS
+		st.QueueSize = uint64(c.queue.len())
+		st.QueuedInputSize = uint64(max(c.queuedIn+c.pendingIn, 0))
+		st.KVCacheCapacityTokens = uint64(s.KVCacheTokens)
+		st.KVCacheUsedTokens = uint64(used)
+		st.KVCacheFreeTokens = uint64(s.KVCacheTokens - used)
+		st.NumRunningQueries = uint64(c.busy + c.queue.len())
+		st.MaxEngineConcurrency = uint64(s.Concurrency)
+		st.TotalQueryInputSize = 0
+		st.InputProcessingQueries = uint64(c.prefill.len())
+		st.OutputGenerationQueries = uint64(c.busy - c.prefill.len())
 		if schedule {
 			r.m.series.Load[bin*len(r.clusters)+i] += float64(c.busy) / float64(s.Concurrency)
 		}
@@ -1160,10 +1166,31 @@ func (r *runner) deliver(slot int) {
 		r.healthy = make([]bool, len(r.workers))
 	}
 	for pos, ci := range r.viewIdx {
-		st := p.stats[ci]
-		st.NumRunningQueries += uint64(r.res[ci].len())
-		r.snap.Clusters[pos].Stats = st
+		dst := &r.snap.Clusters[pos].Stats
+		copyStats(dst, &p.stats[ci])
+		dst.NumRunningQueries += uint64(r.res[ci].len())
 	}
+}
+
+// copyStats copies the published stats into the router's view. The
+// simulator never publishes per-priority queue estimates (the slice stays
+// nil), so the scalar fields are the whole value; TestCopyStats checks
+// that every other field of lb.Stats is listed here.
+func copyStats(dst, src *lb.Stats) {
+	dst.LastMeanInputTPS = src.LastMeanInputTPS
+	dst.MaxInputTPS = src.MaxInputTPS
+	dst.OutputTPS = src.OutputTPS
+	dst.MaxOutputTPS = src.MaxOutputTPS
+	dst.QueueSize = src.QueueSize
+	dst.QueuedInputSize = src.QueuedInputSize
+	dst.KVCacheCapacityTokens = src.KVCacheCapacityTokens
+	dst.KVCacheUsedTokens = src.KVCacheUsedTokens
+	dst.KVCacheFreeTokens = src.KVCacheFreeTokens
+	dst.NumRunningQueries = src.NumRunningQueries
+	dst.MaxEngineConcurrency = src.MaxEngineConcurrency
+	dst.TotalQueryInputSize = src.TotalQueryInputSize
+	dst.InputProcessingQueries = src.InputProcessingQueries
+	dst.OutputGenerationQueries = src.OutputGenerationQueries
 }
 
 // ---- cluster events ----

@@ -827,6 +827,38 @@ func (x *Dist) check(d *decoder, path string, lo float64) error {
 
 // Sample draws one value (in the quantity's unit) from r.
 func (x *Dist) Sample(r *rand.Rand) float64 {
+	s := x.sampler()
+	return s.sample(r)
+}
+
+// distSampler is a Dist with the per-distribution constants computed once
+// (the lognormal location, the geometric log1p): sample draws exactly what
+// Dist.Sample draws, with the same arithmetic, without recomputing them.
+type distSampler struct {
+	*Dist
+	mu      float64 // lognormal: ln(mean) − σ²/2
+	logq    float64 // geometric: ln(1 − 1/mean)
+	geomOne bool    // geometric with mean ≤ 1: always 1
+}
+
+func (x *Dist) sampler() distSampler {
+	s := distSampler{Dist: x}
+	switch x.Kind {
+	case DistLognormal:
+		s.mu = math.Log(x.Mean) - x.Sigma*x.Sigma/2
+	case DistGeometric:
+		if x.Mean <= 1 {
+			s.geomOne = true
+		} else {
+			p := 1 / x.Mean
+			s.logq = math.Log1p(-p)
+		}
+	}
+	return s
+}
+
+func (s *distSampler) sample(r *rand.Rand) float64 {
+	x := s.Dist
 	var v float64
 	switch x.Kind {
 	case DistConstant:
@@ -836,15 +868,13 @@ func (x *Dist) Sample(r *rand.Rand) float64 {
 	case DistUniform:
 		v = x.Min + r.Float64()*(x.Max-x.Min)
 	case DistLognormal:
-		mu := math.Log(x.Mean) - x.Sigma*x.Sigma/2
-		v = math.Exp(mu + x.Sigma*r.NormFloat64())
+		v = math.Exp(s.mu + x.Sigma*r.NormFloat64())
 	case DistGeometric:
-		if x.Mean <= 1 {
+		if s.geomOne {
 			v = 1
 		} else {
-			p := 1 / x.Mean
 			u := 1 - r.Float64() // (0, 1]
-			v = math.Ceil(math.Log(u) / math.Log1p(-p))
+			v = math.Ceil(math.Log(u) / s.logq)
 			if v < 1 {
 				v = 1
 			}

@@ -74,8 +74,19 @@ func (c *checker) config() *lb.Config {
 // the node was parsed from (for byte offsets; may be nil) and file the name
 // used in diagnostics. The node is read with the YAML rules of lb-config.md
 // §7.4; no W17 info is added, since the caller chose YAML.
+//
+// One exception: when the node is written as JSON text (a flow mapping or
+// sequence, as every lb_config of ../shared/conformance is), it stands for
+// the JSON file Stargate reads, so a plain -0 in it is serde_json's float
+// -0.0 (rejected for unsigned fields, lb-config.md §7.2 and §14 example 50)
+// rather than the YAML integer 0. Every other JSON number reads the same
+// under the YAML 1.2 core schema.
 func Node(node *yaml.Node, src []byte, file string) *Result {
-	root, diags := convertYAMLNode(node, src, file, "")
+	body := node
+	for body.Kind == yaml.DocumentNode && len(body.Content) > 0 {
+		body = body.Content[0]
+	}
+	root, diags := convertYAMLNodeAs(node, src, file, "", body.Style&yaml.FlowStyle != 0)
 	doc := &Document{File: file, Format: FormatYAML, Source: src, Root: root, YAML: node}
 	r := &Result{File: file, Format: FormatYAML, Doc: doc}
 	c := &checker{file: file}

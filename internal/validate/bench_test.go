@@ -1,6 +1,8 @@
 package validate_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -36,6 +38,22 @@ func BenchmarkValidate(b *testing.B) {
 		for b.Loop() {
 			if r := validate.File("bench.yaml", yamlData); !r.Valid() {
 				b.Fatalf("generated YAML rejected: %v", r.Errors())
+			}
+		}
+	})
+	// The same config as one line (minified JSON read as YAML): positions
+	// on a long line must not cost more than on short ones.
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, testutil.GenerateLBConfig(1000)); err != nil {
+		b.Fatal(err)
+	}
+	oneLine := compact.Bytes()
+	b.Run("yaml-one-line/models=1000", func(b *testing.B) {
+		b.SetBytes(int64(len(oneLine)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if r := validate.FileAs("bench.yaml", oneLine, validate.FormatYAML); !r.Valid() {
+				b.Fatalf("generated config rejected as YAML: %v", r.Errors())
 			}
 		}
 	})

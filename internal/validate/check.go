@@ -10,9 +10,14 @@ import (
 )
 
 // algorithmVariants is serde's list of expected variants for an algorithm
-// name; whether serde also lists aliases is not known (lb-config.md open
-// point 5), so lcctl lists the canonical names and names aliases in hints.
-const algorithmVariants = "expected one of `power-of-n`, `wait-and-widen`, `round-robin`, `random`, `pulsar`, `pulsar-wait-and-widen`"
+// name (lb-config.md open point 5, decided from serde_derive 1.0.228): the
+// derived VARIANTS constant lists, per variant in declaration order, the
+// variant's names — its kebab-case name and its aliases — as a sorted set
+// (serde_derive de/enum_.rs prepare_enum_variant_enum, attr.rs aliases();
+// serde's own test_identifier.rs expects "`Aaa`, `Bbb`, `Ccc`, `Ddd`" for
+// Bbb aliased Ccc and Ddd). LoadBalancerAlgorithm and the internally tagged
+// RawLoadBalancerAlgorithmConfig (config.rs) have the same names.
+const algorithmVariants = "expected one of `power-of-n`, `power-of-two`, `powerOf2`, `powerOfN`, `powerof2`, `powerofn`, `groq-multiregion`, `wait-and-widen`, `round-robin`, `random`, `pulsar`, `pulsar-multiregion`, `pulsar-wait-and-widen`"
 
 const comparatorVariants = "expected one of `ttft`, `queue-time`, `input-work-seconds`, `utilization`, `num-requests-queued`"
 
@@ -620,9 +625,18 @@ func (c *checker) detailed(e *Entry) {
 	e.setNoSLO(set)
 }
 
+// maxHintedFields bounds how many unsupported fields the V18 hint explains
+// (the message itself lists them all, as Stargate does); each explanation
+// costs an edit distance against every field name.
+const maxHintedFields = 10
+
 func unsupportedHint(a lb.Algorithm, names []string) string {
 	var parts []string
-	for _, n := range names {
+	for i, n := range names {
+		if i == maxHintedFields {
+			parts = append(parts, fmt.Sprintf("%d more not explained here", len(names)-i))
+			break
+		}
 		if algs := algorithmsAccepting(n); len(algs) > 0 {
 			parts = append(parts, fmt.Sprintf("%s is for %s", n, strings.Join(algs, ", ")))
 			continue
@@ -665,9 +679,9 @@ func (c *checker) typeField(e *Entry, m Member, spec fieldSpec, ac *lb.Algorithm
 		case kindUsizeStrict:
 			return fail(CodeUnsignedField, "invalid type: null, expected usize", "remove the field to get the default (2), or write an integer 1–64")
 		case kindComparator:
-			return fail(CodeEnumField, "invalid type: null, "+comparatorVariants, "remove the field to get the default (ttft)")
+			return fail(CodeEnumField, "invalid type: null, expected string or map", "remove the field to get the default (ttft)")
 		case kindWeight:
-			return fail(CodeEnumField, "invalid type: null, "+weightVariants, "remove the field to get the default (max-input-tps)")
+			return fail(CodeEnumField, "invalid type: null, expected string or map", "remove the field to get the default (max-input-tps)")
 		}
 		return true // Option<_>: null is the same as absent
 	}
@@ -712,7 +726,7 @@ func (c *checker) typeField(e *Entry, m Member, spec fieldSpec, ac *lb.Algorithm
 		case NumInt:
 			return fail(CodeUnsignedField, fmt.Sprintf("invalid value: integer `%d`, expected %s", v.Int, want), "the field is unsigned: write 0 or more")
 		case NumFloat:
-			return fail(CodeUnsignedField, fmt.Sprintf("invalid type: floating point `%s`, expected %s", rustFloatDecimal(v.Float), want),
+			return fail(CodeUnsignedField, fmt.Sprintf("invalid type: floating point `%s`, expected %s", serdeJSONFloat(v.Float), want),
 				"write an integer literal without fraction or exponent (serde_json reads 2.0, 1e3, -0 and values above 18446744073709551615 as floats)")
 		}
 		u := v.Uint
@@ -758,26 +772,94 @@ func (c *checker) typeField(e *Entry, m Member, spec fieldSpec, ac *lb.Algorithm
 			ac.CacheAffinityInputTokensScale = f
 		}
 	case kindComparator:
-		if v.Kind != KindString {
-			return fail(CodeEnumField, fmt.Sprintf("invalid type: %s, %s", v.describe(), comparatorVariants), "write one of the comparator names as a string")
-		}
-		cmp, ok := lb.ParseComparator(v.Text)
+		name, ok := c.enumName(e, m, "write one of the comparator names as a string", func(s string) bool { _, ok := lb.ParseComparator(s); return ok })
 		if !ok {
-			return fail(CodeEnumField, fmt.Sprintf("unknown variant `%s`, %s", v.Text, comparatorVariants), enumHint(v.Text, "ttft", "queue-time", "input-work-seconds", "utilization", "num-requests-queued"))
+			return false
+		}
+		cmp, ok := lb.ParseComparator(name.Text)
+		if !ok {
+			c.add(CodeEnumField, name.Start, fieldPath(e.Path, m.Key), m.Key, e,
+				fmt.Sprintf("`%s` on %s: unknown variant `%s`, %s", m.Key, algLabel(e), name.Text, comparatorVariants),
+				enumHint(name.Text, "ttft", "queue-time", "input-work-seconds", "utilization", "num-requests-queued"))
+			return false
 		}
 		ac.Comparator = cmp
 	case kindWeight:
-		if v.Kind != KindString {
-			return fail(CodeEnumField, fmt.Sprintf("invalid type: %s, %s", v.describe(), weightVariants), "write max-input-tps or last-mean-input-tps")
-		}
-		w, ok := lb.ParseRendezvousWeight(v.Text)
+		name, ok := c.enumName(e, m, "write max-input-tps or last-mean-input-tps", func(s string) bool { _, ok := lb.ParseRendezvousWeight(s); return ok })
 		if !ok {
-			return fail(CodeEnumField, fmt.Sprintf("unknown variant `%s`, %s", v.Text, weightVariants), enumHint(v.Text, "max-input-tps", "last-mean-input-tps"))
+			return false
+		}
+		w, ok := lb.ParseRendezvousWeight(name.Text)
+		if !ok {
+			c.add(CodeEnumField, name.Start, fieldPath(e.Path, m.Key), m.Key, e,
+				fmt.Sprintf("`%s` on %s: unknown variant `%s`, %s", m.Key, algLabel(e), name.Text, weightVariants),
+				enumHint(name.Text, "max-input-tps", "last-mean-input-tps"))
+			return false
 		}
 		ac.RendezvousWeight = w
 	}
 	set[m.Key] = v
 	return true
+}
+
+// enumName returns the value naming the variant of an enum field
+// (comparator, rendezvous_weight; null was handled by the caller), or
+// reports why there is none. Stargate reads these fields from the entry's
+// serde_json::Value through serde's content deserializer (config.rs parses
+// every entry to a Value first), whose derived enums accept a string or the
+// externally tagged one-key map {"NAME": null}; serde also reads the unit
+// value from an empty map there, so {"NAME": {}} is accepted too. Any
+// other map is `invalid value: map, expected map with a single key`, any
+// other type `invalid type: X, expected string or map`, and a value other
+// than null or {} `invalid type: X, expected unit` (serde reads the variant
+// name first: an unknown name is left to the caller, which reports it as
+// for a string). The map form gets warning LC2102. The returned string
+// value is positioned at the name.
+func (c *checker) enumName(e *Entry, m Member, hint string, known func(string) bool) (*Value, bool) {
+	v := m.Value
+	path := fieldPath(e.Path, m.Key)
+	fail := func(pos Pos, text, hint string) (*Value, bool) {
+		c.add(CodeEnumField, pos, path, m.Key, e, fmt.Sprintf("`%s` on %s: %s", m.Key, algLabel(e), text), hint)
+		return nil, false
+	}
+	switch v.Kind {
+	case KindString:
+		return v, true
+	case KindObject:
+	default:
+		return fail(v.Start, fmt.Sprintf("invalid type: %s, expected string or map", v.describe()), hint)
+	}
+	// serde_json::Value keeps the last of repeated keys (D3).
+	members := c.collapse(v, path, e)
+	if len(members) != 1 {
+		return fail(v.Start, "invalid value: map, expected map with a single key", hint)
+	}
+	k := members[0]
+	name := &Value{Kind: KindString, Text: k.Key, Start: k.KeyStart, End: k.KeyEnd, Node: k.KeyNode}
+	switch {
+	case !known(k.Key):
+		return name, true
+	case k.Value.Kind == KindInvalid:
+		return nil, false
+	case k.Value.Kind == KindNull:
+	case k.Value.Kind == KindObject && len(k.Value.Members) == 0:
+	default:
+		c.add(CodeEnumField, k.Value.Start, path, m.Key, e,
+			fmt.Sprintf("`%s` on %s: invalid type: %s, expected unit", m.Key, algLabel(e), k.Value.describe()),
+			fmt.Sprintf("write \"%s\": %q", m.Key, k.Key))
+		return nil, false
+	}
+	c.add(CodeEnumObjectForm, v.Start, path, m.Key, e,
+		fmt.Sprintf("`%s` on %s is written as {%q: %s}; Stargate reads it as %q", m.Key, algLabel(e), k.Key, compactValue(k.Value), k.Key),
+		fmt.Sprintf("write \"%s\": %q", m.Key, k.Key))
+	return name, true
+}
+
+func compactValue(v *Value) string {
+	if v.Kind == KindObject {
+		return "{}"
+	}
+	return "null"
 }
 
 func clampInt(u uint64) int {

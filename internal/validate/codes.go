@@ -60,6 +60,7 @@ const (
 	CodeManyVirtualNodes    Code = "LC2019" // W19
 	CodePositional          Code = "LC2020" // W20
 	CodeDefaultObjectForm   Code = "LC2101"
+	CodeEnumObjectForm      Code = "LC2102"
 )
 
 // Info codes.
@@ -136,7 +137,7 @@ var Registry = []CodeInfo{
 		"`max_input_work_seconds`, `next_bucket_unlock_factor` and `cache_affinity_input_tokens_scale` take any JSON number (null = absent). Stargate: `invalid type: ..., expected f64`.",
 		`{"models": {"m": {"algorithm": "random", "max_input_work_seconds": "5"}}}`},
 	{CodeEnumField, SeverityError, "V15", "invalid `comparator` or `rendezvous_weight`",
-		"`comparator` takes `ttft`, `queue-time`, `input-work-seconds`, `utilization`, `num-requests-queued`; `rendezvous_weight` takes `max-input-tps`, `last-mean-input-tps`; neither may be null. Stargate: ``unknown variant `X`, expected ...`` / `invalid type: null, ...`.",
+		"`comparator` takes `ttft`, `queue-time`, `input-work-seconds`, `utilization`, `num-requests-queued`; `rendezvous_weight` takes `max-input-tps`, `last-mean-input-tps`; neither may be null. The one-key object `{\"NAME\": null}` (or `{\"NAME\": {}}`) is read as `\"NAME\"` (LC2102). Stargate: ``unknown variant `X`, expected ...`` / `invalid type: null, expected string or map` / `invalid value: map, expected map with a single key`.",
 		`{"models": {"m": {"algorithm": "pulsar", "rendezvous_weight": "max_input_tps"}}}`},
 	{CodeSampleCountRange, SeverityError, "V16", "power-of-n `sample_count` out of range",
 		"`sample_count` must be 1–64. Stargate: `power-of-n sample_count must be between 1 and 64, got N`.",
@@ -229,6 +230,9 @@ var Registry = []CodeInfo{
 	{CodeDefaultObjectForm, SeverityWarning, "", "`default` written as a one-key object",
 		"Stargate reads `{\"NAME\": null}` as `\"NAME\"` (serde_json's unit-variant form; lb-config.md open point 13). Write the string.",
 		`{"default": {"pulsar": null}}`},
+	{CodeEnumObjectForm, SeverityWarning, "", "`comparator` or `rendezvous_weight` written as a one-key object",
+		"Stargate reads `{\"NAME\": null}` (and `{\"NAME\": {}}`) as `\"NAME\"`: both fields are serde enums read from the entry's JSON value, which accepts the externally tagged unit-variant form. Write the string.",
+		`{"models": {"m": {"algorithm": "power-of-n", "comparator": {"queue-time": null}}}}`},
 
 	{CodeNoSLOBounded, SeverityInfo, "W1", "no-SLO pulsar-wait-and-widen already bounded",
 		"Like LC2001, but the entry already sets both `max_queued` and `cache_affinity_wait_ms` (M4): after the upgrade rank 1 keeps requests while it has room for that many queued requests and waits that long before widening. `lcctl migrate` leaves it unchanged.",

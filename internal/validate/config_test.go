@@ -76,6 +76,21 @@ func TestTypedConfig(t *testing.T) {
 	}
 }
 
+// TestTypedConfigEnumObjectForm: the one-key object forms of comparator and
+// rendezvous_weight set the named value, as Stargate reads them.
+func TestTypedConfigEnumObjectForm(t *testing.T) {
+	r := validate.File("c.json", []byte(`{"models":{"m":{"algorithm":"wait-and-widen","comparator":{"utilization":{}}},"p":{"algorithm":"pulsar","rendezvous_weight":{"last-mean-input-tps":null}}}}`))
+	if r.Config == nil {
+		t.Fatalf("rejected:\n%s", dump(r.Diagnostics))
+	}
+	if got := r.Config.Models["m"].Comparator; got != lb.CompareUtilization {
+		t.Errorf("comparator = %v, want utilization", got)
+	}
+	if got := r.Config.Models["p"].RendezvousWeight; got != lb.WeightLastMeanInputTPS {
+		t.Errorf("rendezvous_weight = %v, want last-mean-input-tps", got)
+	}
+}
+
 // TestNoSLOScope follows M16: detection on rejected files, entries that
 // fail to parse are not classified, D2 winners only, default counts.
 func TestNoSLOScope(t *testing.T) {
@@ -145,5 +160,61 @@ func TestNoSLOEntriesOnDocument(t *testing.T) {
 	es := validate.NoSLOEntries(doc)
 	if len(es) != 2 || es[0].Path != `models["a"]` || es[0].Bounded || !es[0].StringForm || es[0].Value.Node.LineComment != "# keep" || es[1].Path != `models["b"]` || !es[1].Bounded {
 		t.Fatalf("entries = %+v", es)
+	}
+}
+
+// TestTypedConfigResolution checks which occurrence ends up in lb.Config:
+// D2 last wins at the top level (alias keys included), D3 last wins inside
+// an entry (also inside its request_algorithms), D4 byte order among
+// alias-equal keys inside an entry, and the positional and one-key default
+// forms.
+func TestTypedConfigResolution(t *testing.T) {
+	src := `{"request_algorithms":{"power-of-n":{"algorithm":"power-of-n","sample_count":3},"power-of-two":{"algorithm":"powerOfN","sample_count":5}},
+"models":{
+ "d4":{"algorithm":"random","request_algorithms":{"powerof2":{"algorithm":"power-of-n","sample_count":7},"powerOfN":{"algorithm":"power-of-n","sample_count":3},"power-of-n":{"algorithm":"power-of-n","sample_count":5}}},
+ "d3":{"algorithm":"power-of-n","sample_count":3,"sample_count":5,"request_algorithms":{"pulsar":{"algorithm":"bogus"},"pulsar":{"algorithm":"pulsar","seed":"b"}}},
+ "d2":"pulsar","d2":{"algorithm":"wait-and-widen","n":0,"cache_affinity_virtual_nodes":0,"cache_affinity_backend_selection_count":0}}}`
+	r := validate.File("c.json", []byte(src))
+	if !r.Valid() {
+		t.Fatalf("rejected:\n%s", dump(r.Diagnostics))
+	}
+	c := r.Config
+	if got := c.RequestAlgorithms[lb.PowerOfN]; got.SampleCount != 5 || got.Spelling != "powerOfN" {
+		t.Errorf("top-level D2 winner = %+v, want sample_count 5 spelled powerOfN", got)
+	}
+	if got := c.Models["d4"].RequestAlgorithms[lb.PowerOfN].SampleCount; got != 7 {
+		t.Errorf("D4 winner sample_count = %d, want 7 (\"powerof2\" sorts last)", got)
+	}
+	d3 := c.Models["d3"]
+	if d3.SampleCount != 5 || d3.RequestAlgorithms[lb.Pulsar].Seed != "b" || d3.RequestAlgorithms[lb.Pulsar].RequestAlgorithms != nil {
+		t.Errorf("D3 = %+v / %+v", d3, d3.RequestAlgorithms[lb.Pulsar])
+	}
+	d2 := c.Models["d2"]
+	if d2.Algorithm != lb.WaitAndWiden || d2.N != 1 || d2.CacheAffinityVirtualNodes != 1 || d2.CacheAffinityBackendSelectionCount != 0 {
+		t.Errorf("D2 winner = %+v, want wait-and-widen normalised", d2)
+	}
+	if len(c.Models) != 3 {
+		t.Errorf("models = %d, want 3", len(c.Models))
+	}
+
+	r = validate.File("c.json", []byte(`[{"pulsar-multiregion": null}, {"random": "random"}, {"m": {"algorithm": "pulsar", "seed": "s"}}]`))
+	if !r.Valid() {
+		t.Fatalf("positional rejected:\n%s", dump(r.Diagnostics))
+	}
+	c = r.Config
+	if c.Default != lb.PulsarWaitAndWiden || c.DefaultSpelling != "pulsar-multiregion" || c.RequestAlgorithms[lb.Random] == nil || c.Models["m"].Seed != "s" {
+		t.Errorf("positional config = %+v", c)
+	}
+
+	r = validate.File("c.yaml", []byte("base: &b {algorithm: wait-and-widen, max_queued: 3}\n"))
+	if r.Valid() {
+		t.Fatal("unknown top-level field accepted")
+	}
+	r = validate.File("c.yaml", []byte("models:\n  a: &b {algorithm: wait-and-widen, max_queued: 3}\n  b: {<<: *b, n: 4}\n"))
+	if !r.Valid() {
+		t.Fatalf("merge rejected:\n%s", dump(r.Diagnostics))
+	}
+	if b := r.Config.Models["b"]; b.Algorithm != lb.WaitAndWiden || b.MaxQueued != 3 || b.N != 4 {
+		t.Errorf("merged entry = %+v", b)
 	}
 }

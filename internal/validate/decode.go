@@ -137,8 +137,17 @@ func syntaxDiag(file string, data []byte, pt *posTracker, err error) Diagnostic 
 		pos = Pos{Offset: -1}
 	}
 	msg := se.msg
-	if pos.Line > 0 && code == CodeSyntax && !strings.HasPrefix(msg, "YAML") {
-		// serde_json appends the position; keep Stargate's wording.
+	switch {
+	case se.serde:
+		// serde_json appends its own position (bytes, see
+		// serdePosition); keep Stargate's wording exactly.
+		off := se.off
+		if se.serdeOff >= 0 {
+			off = se.serdeOff
+		}
+		line, col := serdePosition(data, off)
+		msg = fmt.Sprintf("%s at line %d column %d", msg, line, col)
+	case pos.Line > 0 && code == CodeSyntax && !strings.HasPrefix(msg, "YAML"):
 		msg = fmt.Sprintf("%s at line %d column %d", msg, pos.Line, pos.Col)
 	}
 	return newDiag(code, file, pos, "", "", msg)

@@ -89,6 +89,8 @@ func checkResult(t *testing.T, r *validate.Result, data []byte) {
 			t.Fatalf("decoded as JSON, but encoding/json rejects it: %q", data)
 		}
 		checkSpans(t, r.Doc.Root, data)
+	} else {
+		checkYAMLOffsets(t, r.Doc.Root, data)
 	}
 	if r.Config != nil {
 		for id, ac := range r.Config.Models {
@@ -96,6 +98,60 @@ func checkResult(t *testing.T, r *validate.Result, data []byte) {
 				t.Fatalf("model %q without an algorithm", id)
 			}
 		}
+	}
+}
+
+// checkYAMLOffsets verifies that the byte offset of each YAML value and key
+// points at its text: a plain scalar's first word starts there, an alias
+// value at its `*`.
+func checkYAMLOffsets(t *testing.T, v *validate.Value, data []byte) {
+	t.Helper()
+	at := func(what string, off int, n *yaml.Node) {
+		if n == nil || off < 0 {
+			return
+		}
+		if off > len(data) {
+			t.Fatalf("%s offset %d beyond the input", what, off)
+		}
+		rest := string(data[off:])
+		switch {
+		case n.Kind == yaml.AliasNode:
+			if !strings.HasPrefix(rest, "*") {
+				t.Fatalf("%s alias at offset %d: %q", what, off, rest[:min(len(rest), 20)])
+			}
+		case n.Kind == yaml.ScalarNode && n.Style == 0 && n.Value != "" && n.Line > 0:
+			// yaml.v3 places a node with an anchor or a tag (also the
+			// non-specific "!") at its first property.
+			if strings.HasPrefix(rest, "&") || strings.HasPrefix(rest, "!") {
+				return
+			}
+			if n.Anchor != "" || n.Style&yaml.TaggedStyle != 0 {
+				t.Fatalf("%s %q with properties at %d:%d has offset %d, where the text is %q", what, n.Value, n.Line, n.Column, off, rest[:min(len(rest), 20)])
+			}
+			// A plain scalar may be folded over lines: compare its first word.
+			word := n.Value
+			if i := strings.IndexAny(word, " \t\n"); i >= 0 {
+				word = word[:i]
+			}
+			if !strings.HasPrefix(rest, word) {
+				t.Fatalf("%s %q at %d:%d has offset %d, where the text is %q", what, n.Value, n.Line, n.Column, off, rest[:min(len(rest), 20)])
+			}
+		}
+	}
+	node := v.Node
+	if node != nil && node.Kind != yaml.AliasNode && (v.Start.Line != node.Line || v.Start.Col != node.Column) {
+		// A value reached through an alias starts at the alias.
+		node = &yaml.Node{Kind: yaml.AliasNode}
+	}
+	at("value", v.Start.Offset, node)
+	for _, m := range v.Members {
+		if m.KeyNode != nil && m.KeyStart.Line == m.KeyNode.Line && m.KeyStart.Col == m.KeyNode.Column {
+			at("key", m.KeyStart.Offset, m.KeyNode)
+		}
+		checkYAMLOffsets(t, m.Value, data)
+	}
+	for _, it := range v.Items {
+		checkYAMLOffsets(t, it, data)
 	}
 }
 
@@ -175,5 +231,33 @@ func FuzzAlgorithmConfig(f *testing.F) {
 		if ac != nil && (ac.Algorithm == 0 || (ac.Algorithm == lb.PowerOfN && (ac.SampleCount < 1 || ac.SampleCount > 64))) {
 			t.Fatalf("accepted config out of range: %+v", ac)
 		}
+	})
+}
+
+// FuzzNode fuzzes validate.Node, the reader of conformance `lb_config:`
+// values (JSON text embedded in YAML, read with serde_json's -0). Seeds:
+// the lb_config of every config-only conformance case.
+func FuzzNode(f *testing.F) {
+	for _, cases := range loadCases(f) {
+		for _, c := range cases {
+			if c.LBConfig.Kind == 0 {
+				continue
+			}
+			out, err := yaml.Marshal(&c.LBConfig)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(out)
+		}
+	}
+	f.Add([]byte(`{"models": {"m": {"algorithm": "wait-and-widen", "max_queued": -0, "comparator": {"ttft": {}}}}}`))
+	f.Add([]byte("models: &m\n  m: *m\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var node yaml.Node
+		if err := yaml.Unmarshal(data, &node); err != nil || node.Kind == 0 {
+			return
+		}
+		r := validate.Node(&node, data, "case.yaml")
+		checkResult(t, r, data)
 	})
 }

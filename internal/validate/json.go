@@ -1,12 +1,14 @@
 package validate
 
 import (
-	"gopkg.in/yaml.v3"
+	"bytes"
 	"math"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
 )
 
 // maxDepth is serde_json's recursion limit: it refuses the 128th nested
@@ -28,6 +30,12 @@ type syntaxError struct {
 	code Code
 	// node is the YAML node at fault, when known.
 	node *yaml.Node
+	// serde marks a JSON error found by jsonParser: its message gets
+	// serde_json's " at line L column C" suffix (see serdePosition).
+	serde bool
+	// serdeOff, when serde is set and serdeOff >= 0, is the offset
+	// serde_json's position is computed from instead of off.
+	serdeOff int
 }
 
 // Error returns the message.
@@ -100,7 +108,21 @@ func decodeJSON(data []byte) (root *Value, err error) {
 	return v, nil
 }
 
-func (p *jsonParser) fail(msg string) error { return &syntaxError{msg: msg, off: p.i} }
+func (p *jsonParser) fail(msg string) error {
+	return &syntaxError{msg: msg, off: p.i, serde: true, serdeOff: -1}
+}
+
+// serdePosition is the line and column serde_json appends to a syntax
+// error found at byte offset off (the byte it was looking at, or len(data)
+// at the end of the input): serde_json reports the position just after
+// that byte, columns counted in bytes from 1, so a problem at the end of
+// the input is reported at the column of the last byte (serde_json
+// src/read.rs, position_of_index).
+func serdePosition(data []byte, off int) (line, col int) {
+	i := min(max(off+1, 0), len(data))
+	sol := bytes.LastIndexByte(data[:i], '\n') + 1
+	return 1 + bytes.Count(data[:sol], []byte{'\n'}), i - sol
+}
 
 func (p *jsonParser) skipWS() {
 	for p.i < len(p.data) {
@@ -219,6 +241,10 @@ func (p *jsonParser) object() (*Value, error) {
 			if p.i < len(p.data) && p.data[p.i] == '}' {
 				return nil, p.fail("trailing comma")
 			}
+			if p.i >= len(p.data) {
+				// serde_json expects the next key's value here.
+				return nil, p.fail("EOF while parsing a value")
+			}
 		case '}':
 			p.i++
 			v.End = p.i
@@ -265,6 +291,9 @@ func (p *jsonParser) array() (*Value, error) {
 			p.skipWS()
 			if p.i < len(p.data) && p.data[p.i] == ']' {
 				return nil, p.fail("trailing comma")
+			}
+			if p.i >= len(p.data) {
+				return nil, p.fail("EOF while parsing a value")
 			}
 		case ']':
 			p.i++
@@ -484,8 +513,12 @@ func (p *jsonParser) number() (*Value, error) {
 	}
 	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
+		end := p.i
 		p.i = start
-		return nil, p.fail("number out of range")
+		e := p.fail("number out of range").(*syntaxError)
+		// serde_json finds it after reading the whole number.
+		e.serdeOff = end - 1
+		return nil, e
 	}
 	v.Number, v.Float = NumFloat, f
 	return v, nil

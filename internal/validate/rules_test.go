@@ -65,6 +65,15 @@ func TestRules(t *testing.T) {
 		{name: "V1 control character", src: "{\"models\": {\"a\tb\": \"random\"}}", want: []want{{validate.CodeSyntax, 1, 15, "", "control character"}}},
 		{name: "V1 depth 127 ok", src: `{"models": {"m": {"algorithm": "random", "x": ` + strings.Repeat("[", 124) + strings.Repeat("]", 124) + `}}}`, want: []want{{validate.CodeUnsupportedField, 1, 42, fpath("x"), "random config does not support field(s): x"}}},
 		{name: "V1 depth 128", src: `{"models": {"m": {"algorithm": "random", "x": ` + strings.Repeat("[", 125) + strings.Repeat("]", 125) + `}}}`, want: []want{{validate.CodeSyntax, 1, 171, "", "recursion limit exceeded"}}},
+		// serde_json's " at line L column C": the byte after the one it
+		// was looking at (bytes, not characters; at the end of the input
+		// the last byte's column).
+		{name: "V1 serde position at EOF", src: `{"a`, want: []want{{validate.CodeSyntax, 1, 4, "", "EOF while parsing a string at line 1 column 3"}}},
+		{name: "V1 serde position in bytes", src: `{"é":1,}`, want: []want{{validate.CodeSyntax, 1, 8, "", "trailing comma at line 1 column 9"}}},
+		{name: "V1 serde position after a newline", src: "{\n\"a\":1,\n", want: []want{{validate.CodeSyntax, 3, 1, "", "EOF while parsing a value at line 3 column 0"}}},
+		{name: "V1 EOF after a comma in an object", src: `{"a":1,`, want: []want{{validate.CodeSyntax, 1, 8, "", "EOF while parsing a value at line 1 column 7"}}},
+		{name: "V1 EOF after a comma in a list", src: `[1,`, want: []want{{validate.CodeSyntax, 1, 4, "", "EOF while parsing a value at line 1 column 3"}}},
+		{name: "V1 out of range found at the end of the number", src: `{"x":1e400}`, want: []want{{validate.CodeSyntax, 1, 6, "", "number out of range at line 1 column 10"}}},
 		{name: "V1 empty", src: "", want: []want{{validate.CodeSyntax, 1, 1, "", "EOF while parsing a value"}}},
 
 		// V2: the top level.
@@ -112,6 +121,9 @@ func TestRules(t *testing.T) {
 
 		// V9: string entries.
 		{name: "V9 accept alias", src: `{"models": {"m": "groq-multiregion"}}`, valid: true},
+		// serde lists every accepted name: per variant, the kebab-case
+		// name and its aliases sorted (serde_derive VARIANTS).
+		{name: "V9 expected list", src: `{"models": {"m": "Pulsar"}}`, want: []want{{validate.CodeEntryName, 1, 18, `models["m"]`, "unknown variant `Pulsar`, expected one of `power-of-n`, `power-of-two`, `powerOf2`, `powerOfN`, `powerof2`, `powerofn`, `groq-multiregion`, `wait-and-widen`, `round-robin`, `random`, `pulsar`, `pulsar-multiregion`, `pulsar-wait-and-widen`"}}},
 		{name: "V9 underscore", src: `{"models": {"m": "power_of_n"}}`, want: []want{{validate.CodeEntryName, 1, 18, `models["m"]`, "unknown variant `power_of_n`"}}},
 		{name: "V9 shadowed value still parsed (D2)", src: `{"models": {"m": "bogus", "m": "pulsar"}}`, want: []want{
 			{validate.CodeDuplicateKey, 1, 13, `models["m"]`, "D2"},
@@ -140,8 +152,19 @@ func TestRules(t *testing.T) {
 		{name: "V13 fraction", src: field("wait-and-widen", "max_queued", "2.0"), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), "invalid type: floating point `2.0`, expected u64"}}},
 		{name: "V13 exponent", src: field("wait-and-widen", "n", "1e3"), want: []want{{validate.CodeUnsignedField, 5, valCol("n"), fpath("n"), "invalid type: floating point `1000.0`, expected usize"}}},
 		{name: "V13 minus zero", src: field("wait-and-widen", "max_queued", "-0"), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), "invalid type: floating point `-0.0`, expected u64"}}},
-		{name: "V13 too large", src: field("wait-and-widen", "cache_affinity_wait_ms", "18446744073709551616"), want: []want{{validate.CodeUnsignedField, 5, valCol("cache_affinity_wait_ms"), fpath("cache_affinity_wait_ms"), "invalid type: floating point `18446744073709552000.0`, expected u64"}}},
+		{name: "V13 too large", src: field("wait-and-widen", "cache_affinity_wait_ms", "18446744073709551616"), want: []want{{validate.CodeUnsignedField, 5, valCol("cache_affinity_wait_ms"), fpath("cache_affinity_wait_ms"), "invalid type: floating point `1.8446744073709552e19`, expected u64"}}},
+		// serde_json renders floats in messages with ryu (JsonUnexpected):
+		// plain below 1e16 and from 1e-5, scientific otherwise.
+		{name: "V13 float 1e15 plain", src: field("wait-and-widen", "max_queued", "1e15"), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), "floating point `1000000000000000.0`, expected u64"}}},
+		{name: "V13 float 1e16 scientific", src: field("wait-and-widen", "max_queued", "1E16"), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), "floating point `1e16`, expected u64"}}},
+		{name: "V13 float 1e-5 plain", src: field("wait-and-widen", "max_queued", "0.00001"), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), "floating point `0.00001`, expected u64"}}},
+		{name: "V13 float 1e-7 scientific", src: field("wait-and-widen", "max_queued", "1e-7"), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), "floating point `1e-7`, expected u64"}}},
+		{name: "V13 below i64", src: field("wait-and-widen", "n", "-9223372036854775809"), want: []want{{validate.CodeUnsignedField, 5, valCol("n"), fpath("n"), "floating point `-9.223372036854776e18`, expected usize"}}},
+		{name: "V13 i64 min", src: field("wait-and-widen", "n", "-9223372036854775808"), want: []want{{validate.CodeUnsignedField, 5, valCol("n"), fpath("n"), "invalid value: integer `-9223372036854775808`, expected usize"}}},
+		{name: "V13 fraction digits", src: field("wait-and-widen", "max_queued", "123456.789"), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), "floating point `123456.789`, expected u64"}}},
+		{name: "V11 float", src: field("wait-and-widen", "ignore_queue_time", "2.5e20"), want: []want{{validate.CodeBoolField, 5, valCol("ignore_queue_time"), fpath("ignore_queue_time"), "invalid type: floating point `2.5e20`, expected a boolean"}}},
 		{name: "V13 string", src: field("pulsar-wait-and-widen", "fallback_max_queued", `"5"`), want: []want{{validate.CodeUnsignedField, 5, valCol("fallback_max_queued"), fpath("fallback_max_queued"), `invalid type: string "5", expected u64`}}},
+		{name: "V13 string quoted like Rust's Debug", src: field("wait-and-widen", "max_queued", `"e\u0301\u00ad\t\"x\u0000"`), want: []want{{validate.CodeUnsignedField, 5, valCol("max_queued"), fpath("max_queued"), `invalid type: string "e\u{301}\u{ad}\t\"x\0", expected u64`}}},
 		{name: "V13 sample_count null", src: field("power-of-n", "sample_count", "null"), want: []want{{validate.CodeUnsignedField, 5, valCol("sample_count"), fpath("sample_count"), "invalid type: null, expected usize"}}},
 
 		// V14: numbers.
@@ -154,6 +177,18 @@ func TestRules(t *testing.T) {
 		{name: "V15 accept weight", src: field("pulsar", "rendezvous_weight", `"last-mean-input-tps"`), valid: true},
 		{name: "V15 comparator underscore", src: field("power-of-n", "comparator", `"num_requests_queued"`), want: []want{{validate.CodeEnumField, 5, valCol("comparator"), fpath("comparator"), "unknown variant `num_requests_queued`, expected one of `ttft`"}}},
 		{name: "V15 comparator null on pwaw", src: field("pulsar-wait-and-widen", "comparator", "null"), want: []want{{validate.CodeEnumField, 5, valCol("comparator"), fpath("comparator"), "invalid type: null"}}},
+		{name: "V15 null message", src: field("power-of-n", "comparator", "null"), want: []want{{validate.CodeEnumField, 5, valCol("comparator"), fpath("comparator"), "invalid type: null, expected string or map"}}},
+		{name: "V15 number", src: field("pulsar", "rendezvous_weight", "1"), want: []want{{validate.CodeEnumField, 5, valCol("rendezvous_weight"), fpath("rendezvous_weight"), "invalid type: integer `1`, expected string or map"}}},
+		// serde's derived enums, read from the entry's serde_json::Value,
+		// also take the externally tagged one-key map (unit value null or {}).
+		{name: "V15 accept one-key comparator", src: field("power-of-n", "comparator", `{"queue-time": null}`), valid: true, want: []want{{validate.CodeEnumObjectForm, 5, valCol("comparator"), fpath("comparator"), `{"queue-time": null}`}}},
+		{name: "V15 accept one-key weight with {}", src: field("pulsar", "rendezvous_weight", `{"last-mean-input-tps": {}}`), valid: true, want: []want{{validate.CodeEnumObjectForm, 5, valCol("rendezvous_weight"), fpath("rendezvous_weight"), `Stargate reads it as "last-mean-input-tps"`}}},
+		{name: "V15 accept one-key after D3", src: field("wait-and-widen", "comparator", `{"ttft": 1, "ttft": null}`), valid: true},
+		{name: "V15 empty map", src: field("power-of-n", "comparator", `{}`), want: []want{{validate.CodeEnumField, 5, valCol("comparator"), fpath("comparator"), "invalid value: map, expected map with a single key"}}},
+		{name: "V15 two keys", src: field("pulsar", "rendezvous_weight", `{"max-input-tps": null, "last-mean-input-tps": null}`), want: []want{{validate.CodeEnumField, 5, valCol("rendezvous_weight"), fpath("rendezvous_weight"), "invalid value: map, expected map with a single key"}}},
+		{name: "V15 one-key unknown name", src: field("power-of-n", "comparator", `{"fastest": 1}`), want: []want{{validate.CodeEnumField, 5, valCol("comparator") + 1, fpath("comparator"), "unknown variant `fastest`, expected one of `ttft`"}}},
+		{name: "V15 one-key value", src: field("power-of-n", "comparator", `{"ttft": true}`), want: []want{{validate.CodeEnumField, 5, valCol("comparator") + 9, fpath("comparator"), "invalid type: boolean `true`, expected unit"}}},
+		{name: "V20 one-key comparator", src: field("pulsar-wait-and-widen", "comparator", `{"ttft": null}`), want: []want{{validate.CodePWAWComparator, 5, keyCol(), fpath("comparator"), "comparator is not supported for pulsar-wait-and-widen"}}},
 		{name: "V15 weight", src: field("pulsar", "rendezvous_weight", `"max_input_tps"`), want: []want{{validate.CodeEnumField, 5, valCol("rendezvous_weight"), fpath("rendezvous_weight"), "unknown variant `max_input_tps`, expected `last-mean-input-tps` or `max-input-tps`"}}},
 
 		// V16: sample_count range.
@@ -274,5 +309,29 @@ func TestDuplicateKeys(t *testing.T) {
 	r = validate.File("c.json", []byte(`{"models":{"m":{"algorithm":"random","request_algorithms":{"power-of-two":"power-of-n","power-of-n":"random"}}}}`))
 	if got := r.Config.Models["m"].RequestAlgorithms[lb.PowerOfN]; got == nil || got.Algorithm != lb.PowerOfN || got.Spelling != "" {
 		t.Errorf("D4 winner = %+v, want the power-of-two entry (a power-of-n config)", got)
+	}
+}
+
+// TestUnsupportedFieldsAllListed: V18 lists every unsupported field in
+// Stargate's message, however many; the hint explains the first few.
+func TestUnsupportedFieldsAllListed(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"models":{"m":{"algorithm":"random"`)
+	var names []string
+	for i := range 50 {
+		fmt.Fprintf(&b, `,"k%02d":1`, i)
+		names = append(names, fmt.Sprintf("k%02d", i))
+	}
+	b.WriteString("}}}")
+	r := validate.File("c.json", []byte(b.String()))
+	errs := r.Errors()
+	if len(errs) != 1 || errs[0].Code != validate.CodeUnsupportedField {
+		t.Fatalf("want one V18 error:\n%s", dump(r.Diagnostics))
+	}
+	if want := "random config does not support field(s): " + strings.Join(names, ", "); errs[0].Message != want {
+		t.Errorf("message = %q\nwant %q", errs[0].Message, want)
+	}
+	if !strings.Contains(errs[0].Hint, "40 more not explained here") {
+		t.Errorf("hint = %q", errs[0].Hint)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/lcctl/lcctl/internal/testutil"
 	"github.com/lcctl/lcctl/internal/validate"
 )
@@ -89,6 +91,66 @@ func TestSpecSection14(t *testing.T) {
 	}
 	if n < 60 {
 		t.Errorf("found only %d examples in section 14", n)
+	}
+}
+
+// TestSpecSection14AsConformanceCases feeds every section-14 example to
+// validate.Node the way a config-only conformance case carries it
+// (`lb_config: <the JSON text>`, formats.md) and requires the same verdict
+// and the same findings as reading the JSON file. Example 50 (`-0` in an
+// unsigned field) is the one where YAML's core schema and serde_json
+// disagree.
+func TestSpecSection14AsConformanceCases(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(testutil.SharedDir(t), "spec", "lb-config.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	start := strings.Index(text, "## 14. Small examples")
+	end := strings.Index(text, "Header examples")
+	if start < 0 || end < start {
+		t.Fatal("section 14 not found in lb-config.md")
+	}
+	n := 0
+	for _, line := range strings.Split(text[start:end], "\n") {
+		m := specRow.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		n++
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte("- name: example-"+m[1]+"\n  lb_config: "+m[2]+"\n"), &doc); err != nil {
+			t.Fatalf("example %s: %v", m[1], err)
+		}
+		node := doc.Content[0].Content[0].Content[3]
+		got := validate.Node(node, nil, "config.yaml")
+		want := validate.File("example.json", []byte(m[2]))
+		if got.Valid() != want.Valid() {
+			t.Errorf("example %s %s: Node valid = %v, JSON valid = %v\n%s", m[1], m[2], got.Valid(), want.Valid(), dump(got.Diagnostics))
+			continue
+		}
+		if len(got.Diagnostics) != len(want.Diagnostics) {
+			t.Errorf("example %s: Node findings differ from JSON:\n%s---\n%s", m[1], dump(got.Diagnostics), dump(want.Diagnostics))
+			continue
+		}
+		for i := range got.Diagnostics {
+			g, w := got.Diagnostics[i], want.Diagnostics[i]
+			// Messages of errors carry no line numbers; W15's do.
+			if g.Code != w.Code || g.Path != w.Path || (g.Severity == validate.SeverityError && g.Message != w.Message) {
+				t.Errorf("example %s: finding %d: Node %s, JSON %s", m[1], i, g, w)
+			}
+		}
+	}
+	if n < 60 {
+		t.Errorf("found only %d examples in section 14", n)
+	}
+	// Block-style YAML keeps the core schema of lb-config.md §7.4: -0 is 0.
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte("models:\n  m:\n    algorithm: wait-and-widen\n    max_queued: -0\n"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if r := validate.Node(&doc, nil, "c.yaml"); !r.Valid() {
+		t.Errorf("block YAML -0 rejected:\n%s", dump(r.Diagnostics))
 	}
 }
 

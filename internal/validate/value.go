@@ -183,7 +183,7 @@ func (v *Value) describe() string {
 		case NumInt:
 			return "integer `" + strconv.FormatInt(v.Int, 10) + "`"
 		default:
-			return "floating point `" + rustFloatDecimal(v.Float) + "`"
+			return "floating point `" + serdeJSONFloat(v.Float) + "`"
 		}
 	}
 	return "value"

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -43,6 +45,9 @@ type yamlConverter struct {
 	budget int // values aliases may still add
 	limit  int // the initial budget
 	active map[*yaml.Node]bool
+	// jsonMinusZero reads the plain scalar -0 as serde_json does (the
+	// float -0.0) instead of as the YAML integer 0; see Node.
+	jsonMinusZero bool
 }
 
 var (
@@ -113,7 +118,13 @@ func decodeYAML(data []byte, file string) (doc *yaml.Node, root *Value, issues [
 // the lcctl-only YAML diagnostics; a nil value means the node could not be
 // converted at all (recursive alias or alias budget).
 func convertYAMLNode(node *yaml.Node, src []byte, file, pathPrefix string) (*Value, []Diagnostic) {
-	c := &yamlConverter{lines: newLineIndex(src), active: map[*yaml.Node]bool{}}
+	return convertYAMLNodeAs(node, src, file, pathPrefix, false)
+}
+
+// convertYAMLNodeAs is convertYAMLNode; jsonMinusZero makes the plain
+// scalar -0 the float -0.0 (serde_json's reading) instead of the integer 0.
+func convertYAMLNodeAs(node *yaml.Node, src []byte, file, pathPrefix string, jsonMinusZero bool) (*Value, []Diagnostic) {
+	c := &yamlConverter{lines: newLineIndex(src), active: map[*yaml.Node]bool{}, jsonMinusZero: jsonMinusZero}
 	if node.Kind == yaml.DocumentNode && len(node.Content) > 0 {
 		node = node.Content[0]
 	}
@@ -290,7 +301,10 @@ func (c *yamlConverter) mapping(n *yaml.Node, path string, depth int) (*Value, e
 			}
 		}
 	}
-	merged := map[string]bool{}
+	// merged maps a merged key to the << that brought it: a key repeated
+	// inside one merged mapping stays a repeated key (D2–D4 apply as if it
+	// were written here); only keys from different places conflict.
+	merged := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn, vn := n.Content[i], n.Content[i+1]
 		if isMergeKey(kn) {
@@ -299,11 +313,11 @@ func (c *yamlConverter) mapping(n *yaml.Node, path string, depth int) (*Value, e
 				return nil, err
 			}
 			for _, m := range ms {
-				if explicit[m.Key] || merged[m.Key] {
+				if by, ok := merged[m.Key]; explicit[m.Key] || (ok && by != i) {
 					c.issue(CodeYAMLMerge, kn, joinPath(path, m.Key), "YAML merge key << brings in %q, which is also set elsewhere in this mapping; lcctl refuses the ambiguity (YAML lets the explicit key win, Stargate's JSON rules let the last occurrence win)", m.Key)
 					continue
 				}
-				merged[m.Key] = true
+				merged[m.Key] = i
 				v.Members = append(v.Members, m)
 			}
 			continue
@@ -354,18 +368,18 @@ func (c *yamlConverter) merge(vn *yaml.Node, path string, depth int) ([]Member, 
 		return nil, nil
 	}
 	var out []Member
-	seen := map[string]bool{}
-	for _, s := range sources {
+	seen := map[string]int{} // key → index of the source that brought it
+	for i, s := range sources {
 		mv, err := c.convert(s, path, depth)
 		if err != nil {
 			return nil, err
 		}
 		for _, m := range mv.Members {
-			if seen[m.Key] {
+			if by, ok := seen[m.Key]; ok && by != i {
 				c.issue(CodeYAMLMerge, s, joinPath(path, m.Key), "YAML merge key << brings in %q from more than one mapping; lcctl refuses the ambiguity", m.Key)
 				continue
 			}
-			seen[m.Key] = true
+			seen[m.Key] = i
 			out = append(out, m)
 		}
 	}
@@ -406,6 +420,8 @@ func (c *yamlConverter) scalar(n *yaml.Node, path string) *Value {
 			v.Kind, v.Text = KindBool, "true"
 		case s == "false" || s == "False" || s == "FALSE":
 			v.Kind, v.Text = KindBool, "false"
+		case s == "-0" && c.jsonMinusZero:
+			v.Kind, v.Number, v.Float = KindNumber, NumFloat, math.Copysign(0, -1)
 		case coreInt.MatchString(s) || coreOct.MatchString(s) || coreHex.MatchString(s):
 			c.setInt(v, s, path)
 		case coreFloat.MatchString(s):
@@ -491,7 +507,7 @@ func (c *yamlConverter) setInt(v *Value, s, path string) {
 	if neg {
 		f = -f
 	}
-	if math.IsInf(f, 0) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
 		v.Kind = KindInvalid
 		c.issue(CodeYAMLSpecialFloat, v.Node, path, "YAML number %s in %s is out of range for JSON", s, fieldOrPath(path))
 		return
@@ -499,12 +515,16 @@ func (c *yamlConverter) setInt(v *Value, s, path string) {
 	v.Number, v.Float = NumFloat, f
 }
 
+// bigToFloat is the f64 nearest to the integer digits (base 8, 10 or 16),
+// +Inf beyond the f64 range; the same reading strconv.ParseFloat gives the
+// long JSON literals (an earlier digit-by-digit sum drifted by several
+// ULPs on 19-digit values).
 func bigToFloat(digits string, base int) float64 {
-	f := 0.0
-	for _, ch := range digits {
-		d, _ := strconv.ParseUint(string(ch), base, 8)
-		f = f*float64(base) + float64(d)
+	i, ok := new(big.Int).SetString(digits, base)
+	if !ok {
+		return math.NaN()
 	}
+	f, _ := new(big.Float).SetInt(i).Float64()
 	return f
 }
 
@@ -527,22 +547,51 @@ func fieldOrPath(path string) string {
 }
 
 // lineIndex maps 1-based line/column (columns in characters) to byte
-// offsets.
+// offsets in constant time: ASCII lines by arithmetic, other lines through
+// a table of their character offsets built on first use. (Walking the line
+// for every node made long lines — minified JSON read as YAML — quadratic:
+// 32 s for a 400 KB one-line file.) Lines break where yaml.v3 breaks them:
+// LF, CR LF, a lone CR, NEL, LS and PS.
 type lineIndex struct {
 	data   []byte
-	starts []int
+	starts []int // offset of each line's first byte
+	ends   []int // offset of each line's break, or len(data)
+	ascii  []bool
+	runes  map[int][]int // line → byte offset of each character
 }
 
 func newLineIndex(data []byte) *lineIndex {
 	if data == nil {
 		return nil
 	}
-	li := &lineIndex{data: data, starts: []int{0}}
-	for i, b := range data {
-		if b == '\n' {
-			li.starts = append(li.starts, i+1)
+	li := &lineIndex{data: data, starts: []int{0}, ascii: []bool{true}}
+	brk := func(at, next int) {
+		li.ends = append(li.ends, at)
+		li.starts = append(li.starts, next)
+		li.ascii = append(li.ascii, true)
+	}
+	for i := 0; i < len(data); i++ {
+		switch b := data[i]; {
+		case b == '\n':
+			brk(i, i+1)
+		case b == '\r':
+			if i+1 < len(data) && data[i+1] == '\n' {
+				brk(i, i+2)
+				i++
+			} else {
+				brk(i, i+1)
+			}
+		case b == 0xC2 && i+1 < len(data) && data[i+1] == 0x85: // NEL
+			brk(i, i+2)
+			i++
+		case b == 0xE2 && i+2 < len(data) && data[i+1] == 0x80 && (data[i+2] == 0xA8 || data[i+2] == 0xA9): // LS, PS
+			brk(i, i+3)
+			i += 2
+		case b >= utf8.RuneSelf:
+			li.ascii[len(li.ascii)-1] = false
 		}
 	}
+	li.ends = append(li.ends, len(data))
 	return li
 }
 
@@ -556,14 +605,31 @@ func (li *lineIndex) lineStart(line int) int {
 	return li.starts[line-1]
 }
 
+// offset is the byte offset of column col of line, clamped to the line's
+// end; -1 without source text.
 func (li *lineIndex) offset(line, col int) int {
 	off := li.lineStart(line)
-	if off < 0 {
-		return -1
+	if off < 0 || line > len(li.starts) || col <= 1 {
+		return off
 	}
-	for k := 1; k < col && off < len(li.data) && li.data[off] != '\n'; k++ {
-		_, size := decodeRuneAt(li.data, off)
-		off += size
+	end := li.ends[line-1]
+	if li.ascii[line-1] {
+		return min(off+col-1, end)
 	}
-	return off
+	offs, ok := li.runes[line]
+	if !ok {
+		for i := off; i < end; {
+			offs = append(offs, i)
+			_, size := decodeRuneAt(li.data, i)
+			i += size
+		}
+		if li.runes == nil {
+			li.runes = map[int][]int{}
+		}
+		li.runes[line] = offs
+	}
+	if col-1 < len(offs) {
+		return offs[col-1]
+	}
+	return end
 }

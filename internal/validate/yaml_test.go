@@ -1,6 +1,8 @@
 package validate_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -21,6 +23,9 @@ func TestYAML(t *testing.T) {
 		{name: "hex and octal integers", file: "c.yaml", src: "models:\n  m: {algorithm: wait-and-widen, max_queued: 0x10, n: 0o7}\n", valid: true},
 		{name: "underscores are not integers", file: "c.yaml", src: "models:\n  m: {algorithm: wait-and-widen, max_queued: 1_000}\n", want: []want{{validate.CodeUnsignedField, 2, 46, `models["m"].max_queued`, `invalid type: string "1_000"`}}},
 		{name: "quoted number is a string", file: "c.yaml", src: "models:\n  m: {algorithm: wait-and-widen, max_queued: \"5\"}\n", want: []want{{validate.CodeUnsignedField, 2, 46, `models["m"].max_queued`, `invalid type: string "5", expected u64`}}},
+		{name: "integer beyond i64 is the nearest float", file: "c.yaml", src: "models:\n  m: {algorithm: wait-and-widen, n: -9223372036854775809}\n", want: []want{{validate.CodeUnsignedField, 2, 37, `models["m"].n`, "floating point `-9.223372036854776e18`, expected usize"}}},
+		{name: "hex beyond u64 is the nearest float", file: "c.yaml", src: "models:\n  m: {algorithm: wait-and-widen, n: 0x10000000000000001}\n", want: []want{{validate.CodeUnsignedField, 2, 37, `models["m"].n`, "floating point `1.8446744073709552e19`, expected usize"}}},
+		{name: "long integer as a number field", file: "c.yaml", src: "models:\n  m: {algorithm: wait-and-widen, cache_affinity_input_tokens_scale: 99999999999999999999999}\n", want: []want{{validate.CodeScaleRange, 2, 69, `models["m"].cache_affinity_input_tokens_scale`, "got 100000000000000000000000"}}},
 		{name: "~ is null", file: "c.yaml", src: "models:\n  m: {algorithm: wait-and-widen, max_queued: ~}\n", valid: true},
 		{name: "empty value is null", file: "c.yaml", src: "models:\n  m:\n", want: []want{{validate.CodeEntryType, 2, 5, `models["m"]`, "must be an algorithm name or detailed config object"}}},
 		{name: ".nan names the field", file: "c.yaml", src: "models:\n  m: {algorithm: wait-and-widen, cache_affinity_input_tokens_scale: .nan}\n", want: []want{{validate.CodeYAMLSpecialFloat, 2, 69, `models["m"].cache_affinity_input_tokens_scale`, "cache_affinity_input_tokens_scale"}}},
@@ -32,6 +37,8 @@ func TestYAML(t *testing.T) {
 		{name: "anchors and aliases expand", file: "c.yaml", src: "models:\n  a: &e {algorithm: pulsar, seed: s, rendezvous_weight: max-input-tps}\n  b: *e\n", valid: true},
 		{name: "merge keys expand", file: "c.yaml", src: "models:\n  a: &e {algorithm: pulsar, rendezvous_weight: max-input-tps}\n  b: {<<: *e, seed: b}\n", valid: true},
 		{name: "merge conflicts are refused", file: "c.yaml", src: "models:\n  a: &e {algorithm: pulsar}\n  b: {<<: *e, algorithm: random}\n", want: []want{{validate.CodeYAMLMerge, 3, 7, `models["b"].algorithm`, "algorithm"}}},
+		{name: "a key repeated inside one merged mapping is a repeated key (D3)", file: "c.yaml", src: "models:\n  a: &e {algorithm: pulsar, algorithm: random}\n  b: {<<: *e}\n", valid: true, want: []want{{validate.CodeDuplicateKey, 2, 10, `models["a"].algorithm`, "D3"}, {validate.CodeDuplicateKey, 2, 10, `models["b"].algorithm`, "D3"}}},
+		{name: "two merged mappings setting one key conflict", file: "c.yaml", src: "models:\n  a: &e {algorithm: pulsar}\n  c: &f {algorithm: random}\n  b: {<<: [*e, *f]}\n", want: []want{{validate.CodeYAMLMerge, 4, 16, `models["b"].algorithm`, "more than one mapping"}}},
 		{name: "collection key", file: "c.yaml", src: "models:\n  ? [a, b]\n  : pulsar\n", want: []want{{validate.CodeYAMLKey, 2, 5, "models", "JSON object keys are strings"}}},
 		{name: "integer key is its text", file: "c.yaml", src: "models:\n  1: pulsar\n", valid: true},
 		{name: "two documents", file: "c.yaml", src: "default: random\n---\ndefault: pulsar\n", want: []want{{validate.CodeYAMLMultiDoc, 2, 1, "", "more than one document"}}},
@@ -122,5 +129,43 @@ name: wait-and-widen
 	ac, _ = validate.AlgorithmConfigFromNode(&doc.Name, "case.yaml")
 	if ac == nil || ac.Algorithm != lb.WaitAndWiden || ac.TTFTBucketSizeMs != 20 || ac.NextBucketUnlockFactor != 0.25 || ac.CacheAffinityVirtualNodes != 150 || ac.N != 2 {
 		t.Errorf("string entry defaults = %+v", ac)
+	}
+}
+
+// TestYAMLOffsets checks byte offsets on long and non-ASCII lines (columns
+// count characters): every plain scalar's offset points at its text.
+func TestYAMLOffsets(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# é\nmodels: {")
+	for i := range 300 {
+		fmt.Fprintf(&b, "\"mödel-%d\": {algorithm: pulsar, seed: sé%d}, ", i, i)
+	}
+	b.WriteString("x: &a random, y: *a}\nrequest_algorithms:\n  pulsar: {algorithm: pulsar, seed: ünï}\n")
+	data := []byte(b.String())
+	r := validate.File("c.yaml", data)
+	if r.Doc.Root == nil {
+		t.Fatalf("not decoded:\n%s", dump(r.Diagnostics))
+	}
+	checkYAMLOffsets(t, r.Doc.Root, data)
+	last := r.Doc.Root.Get("models").Get("mödel-299").Get("seed")
+	if got := string(data[last.Start.Offset : last.Start.Offset+len("sé299")]); got != "sé299" {
+		t.Errorf("offset of the last seed points at %q", got)
+	}
+}
+
+// TestYAMLOffsetsLineBreaks: yaml.v3 counts lines at LF, CR LF, a lone CR,
+// NEL, LS and PS; byte offsets must follow the same lines.
+func TestYAMLOffsetsLineBreaks(t *testing.T) {
+	for _, nl := range []string{"\n", "\r\n", "\r", "\u0085", "\u2028", "\u2029"} {
+		data := []byte("models:" + nl + "  m: {algorithm: pulsar, seed: \"ä\"}" + nl + "  n: random" + nl)
+		r := validate.File("c.yaml", data)
+		if r.Doc.Root == nil {
+			t.Fatalf("%q: not decoded:\n%s", nl, dump(r.Diagnostics))
+		}
+		checkYAMLOffsets(t, r.Doc.Root, data)
+		n := r.Doc.Root.Get("models").Get("n")
+		if n.Start.Line != 3 || string(data[n.Start.Offset:n.Start.Offset+6]) != "random" {
+			t.Errorf("%q: models.n at %d:%d offset %d", nl, n.Start.Line, n.Start.Col, n.Start.Offset)
+		}
 	}
 }
