@@ -23,10 +23,6 @@ func newCheckCommand(env *Env) *cobra.Command {
 		Short: "Check a live rollout (metrics)",
 		Example: `  lcctl check metrics --gateway http://llm-api-gateway:9464/metrics --stargate http://llm-request-router:9090/metrics
   lcctl check metrics --gateway examples/metrics/gateway-stage3.prom --stargate examples/metrics/stargate-stage3.prom`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return Usagef("missing subcommand: lcctl check metrics")
-		},
 	}
 	cmd.AddCommand(newCheckMetricsCommand(env))
 	return cmd

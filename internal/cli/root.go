@@ -132,9 +132,8 @@ func decorateDefaultCommands(root *cobra.Command) {
   lcctl help store evict`
 		case "completion":
 			c.Short = "Print a shell completion script (bash, zsh, fish, powershell)"
-			// Without a Run, cobra prints the help and exits 0 for any
-			// argument; with one, an unknown shell is a usage error.
-			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+			// requireSubcommands makes a bare `completion` and an
+			// unknown shell usage errors.
 			c.Example = `  source <(lcctl completion bash)
   lcctl completion zsh > "${fpath[1]}/_lcctl"`
 			for _, sh := range c.Commands() {
@@ -224,7 +223,77 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 	root.SetHelpCommandGroupID(groupOther)
 	root.SetCompletionCommandGroupID(groupOther)
 	decorateDefaultCommands(root)
+	requireSubcommands(root, env)
 	return root
+}
+
+// requireSubcommands makes every command that only groups subcommands
+// (lcctl itself, store, check, completion) fail as a usage error (exit 2)
+// when run bare or with an unknown subcommand. Cobra's default for a group
+// without a Run is to print its help to stdout and exit 0, so a typo such
+// as `lcctl store scna` looked like success. Bare, the group's usage goes
+// to stderr before the error; an unknown name gets "did you mean" when a
+// subcommand is close. The help command likewise refuses an unknown topic.
+func requireSubcommands(cmd *cobra.Command, env *Env) {
+	if cmd == cmd.Root() {
+		// The RunE below makes each group "runnable" to cobra, whose
+		// usage would then offer a bare `lcctl store [flags]` line; a
+		// group shows only `lcctl store [command]`. Subcommands inherit
+		// this template.
+		cmd.SetUsageTemplate(strings.Replace(cmd.UsageTemplate(), "Usage:{{if .Runnable}}", "Usage:{{if and .Runnable (not .HasAvailableSubCommands)}}", 1))
+	}
+	for _, c := range cmd.Commands() {
+		requireSubcommands(c, env)
+		if c.Name() == "help" && c.Runnable() && cmd == cmd.Root() {
+			c.Run = nil
+			c.RunE = func(c *cobra.Command, args []string) error {
+				target, rest, err := c.Root().Find(args)
+				if err != nil || len(rest) > 0 {
+					return unknownSubcommand(target, rest)
+				}
+				return target.Help()
+			}
+		}
+	}
+	if !cmd.HasAvailableSubCommands() {
+		return
+	}
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return unknownSubcommand(c, args)
+		}
+		return nil
+	}
+	cmd.RunE = func(c *cobra.Command, _ []string) error {
+		fmt.Fprint(env.Err, c.UsageString())
+		return Usagef("missing subcommand: %s needs one of %s", c.CommandPath(), strings.Join(subcommandNames(c), ", "))
+	}
+}
+
+// unknownSubcommand is the usage error for args[0] not being a subcommand
+// of cmd.
+func unknownSubcommand(cmd *cobra.Command, args []string) error {
+	if !cmd.HasAvailableSubCommands() {
+		return Usagef("unknown command %q for %q (it takes no subcommands)", args[0], cmd.CommandPath())
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	cmd.SuggestionsMinimumDistance = 2
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	}
+	return Usagef("%s\nSubcommands: %s. Run '%s --help' for usage.", msg, strings.Join(subcommandNames(cmd), ", "), cmd.CommandPath())
+}
+
+// subcommandNames lists the names of cmd's visible subcommands in help
+// order.
+func subcommandNames(cmd *cobra.Command) []string {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return names
 }
 
 // Main runs lcctl with args and returns the process exit code. Errors go to
