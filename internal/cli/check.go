@@ -164,7 +164,13 @@ func runCheckMetrics(ctx context.Context, env *Env, opts *checkMetricsOptions) e
 			if opts.Model != "" {
 				models = []string{opts.Model}
 			}
-			rep.Group(preflight.GroupStargateMetrics).Add(metrics.StargateSessionVerdicts(r, models, vo)...)
+			if res, missing := metrics.StargateModelVerdict(r, opts.Model); missing {
+				// Series exist, none for --model: a wrong name, not a
+				// model without traffic (exit 1, docs/preflight.md).
+				rep.Group(preflight.GroupStargateMetrics).Add(res)
+			} else {
+				rep.Group(preflight.GroupStargateMetrics).Add(metrics.StargateSessionVerdicts(r, models, vo)...)
+			}
 		}
 	}
 	out.Verdicts = checks.ToJSON(rep, "check metrics", 0, opts.Strict)
@@ -175,7 +181,7 @@ func runCheckMetrics(ctx context.Context, env *Env, opts *checkMetricsOptions) e
 			return err
 		}
 	} else {
-		if err := renderMetricsText(env, &out); err != nil {
+		if err := renderMetricsText(env, &out, opts.Model); err != nil {
 			return err
 		}
 		if len(rep.Groups) > 0 {
@@ -225,7 +231,9 @@ func windowTitle(w metrics.Window) string {
 	return "totals since process start"
 }
 
-func renderMetricsText(env *Env, r *MetricsReport) error {
+// renderMetricsText prints the report as text; model is the --model
+// filter ("" for every model).
+func renderMetricsText(env *Env, r *MetricsReport, model string) error {
 	w := env.Out
 	h := func(s string) string { return env.Style.Header.Render(s) }
 	if g := r.Gateway; g != nil {
@@ -243,7 +251,9 @@ func renderMetricsText(env *Env, r *MetricsReport) error {
 	}
 	if s := r.Stargate; s != nil {
 		fmt.Fprintf(w, "%s\n", h(fmt.Sprintf("Stargate session selections — %s (%s)", s.Source, windowTitle(s.Window))))
-		if len(s.Rows) == 0 {
+		if len(s.Rows) == 0 && model != "" && s.Present {
+			fmt.Fprintf(w, "  %s\n", metrics.MissingModelMessage(*s, model))
+		} else if len(s.Rows) == 0 {
 			fmt.Fprintf(w, "  no %s series\n", s.Metric)
 		} else if err := selectionsTable(w, s); err != nil {
 			return err

@@ -52,6 +52,21 @@ type StargateSnapshot struct {
 	Selections map[SelectionKey]float64
 }
 
+// ModelNames returns the distinct model labels of s's series, sorted
+// (empty, not nil, when there are none).
+func (s StargateSnapshot) ModelNames() []string {
+	seen := map[string]bool{}
+	names := []string{}
+	for k := range s.Selections {
+		if !seen[k.Model] {
+			seen[k.Model] = true
+			names = append(names, k.Model)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
 // ExtractGateway reads the gateway's last-cluster families from s.
 // Counter families may be typed counter or untyped; the histogram must be
 // typed histogram, or be given as untyped "_bucket"/"_count"/"_sum" series.

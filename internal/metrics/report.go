@@ -152,6 +152,10 @@ type StargateReport struct {
 	Rows []ModelSelections `json:"rows"`
 	// Models are per model (all algorithms), sorted by model.
 	Models []ModelSelections `json:"models"`
+	// ModelsInScrape lists every model label of the family in the scrape,
+	// sorted, also those a model filter left out of Rows and Models
+	// (empty, never null, when the family is absent).
+	ModelsInScrape []string `json:"models_in_scrape"`
 }
 
 // Model returns the all-algorithm row of model, and whether it exists.
@@ -218,7 +222,7 @@ func BuildGatewayReport(source string, w Window, g GatewaySnapshot) GatewayRepor
 // BuildStargateReport computes the session selections report from a
 // snapshot. When model is non-empty only that model's series are kept.
 func BuildStargateReport(source string, w Window, s StargateSnapshot, model string) StargateReport {
-	r := StargateReport{Source: source, Metric: s.Name, Window: w, Present: s.Present, Rows: []ModelSelections{}, Models: []ModelSelections{}}
+	r := StargateReport{Source: source, Metric: s.Name, Window: w, Present: s.Present, Rows: []ModelSelections{}, Models: []ModelSelections{}, ModelsInScrape: s.ModelNames()}
 	type rowKey struct{ model, algorithm string }
 	rows := map[rowKey]*ModelSelections{}
 	rks := map[rowKey]map[string]bool{}

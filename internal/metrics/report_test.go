@@ -3,6 +3,8 @@ package metrics
 import (
 	"math"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,6 +81,36 @@ func TestStargateReport(t *testing.T) {
 	filtered := BuildStargateReport("sg", Totals, ExtractStargate(load(t, "stargate-healthy.prom"), ""), "company/model-b")
 	if len(filtered.Models) != 1 || filtered.Models[0].Model != "company/model-b" || filtered.Rows[0].Algorithm != "wait-and-widen" {
 		t.Errorf("filtered %+v", filtered.Models)
+	}
+}
+
+// TestStargateModelVerdict: a --model with no series while other models
+// have some is a failure naming the models present and the near miss; a
+// known model, or a scrape without the family, is not judged here.
+func TestStargateModelVerdict(t *testing.T) {
+	snap := ExtractStargate(load(t, "stargate-healthy.prom"), "")
+	r := BuildStargateReport("sg", Totals, snap, "company/model-c")
+	if want := []string{"company/model-b", "meta/llama-3.1-8b-instruct"}; !slices.Equal(r.ModelsInScrape, want) {
+		t.Fatalf("models in scrape %v, want %v (the filter must not hide them)", r.ModelsInScrape, want)
+	}
+	if len(r.Rows) != 0 {
+		t.Fatalf("rows %+v for an unknown model", r.Rows)
+	}
+	res, missing := StargateModelVerdict(r, "company/model-c")
+	if !missing || res.Status != checks.StatusFail || res.ID != CheckStargateModel || res.Subject != "company/model-c" ||
+		!strings.Contains(res.Reason, `no stargate_routing_session_selections_total series for model "company/model-c" in sg (models: company/model-b, meta/llama-3.1-8b-instruct); did you mean "company/model-b"?`) {
+		t.Errorf("unknown model: %v %+v", missing, res)
+	}
+	res, _ = StargateModelVerdict(r, "mistral/mixtral")
+	if strings.Contains(res.Reason, "did you mean") {
+		t.Errorf("far name suggested something: %s", res.Reason)
+	}
+	if _, missing := StargateModelVerdict(BuildStargateReport("sg", Totals, snap, "company/model-b"), "company/model-b"); missing {
+		t.Error("a model in the scrape was reported missing")
+	}
+	empty := BuildStargateReport("sg", Totals, StargateSnapshot{Name: "x", Selections: map[SelectionKey]float64{}}, "m")
+	if _, missing := StargateModelVerdict(empty, "m"); missing || empty.ModelsInScrape == nil {
+		t.Errorf("no series at all: missing %v, models %#v (want false and an empty list)", missing, empty.ModelsInScrape)
 	}
 }
 

@@ -2,11 +2,14 @@ package metrics
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/lcctl/lcctl/internal/checks"
+	"github.com/lcctl/lcctl/internal/suggest"
+	"github.com/lcctl/lcctl/internal/ui"
 )
 
 // Check IDs produced by this package (docs/preflight.md).
@@ -20,6 +23,7 @@ const (
 	CheckStargateSessions = "stargate-metrics.sessions"
 	CheckStargateReturn   = "stargate-metrics.returning"
 	CheckStargateSticky   = "stargate-metrics.stickiness"
+	CheckStargateModel    = "stargate-metrics.model"
 )
 
 // DefaultLookupTimeout is the gateway's default
@@ -286,6 +290,30 @@ func StargateFlagOffVerdict(r StargateReport) checks.Result {
 	}
 	return checks.Fail(CheckStargateFlagOff, title,
 		fmt.Sprintf("%s classified requests %s for %s: last_cluster_affinity is on", count(total), windowNote(r.Window), strings.Join(models, ", ")), hint)
+}
+
+// StargateModelVerdict checks a model asked for by name (lcctl check
+// metrics --model) against the scrape. When the session selections family
+// has series, but none for model, the name is most likely wrong (a typo,
+// or the client-facing name rather than Stargate's model label): a failed
+// result that lists the models present and suggests the closest one, and
+// true. Otherwise (model found, or no series at all, which cannot tell a
+// wrong name from no classified traffic) it returns false.
+func StargateModelVerdict(r StargateReport, model string) (checks.Result, bool) {
+	if !r.Present || model == "" || slices.Contains(r.ModelsInScrape, model) {
+		return checks.Result{}, false
+	}
+	return checks.Fail(CheckStargateModel, "the model has session selection series",
+		MissingModelMessage(r, model),
+		"give --model exactly as Stargate's model label (one of those listed), or leave it out to see every model").WithSubject(model), true
+}
+
+// MissingModelMessage says that r has no series for model, which models
+// it has, and the closest one when model looks like a typo of it.
+func MissingModelMessage(r StargateReport, model string) string {
+	return fmt.Sprintf("no %s series for model %q in %s (%s: %s)%s", r.Metric, model, r.Source,
+		ui.Noun(len(r.ModelsInScrape), "model", "models"), strings.Join(r.ModelsInScrape, ", "),
+		suggest.DidYouMean(model, r.ModelsInScrape))
 }
 
 // StargateSessionVerdicts judges, per model, whether session-aware routing

@@ -1,0 +1,18 @@
+package ui
+
+import "fmt"
+
+// Count returns n followed by the singular noun when n is 1 and the plural
+// otherwise: Count(1, "warning", "warnings") is "1 warning",
+// Count(0, "family", "families") is "0 families".
+func Count[N ~int | ~int64 | ~uint64](n N, singular, plural string) string {
+	return fmt.Sprintf("%d %s", n, Noun(n, singular, plural))
+}
+
+// Noun returns singular when n is 1, else plural.
+func Noun[N ~int | ~int64 | ~uint64](n N, singular, plural string) string {
+	if n == 1 {
+		return singular
+	}
+	return plural
+}

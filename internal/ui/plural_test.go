@@ -1,0 +1,20 @@
+package ui
+
+import "testing"
+
+func TestCount(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{0, "0 families"}, {1, "1 family"}, {2, "2 families"}} {
+		if got := Count(tc.n, "family", "families"); got != tc.want {
+			t.Errorf("Count(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+	if got := Count(int64(1), "warning", "warnings"); got != "1 warning" {
+		t.Errorf("Count(int64 1) = %q", got)
+	}
+	if Noun(uint64(3), "key", "keys") != "keys" {
+		t.Error("Noun(3)")
+	}
+}
