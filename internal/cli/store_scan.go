@@ -27,7 +27,8 @@ func newStoreScanCommand(env *Env, conn *connFlags) *cobra.Command {
 		Long: `Scan every partition of the DMap and print each live entry: key, cluster and
 remaining TTL, then a summary of entries per cluster. --cluster keeps only
 the entries of one cluster (every entry is still read and counted in the
-summary); --limit stops after N printed entries.
+summary); --limit stops after N printed entries, and the summary then
+counts only the keys examined up to that point (docs/store.md).
 
 Keys are listed with Olric's scan (DM.SCAN with MATCH ^lc:v1:) and read
 with pipelined gets, so expired entries Olric has not evicted yet are not
@@ -140,7 +141,7 @@ func writeScanSummary(w io.Writer, rep store.ScanReport, cluster string) {
 	state := "complete"
 	switch {
 	case rep.Truncated:
-		state = "stopped at --limit"
+		state = "stopped at --limit; counts cover the keys examined so far"
 	case rep.Interrupted:
 		state = "interrupted"
 	case !rep.Complete:

@@ -309,8 +309,24 @@ func TestStoreScanEvictStats(t *testing.T) {
 	}
 
 	r = run(0, "scan", "--limit", "3", "--summary-only")
-	if !strings.Contains(r.out, "(stopped at --limit)") || strings.Contains(r.out, "lc:v1:") {
+	if !strings.Contains(r.out, "(stopped at --limit; counts cover the keys examined so far)") || strings.Contains(r.out, "lc:v1:") {
 		t.Errorf("limit: %q", r.out)
+	}
+	// --cluster with --limit: the summary counts add up (keys, entries,
+	// per_cluster and matched once disagreed).
+	r = run(0, "scan", "--cluster", "cluster-c", "--limit", "5", "-o", "json")
+	lines = strings.Split(strings.TrimSpace(r.out), "\n")
+	summary = scanSummaryJSON{}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &summary); err != nil {
+		t.Fatal(err)
+	}
+	sum := 0
+	for _, n := range summary.PerCluster {
+		sum += n
+	}
+	if len(lines) != 6 || summary.Matched != 5 || !summary.Truncated || summary.PerCluster["cluster-c"] != 5 ||
+		summary.Keys != summary.Entries+summary.Vanished+summary.Unreadable || sum != summary.Entries || summary.Problems == nil {
+		t.Errorf("scan --cluster cluster-c --limit 5: %d lines, summary %+v", len(lines), summary)
 	}
 
 	// Evict: dry run, then --yes.

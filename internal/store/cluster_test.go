@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -388,5 +389,77 @@ func TestProbe(t *testing.T) {
 	_, rep := scanAll(t, c)
 	if rep.Keys != 0 || rep.Ignored != 0 {
 		t.Fatalf("the probe left something behind: %+v", rep)
+	}
+}
+
+// checkScanInvariants fails unless rep's counts agree with each other and
+// with what the callback saw (docs/store.md, "store scan": the counts
+// cover exactly the keys examined).
+func checkScanInvariants(t *testing.T, what string, o store.ScanOptions, rep store.ScanReport, passed map[string]int) {
+	t.Helper()
+	sum := 0
+	for _, n := range rep.PerCluster {
+		sum += n
+	}
+	got := 0
+	for _, n := range passed {
+		got += n
+	}
+	wantMatched := rep.Entries
+	if o.Cluster != "" {
+		wantMatched = rep.PerCluster[o.Cluster]
+	}
+	switch {
+	case rep.Keys != rep.Entries+rep.Vanished+rep.Unreadable:
+		t.Errorf("%s: keys %d != entries %d + vanished %d + unreadable %d", what, rep.Keys, rep.Entries, rep.Vanished, rep.Unreadable)
+	case sum != rep.Entries:
+		t.Errorf("%s: per_cluster sums to %d, entries %d", what, sum, rep.Entries)
+	case rep.Matched != wantMatched || rep.Matched != got:
+		t.Errorf("%s: matched %d, want %d (per_cluster %v) and %d passed to the callback", what, rep.Matched, wantMatched, rep.PerCluster, got)
+	case o.Limit > 0 && rep.Matched > o.Limit:
+		t.Errorf("%s: matched %d over the limit %d", what, rep.Matched, o.Limit)
+	case rep.Truncated && (rep.Complete || rep.Matched != o.Limit):
+		t.Errorf("%s: truncated with complete %v, matched %d, limit %d", what, rep.Complete, rep.Matched, o.Limit)
+	case rep.Problems == nil:
+		t.Errorf("%s: problems is nil; the JSON key must be [] when empty", what)
+	}
+}
+
+// TestScanLimitCounts: a scan stopped at --limit reports counts that add
+// up (lcctl store scan --cluster cluster-c --limit 5 said keys 55, entries
+// 48 and cluster-c 6 with 5 matched), for every batch size and filter,
+// and a limit equal to the number of matching entries is not truncated.
+func TestScanLimitCounts(t *testing.T) {
+	_, c := connectShared(t)
+	seed(t, c, "limit", 300, time.Hour, "cluster-a", "cluster-b", "cluster-c", "cluster-a")
+	ctx := context.Background()
+	for _, o := range []store.ScanOptions{
+		{},
+		{Cluster: "cluster-c"},
+		{Limit: 5},
+		{Limit: 5, Cluster: "cluster-c"},
+		{Limit: 5, Cluster: "cluster-c", ReadBatch: 1},
+		{Limit: 7, Count: 3, ReadBatch: 2},
+		{Limit: 1, ReadWorkers: 1},
+		{Limit: 74, Cluster: "cluster-b", ReadBatch: 10},
+		{Limit: 75, Cluster: "cluster-b", ReadBatch: 10},
+		{Limit: 299},
+		{Limit: 300, Cluster: "cluster-a"},
+	} {
+		what := fmt.Sprintf("%+v", o)
+		passed := map[string]int{}
+		rep, err := c.Scan(ctx, o, func(e store.Entry) error { passed[e.Cluster]++; return nil })
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		checkScanInvariants(t, what, o, rep, passed)
+		total := map[string]int{"": 300, "cluster-a": 150, "cluster-b": 75, "cluster-c": 75}[o.Cluster]
+		if o.Limit > 0 && o.Limit < total {
+			if !rep.Truncated || rep.Matched != o.Limit || rep.Entries >= 300 {
+				t.Errorf("%s: want truncated at %d of %d, report %+v", what, o.Limit, total, rep)
+			}
+		} else if !rep.Complete || rep.Truncated || rep.Keys != 300 || rep.Matched != total {
+			t.Errorf("%s: want complete with %d matched of 300 keys, report %+v", what, total, rep)
+		}
 	}
 }

@@ -69,17 +69,29 @@ type ScanProgress struct {
 	Elapsed time.Duration
 }
 
-// ScanReport summarises a scan. Counts cover the part of the DMap that was
-// scanned: all of it when Complete, less when the scan was interrupted,
-// stopped at Limit, or could not read some partitions or keys.
+// ScanReport summarises a scan. Counts cover the keys the scan examined:
+// every store key of the DMap when Complete; when the scan stopped early
+// (at Limit, interrupted, or after a failure) exactly the keys examined
+// before it stopped, in scan order. They always satisfy
+//
+//	Keys == Entries + Vanished + Unreadable
+//	Entries == sum of PerCluster
+//	Matched == Entries (no Cluster filter), PerCluster[Cluster] (filter)
+//	Matched <= Limit (when Limit > 0)
+//
+// Stopped at Limit (Truncated), the scan stops at the first matching
+// entry beyond the limit, which proves more exist; that entry and every
+// key after it are counted nowhere.
 type ScanReport struct {
 	// DMap is the DMap scanned.
 	DMap string `json:"dmap"`
-	// Keys is the number of distinct store keys Olric's scan returned.
+	// Keys is the number of distinct store keys examined (listed by
+	// Olric's scan and read).
 	Keys int `json:"keys"`
 	// Entries is the number of those keys read as live entries.
 	Entries int `json:"entries"`
-	// Matched is the number of entries passed to the callback.
+	// Matched is the number of entries passed to the callback: the entries
+	// of Cluster, or every entry without a filter; at most Limit.
 	Matched int `json:"matched"`
 	// Vanished counts keys that were gone when read: expired but not yet
 	// evicted by Olric, or deleted meanwhile.
@@ -87,25 +99,31 @@ type ScanReport struct {
 	// Unreadable counts keys whose read failed after every retry.
 	Unreadable int `json:"unreadable"`
 	// Ignored counts keys that start with "lc:v1:" but are not store keys
-	// (not written by the gateway); they are never read or touched.
+	// (not written by the gateway); they are never read or touched, and not
+	// part of Keys. Counted as Olric lists them, so a scan stopped early
+	// may count a few listed beyond the stopping point.
 	Ignored int `json:"ignored"`
 	// Invalid counts entries whose value the gateway would treat as a miss.
 	Invalid int `json:"invalid"`
 	// NoExpiry counts entries without a TTL (the gateway always sets one).
 	NoExpiry int `json:"no_expiry"`
-	// PerCluster counts live entries by value (cluster ID).
+	// PerCluster counts the live entries (all of Entries, not only the
+	// matched ones) by value (cluster ID).
 	PerCluster map[string]int `json:"per_cluster"`
 	// Restarts is how often the scan was restarted after an error and
 	// resumed where it stopped.
 	Restarts int `json:"restarts"`
 	// Complete is true when every partition was scanned and every key read.
 	Complete bool `json:"complete"`
-	// Truncated is true when the scan stopped at Limit.
+	// Truncated is true when the scan stopped at Limit because a further
+	// matching entry exists (exactly Limit matching entries in the whole
+	// DMap give a Complete, untruncated scan).
 	Truncated bool `json:"truncated"`
 	// Interrupted is true when the context was cancelled.
 	Interrupted bool `json:"interrupted"`
-	// Problems describe what could not be done, in order.
-	Problems []string `json:"problems,omitempty"`
+	// Problems describe what could not be done, in order; empty (never
+	// null in JSON) when there were none.
+	Problems []string `json:"problems"`
 	// Elapsed is the wall time of the scan.
 	Elapsed time.Duration `json:"-"`
 }
@@ -152,11 +170,28 @@ type keyBatch struct {
 	keys []string
 }
 
+// readOutcome is what reading one batch found, one item per key in the
+// batch's order (so a scan stopped at Limit counts exactly the keys before
+// the stopping point).
 type readOutcome struct {
-	seq     int
-	entries []Entry
-	missing []string // keys read as absent
-	failed  []string // "key: error" of unreadable keys
+	seq   int
+	items []readItem
+}
+
+// readState is the outcome of reading one key.
+type readState uint8
+
+const (
+	readLive    readState = iota // a live entry
+	readMissing                  // absent: expired or deleted
+	readFailed                   // every retry failed
+)
+
+type readItem struct {
+	key   string
+	state readState
+	entry Entry  // when readLive
+	fail  string // "key (partition p): error" when readFailed
 }
 
 // maxRecheck bounds how many keys read as absent are read once more at
@@ -164,9 +199,9 @@ type readOutcome struct {
 const maxRecheck = 100000
 
 type producerResult struct {
-	keys, ignored, restarts int
-	problems                []string
-	err                     error
+	ignored, restarts int
+	problems          []string
+	err               error
 }
 
 // Scan walks every partition of the DMap with Olric's cluster iterator
@@ -189,7 +224,7 @@ type producerResult struct {
 // keys could not be read, the context's error when interrupted, and fn's
 // error when fn returned one (the scan then stops).
 func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) (ScanReport, error) {
-	rep := ScanReport{DMap: c.opts.DMap, PerCluster: map[string]int{}}
+	rep := ScanReport{DMap: c.opts.DMap, PerCluster: map[string]int{}, Problems: []string{}}
 	o, err := o.withDefaults()
 	if err != nil {
 		return rep, err
@@ -232,39 +267,55 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 	var fnErr error
 	stopped := false
 	var absent []string
-	// account counts the outcome of a batch and hands its entries to fn; it
-	// reports false once the scan must stop (Limit reached or fn failed).
-	account := func(cur readOutcome) bool {
-		rep.Unreadable += len(cur.failed)
-		for i, f := range cur.failed {
-			if i < 3 && len(rep.Problems) < 20 {
-				rep.Problems = append(rep.Problems, "read "+f)
-			}
-		}
-		rep.Vanished += len(cur.missing)
-		if len(absent)+len(cur.missing) <= maxRecheck {
-			absent = append(absent, cur.missing...)
-		}
-		for _, e := range cur.entries {
-			rep.Entries++
-			rep.PerCluster[e.Cluster]++
-			if !e.Valid {
-				rep.Invalid++
-			}
-			if e.ExpiresAt.IsZero() {
-				rep.NoExpiry++
-			}
-			if o.Cluster != "" && e.Cluster != o.Cluster {
-				continue
-			}
-			if o.Limit > 0 && rep.Matched >= o.Limit {
+	// account counts the outcome of a batch, key by key in scan order, and
+	// hands the matching entries to fn; it reports false once the scan
+	// must stop (fn failed, or a matching entry beyond Limit: the scan
+	// stops before that entry, which is counted nowhere, so the counts
+	// cover exactly the keys up to the last entry passed to fn). A recheck
+	// re-reads keys already counted as vanished: it moves them to entries
+	// or unreadable, never counting a key twice.
+	account := func(cur readOutcome, recheck bool) bool {
+		failed := 0
+		for _, it := range cur.items {
+			match := it.state == readLive && (o.Cluster == "" || it.entry.Cluster == o.Cluster)
+			if match && o.Limit > 0 && rep.Matched >= o.Limit {
 				rep.Truncated = true
 				return false
 			}
-			rep.Matched++
-			if err := fn(e); err != nil {
-				fnErr = err
-				return false
+			if recheck {
+				rep.Vanished--
+			} else {
+				rep.Keys++
+			}
+			switch it.state {
+			case readFailed:
+				rep.Unreadable++
+				if failed++; failed <= 3 && len(rep.Problems) < 20 {
+					rep.Problems = append(rep.Problems, "read "+it.fail)
+				}
+			case readMissing:
+				rep.Vanished++
+				if len(absent) < maxRecheck {
+					absent = append(absent, it.key)
+				}
+			case readLive:
+				e := it.entry
+				rep.Entries++
+				rep.PerCluster[e.Cluster]++
+				if !e.Valid {
+					rep.Invalid++
+				}
+				if e.ExpiresAt.IsZero() {
+					rep.NoExpiry++
+				}
+				if !match {
+					continue
+				}
+				rep.Matched++
+				if err := fn(e); err != nil {
+					fnErr = err
+					return false
+				}
 			}
 		}
 		return true
@@ -281,7 +332,7 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 			}
 			delete(pending, next)
 			next++
-			if !account(cur) {
+			if !account(cur, false) {
 				stopped = true
 				cancel()
 				break
@@ -307,16 +358,14 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 		}
 		recheck := absent
 		absent = nil // account collects the keys still absent
-		rep.Vanished -= len(recheck)
 		for lo := 0; lo < len(recheck) && !stopped; lo += o.ReadBatch {
 			b := c.readBatch(rctx, keyBatch{keys: recheck[lo:min(lo+o.ReadBatch, len(recheck))]})
-			stopped = !account(b)
+			stopped = !account(b, true)
 		}
 	}
-	rep.Keys = prod.keys
 	rep.Ignored = prod.ignored
 	rep.Restarts = prod.restarts
-	rep.Problems = append(prod.problems, rep.Problems...)
+	rep.Problems = append(append([]string{}, prod.problems...), rep.Problems...)
 	rep.Elapsed = time.Since(start)
 	if o.Progress != nil {
 		o.Progress(ScanProgress{Keys: rep.Keys, Entries: rep.Entries, Matched: rep.Matched, Elapsed: rep.Elapsed})
@@ -423,7 +472,6 @@ func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyB
 					continue
 				}
 				seen.Add(1)
-				res.keys++
 				batch = append(batch, key)
 				if len(batch) == cap(batch) && !send() {
 					break loop
@@ -481,20 +529,23 @@ func safeNext(it olric.Iterator) (ok bool, err error) {
 // partition owner) and retries keys whose pipelined read failed one by one
 // with the client's retry policy.
 func (c *Client) readBatch(ctx context.Context, b keyBatch) readOutcome {
-	out := readOutcome{seq: b.seq, entries: make([]Entry, 0, len(b.keys))}
+	out := readOutcome{seq: b.seq, items: make([]readItem, len(b.keys))}
 	rs := c.pipelineGet(ctx, b.keys)
 	for i, key := range b.keys {
 		r := rs[i]
 		if r.err != nil && !errors.Is(r.err, ErrNotFound) {
 			r.entry, r.err = c.get(ctx, key)
 		}
+		it := &out.items[i]
+		it.key = key
 		switch {
 		case r.err == nil:
-			out.entries = append(out.entries, r.entry)
+			it.state, it.entry = readLive, r.entry
 		case errors.Is(r.err, ErrNotFound):
-			out.missing = append(out.missing, key)
+			it.state = readMissing
 		default:
-			out.failed = append(out.failed, fmt.Sprintf("%s (partition %d): %v", key, c.Locate(key).Partition, r.err))
+			it.state = readFailed
+			it.fail = fmt.Sprintf("%s (partition %d): %v", key, c.Locate(key).Partition, r.err)
 		}
 	}
 	return out
