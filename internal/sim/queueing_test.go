@@ -95,7 +95,7 @@ func TestErlangC(t *testing.T) {
 		if res.Failed != 0 || res.Completed+res.Failed != res.Requests {
 			t.Errorf("%d of %d requests failed, %d completed", res.Failed, res.Requests, res.Completed)
 		}
-		// Little's law over the whole run: L = λ·W.
+		// Little's law over the measurement window: L = λ·W.
 		l, lw := cl.MeanInSystem, cl.ArrivalRPS*cl.MeanSojournMs/1000
 		if math.Abs(l-lw) > 0.01*lw {
 			t.Errorf("ρ %.1f: Little's law: L %.4f, λW %.4f", c.rho, l, lw)

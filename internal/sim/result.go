@@ -8,8 +8,11 @@ import (
 )
 
 // Result is one policy's metrics (the `policies[]` objects of `lcctl
-// simulate --output json`; docs/simulate.md "JSON output"). Request
-// metrics cover requests that arrived at or after the warm-up.
+// simulate --output json`; docs/simulate.md "JSON output"). Every figure
+// covers one measurement window, from the end of the warm-up to the end
+// of the run (MeasuredS long): request metrics count the requests that
+// arrived in it, rates and time averages divide by its length. The drain
+// after session arrivals end is part of it.
 type Result struct {
 	// Policy is the policy name; Algorithm its algorithm (canonical name,
 	// "mixed", or a comparison policy's name); LastClusterAffinity the
@@ -30,8 +33,9 @@ type Result struct {
 	// re-decisions included); Waits those that waited.
 	Decisions int64 `json:"decisions"`
 	Waits     int64 `json:"waits"`
-	// SimulatedS is the simulated time of the run (s); MeasuredS the part
-	// after the warm-up (s), the denominator of the rates.
+	// SimulatedS is the simulated time of the run (s), to the last
+	// completion; MeasuredS the measurement window, SimulatedS − warm-up
+	// (s), the denominator of every rate and time average.
 	SimulatedS float64 `json:"simulated_s"`
 	MeasuredS  float64 `json:"measured_s"`
 	// GoodputRPS is Good / MeasuredS (requests/s); ThroughputRPS is
@@ -90,17 +94,19 @@ type Quantiles struct {
 	Max  float64 `json:"max"`
 }
 
-// ClusterResult is one cluster's figures over the whole run.
+// ClusterResult is one cluster's figures over the measurement window
+// (Result): counts of measured requests, time averages over MeasuredS.
 type ClusterResult struct {
 	// ClusterID is the cluster id.
 	ClusterID string `json:"cluster_id"`
-	// Accepted counts requests the cluster took (slot or queue); Refused
-	// those it turned away; Served those it completed.
+	// Accepted counts measured requests the cluster took (slot or queue);
+	// Refused those it turned away; Served those it completed.
 	Accepted int64 `json:"accepted"`
 	Refused  int64 `json:"refused"`
 	Served   int64 `json:"served"`
-	// Utilization is the time-average share of busy slots (0–1);
-	// PrefillUtilization the busy share of the prefill pipeline (0–1).
+	// Utilization is the time-average share of busy slots over the
+	// measurement window (0–1); PrefillUtilization the busy share of the
+	// prefill pipeline over it (0–1).
 	Utilization        float64 `json:"utilization"`
 	PrefillUtilization float64 `json:"prefill_utilization"`
 	// InputTokens, CachedTokens and KVReuse as in Result, for requests

@@ -102,7 +102,10 @@ type clusterState struct {
 	nsPerIn   float64
 	nsPerOut  float64
 
-	// accounting
+	// accounting: the areas integrate over the measurement window (from
+	// the end of the warm-up to the end of the run, Result.MeasuredS);
+	// the counts are of measured requests.
+	from        int64 // start of the measurement window (the warm-up), ns
 	last        int64 // last time busy/queue changed
 	busyArea    float64
 	sysArea     float64 // ∫ (busy + queued) dt, slot·ns
@@ -117,10 +120,14 @@ type clusterState struct {
 	cachedTok   int64
 }
 
+// touch integrates busy slots and requests in the system from the last
+// change to now, counting only the part inside the measurement window.
 func (c *clusterState) touch(now int64) {
-	dt := float64(now - c.last)
-	c.busyArea += float64(c.busy) * dt
-	c.sysArea += float64(c.busy+c.queue.len()) * dt
+	if lo := max(c.last, c.from); now > lo {
+		dt := float64(now - lo)
+		c.busyArea += float64(c.busy) * dt
+		c.sysArea += float64(c.busy+c.queue.len()) * dt
+	}
 	c.last = now
 }
 
@@ -281,6 +288,9 @@ func (r *runner) init() error {
 	}
 	r.recheck = msToNs(sc.Router.RecheckIntervalMs)
 	r.warmup = sToNs(sc.WarmupS)
+	for i := range r.clusters {
+		r.clusters[i].from = r.warmup
+	}
 	r.slo = msToNs(sc.SLOTTFTMs)
 
 	// Gateway stores.
@@ -893,10 +903,14 @@ func (r *runner) arrive(qi int32) {
 	case !c.up:
 		r.refuse(qi)
 	case c.busy < c.spec.Concurrency:
-		c.accepted++
+		if q.measured {
+			c.accepted++
+		}
 		r.admit(qi)
 	case c.spec.QueueCapacity < 0 || c.queue.len() < c.spec.QueueCapacity:
-		c.accepted++
+		if q.measured {
+			c.accepted++
+		}
 		c.touch(r.now)
 		c.queue.push(qi)
 		c.queuedIn += q.input
@@ -910,7 +924,9 @@ func (r *runner) arrive(qi int32) {
 func (r *runner) refuse(qi int32) {
 	q := &r.reqs[qi]
 	c := &r.clusters[q.cluster]
-	c.refused++
+	if q.measured {
+		c.refused++
+	}
 	q.state = stRefused
 	q.epoch++
 	r.q.push(r.now+c.halfRTT, evRefused, qi, q.epoch)
@@ -992,7 +1008,9 @@ func (r *runner) prefillDone(ci int32) {
 	qi := c.prefill.pop()
 	q := &r.reqs[qi]
 	c.pendingIn -= q.input - q.cached
-	c.prefillArea += float64(r.now - c.prefillAt)
+	if lo := max(c.prefillAt, c.from); r.now > lo {
+		c.prefillArea += float64(r.now - lo)
+	}
 	c.prefillOn = false
 	r.firstToken(qi)
 	r.startPrefill(ci)
@@ -1039,8 +1057,10 @@ func (r *runner) decodeDone(qi int32) {
 		c.kv.insert(hotKey(q.hot), min(r.wl.HotSet.PrefixTokens, q.input), budget)
 	}
 	c.kv.insert(q.sessID, q.input+q.output, budget)
-	c.served++
-	c.sojourn += float64(r.now - q.clusterArrival)
+	if q.measured {
+		c.served++
+		c.sojourn += float64(r.now - q.clusterArrival)
+	}
 	end := r.now + c.halfRTT
 	r.m.lastEnd = max(r.m.lastEnd, end)
 	if q.measured {
@@ -1287,11 +1307,12 @@ func (r *runner) result() *Result {
 			CachedTokens: c.cachedTok,
 			KVReuse:      ratio(c.cachedTok, c.inTok),
 		}
-		if end > 0 {
-			cr.Utilization = round(c.busyArea/(float64(c.spec.Concurrency)*float64(end)), 6)
-			cr.PrefillUtilization = round(c.prefillArea/float64(end), 6)
-			cr.MeanInSystem = round(c.sysArea/float64(end), 6)
-			cr.ArrivalRPS = round(float64(c.accepted)/(float64(end)/1e9), 6)
+		if span > 0 {
+			ns := span * 1e9
+			cr.Utilization = round(c.busyArea/(float64(c.spec.Concurrency)*ns), 6)
+			cr.PrefillUtilization = round(c.prefillArea/ns, 6)
+			cr.MeanInSystem = round(c.sysArea/ns, 6)
+			cr.ArrivalRPS = round(float64(c.accepted)/span, 6)
 		}
 		if c.served > 0 {
 			cr.MeanSojournMs = round(c.sojourn/float64(c.served)/1e6, 6)

@@ -159,10 +159,16 @@ func percentTicks(step float64) plot.ConstantTicks {
 	return t
 }
 
-// timeWindow returns the x range of time charts (s): the session arrival
-// window when the workload has one, else the whole run.
+// timeWindow returns the x range of time charts (s): the whole run, to
+// the last completion of the longest policy run, so the charts cover the
+// measurement window of the table and the JSON (the warm-up, before it,
+// is marked; see markWindow).
 func timeWindow(d *Document) float64 {
-	return d.Scenario.DurationS
+	end := 0.0
+	for _, r := range d.Policies {
+		end = math.Max(end, r.SimulatedS)
+	}
+	return end
 }
 
 func newPlot(title, x, y string) *plot.Plot {
@@ -245,7 +251,7 @@ func reuseChart(d *Document) *plot.Plot {
 		}
 		addLine(p, pts, cs[i], ds[i], fmt.Sprintf("%s (%.1f%% overall)", r.Policy, 100*r.KVReuse))
 	}
-	markWarmup(p, d)
+	markWindow(p, d, 100, true)
 	p.Y.Min, p.Y.Max = 0, 100
 	p.Y.Tick.Marker = percentTicks(10)
 	if window > 0 {
@@ -255,20 +261,30 @@ func reuseChart(d *Document) *plot.Plot {
 	return p
 }
 
-// markWarmup draws the end of the warm-up as a grey vertical line.
-func markWarmup(p *plot.Plot, d *Document) {
-	w := d.Scenario.WarmupS
-	if w <= 0 {
-		return
+// markWindow marks the measurement window on a time chart whose y axis
+// ends at ymax: the end of the warm-up (measurement starts there) and the
+// end of session arrivals (the drain that follows is measured too), as
+// grey vertical lines, named in the legend when legend is true.
+func markWindow(p *plot.Plot, d *Document, ymax float64, legend bool) {
+	mark := func(x float64, dash []vg.Length, name string) {
+		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: ymax}})
+		if err != nil {
+			return
+		}
+		l.Color = color.Gray{Y: 110}
+		l.Width = vg.Points(1)
+		l.Dashes = dash
+		p.Add(l)
+		if legend {
+			p.Legend.Add(name, l)
+		}
 	}
-	l, err := plotter.NewLine(plotter.XYs{{X: w, Y: 0}, {X: w, Y: 100}})
-	if err != nil {
-		return
+	if w := d.Scenario.WarmupS; w > 0 {
+		mark(w, []vg.Length{vg.Points(2), vg.Points(2)}, fmt.Sprintf("end of warm-up (%g s): measured from here", w))
 	}
-	l.Color = color.Gray{Y: 120}
-	l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
-	p.Add(l)
-	p.Legend.Add(fmt.Sprintf("end of warm-up (%g s)", w), l)
+	if a := d.Scenario.DurationS; a > 0 && a < timeWindow(d) {
+		mark(a, []vg.Length{vg.Points(6), vg.Points(2)}, fmt.Sprintf("sessions stop arriving (%g s); the drain is measured", a))
+	}
 }
 
 // loadGrid draws one panel per policy with each cluster's slot
@@ -316,6 +332,7 @@ func loadGrid(d *Document, dc draw.Canvas, rows, cols int) {
 			col, dash := seriesStyle(c)
 			addLine(p, pts, col, dash, "")
 		}
+		markWindow(p, d, 105, false)
 		p.Y.Min, p.Y.Max = 0, 105
 		p.Y.Tick.Marker = percentTicks(25)
 		if window > 0 {

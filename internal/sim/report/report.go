@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -84,7 +85,8 @@ func WriteText(w io.Writer, d *Document, st *ui.Styles) error {
 	if s.Description != "" {
 		fmt.Fprintf(&b, "  %s\n", s.Description)
 	}
-	fmt.Fprintf(&b, "  seed %d, TTFT SLO %g ms, warm-up %g s, %d clusters\n\n", s.Seed, s.SLOTTFTMs, s.WarmupS, len(s.Clusters))
+	fmt.Fprintf(&b, "  seed %d, TTFT SLO %g ms, warm-up %g s, %d clusters\n", s.Seed, s.SLOTTFTMs, s.WarmupS, len(s.Clusters))
+	fmt.Fprintf(&b, "  %s\n\n", windowNote(d))
 
 	head := []string{"policy", "requests", "goodput r/s", "TTFT p50 ms", "p90 ms", "p99 ms", "queue p99 ms", "route p99 ms", "KV reuse", "left last", "failed"}
 	rows := [][]string{}
@@ -114,9 +116,31 @@ func WriteText(w io.Writer, d *Document, st *ui.Styles) error {
 		rows = append(rows, row)
 	}
 	table(&b, st, head, rows, 1)
-	b.WriteString(st.Faint.Render("utilisation: time-average share of busy slots per cluster.") + "\n")
+	b.WriteString(st.Faint.Render("utilisation: time-average share of busy slots per cluster over the measurement window (above).") + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// windowNote describes the measurement window (sim.Result): from the end
+// of the warm-up to the end of the run, the drain after session arrivals
+// included.
+func windowNote(d *Document) string {
+	lo, hi := math.Inf(1), 0.0
+	for _, r := range d.Policies {
+		lo, hi = math.Min(lo, r.SimulatedS), math.Max(hi, r.SimulatedS)
+	}
+	if len(d.Policies) == 0 {
+		lo = 0
+	}
+	end := fmt.Sprintf("%.0f s", hi)
+	if math.Round(lo) != math.Round(hi) {
+		end = fmt.Sprintf("%.0f–%.0f s", lo, hi)
+	}
+	s := fmt.Sprintf("measured from the end of the warm-up (%g s) to the end of each run (%s)", d.Scenario.WarmupS, end)
+	if a := d.Scenario.DurationS; a > 0 && a < hi {
+		s += fmt.Sprintf(", the drain after sessions stop arriving (%g s) included", a)
+	}
+	return s
 }
 
 func fmtMs(v float64) string {

@@ -81,6 +81,26 @@ func TestWriteText(t *testing.T) {
 	}
 }
 
+// TestWindowNote: the text names the measurement window every figure
+// covers, from the warm-up to the end of the runs, drain included.
+func TestWindowNote(t *testing.T) {
+	d := testDoc()
+	d.Scenario.WarmupS = 2
+	d.Policies[0].SimulatedS, d.Policies[0].MeasuredS = 14.2, 12.2
+	d.Policies[1].SimulatedS, d.Policies[1].MeasuredS = 19.6, 17.6
+	var b bytes.Buffer
+	if err := WriteText(&b, d, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := "measured from the end of the warm-up (2 s) to the end of each run (14–20 s), the drain after sessions stop arriving (10 s) included"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("missing %q in\n%s", want, b.String())
+	}
+	if got := timeWindow(d); got != 19.6 {
+		t.Errorf("time charts end at %v s, want the end of the longest run, 19.6 s", got)
+	}
+}
+
 func TestWriteJSON(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteJSON(&b, testDoc()); err != nil {
