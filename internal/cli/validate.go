@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lcctl/lcctl/internal/suggest"
 	"github.com/lcctl/lcctl/internal/ui"
 	"github.com/lcctl/lcctl/internal/validate"
 )
@@ -21,6 +23,46 @@ type validateOptions struct {
 	InputFormat string
 	// Quiet hides infos and files without findings.
 	Quiet bool
+	// FailOn lists diagnostic codes (LCnnnn) that fail the run (exit 1)
+	// whatever their severity, as given on the command line.
+	FailOn []string
+	// failOn is FailOn checked against validate.Registry.
+	failOn map[validate.Code]bool
+}
+
+// fails reports whether a file's findings fail the run: an error, a
+// warning under --strict, or a code listed in --fail-on.
+func (o *validateOptions) fails(fr validateFileReport) bool {
+	return fr.Errors > 0 || (o.Strict && fr.Warnings > 0) || len(o.failedOn(fr)) > 0
+}
+
+// failedOn returns the --fail-on codes among fr's diagnostics, in order
+// of first appearance.
+func (o *validateOptions) failedOn(fr validateFileReport) []string {
+	var codes []string
+	for _, d := range fr.Diagnostics {
+		if o.failOn[validate.Code(d.Code)] && !slices.Contains(codes, d.Code) {
+			codes = append(codes, d.Code)
+		}
+	}
+	return codes
+}
+
+// parseFailOn checks the --fail-on codes against the registry.
+func (o *validateOptions) parseFailOn() error {
+	known := make([]string, 0, len(validate.Registry))
+	for _, c := range validate.Registry {
+		known = append(known, string(c.Code))
+	}
+	o.failOn = map[validate.Code]bool{}
+	for _, raw := range o.FailOn {
+		c := strings.ToUpper(strings.TrimSpace(raw))
+		if _, ok := validate.LookupCode(validate.Code(c)); !ok {
+			return Usagef("--fail-on %q: not a diagnostic code (LCnnnn, docs/diagnostics.md)%s", raw, suggest.DidYouMean(c, known))
+		}
+		o.failOn[validate.Code(c)] = true
+	}
+	return nil
 }
 
 func newValidateCommand(env *Env) *cobra.Command {
@@ -36,9 +78,15 @@ algorithm; rollout warnings cover what changes at the last-cluster release.
 A FILE of "-" is read from standard input; a directory is searched for
 *.json, *.yaml and *.yml files. Codes are listed in docs/diagnostics.md.
 
-Exit codes: 0 no errors; 1 errors (or warnings with --strict);
-2 usage error, or a file that cannot be read or is not JSON/YAML.`,
+--fail-on CODE,... also fails on the findings with those codes, whatever
+their severity: --fail-on LC2001 checks that no no-SLO pulsar-wait-and-widen
+entry is left after lcctl migrate, without failing on other warnings.
+
+Exit codes: 0 no errors; 1 errors (or warnings with --strict, or a code
+given to --fail-on); 2 usage error, or a file that cannot be read or is
+not JSON/YAML.`,
 		Example: `  lcctl validate lb-config.json
+  lcctl validate --fail-on LC2001 lb-config.json     # after lcctl migrate: no no-SLO entry left
   lcctl validate --strict --output json configs/
   kubectl get cm llm-request-router -o jsonpath='{.data.lb-config\.json}' | lcctl validate -`,
 		Args: cobra.MinimumNArgs(1),
@@ -50,6 +98,7 @@ Exit codes: 0 no errors; 1 errors (or warnings with --strict);
 	f.BoolVar(&opts.Strict, "strict", false, "fail (exit 1) on warnings too")
 	f.StringVar(&opts.InputFormat, "input-format", "auto", "how to read the files: auto (by extension, then first byte), json or yaml")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "text output: hide infos and files without findings")
+	f.StringSliceVar(&opts.FailOn, "fail-on", nil, "fail (exit 1) on findings with these codes too, whatever their severity (e.g. LC2001)")
 	_ = cmd.RegisterFlagCompletionFunc("input-format", cobra.FixedCompletions([]string{"auto", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -62,7 +111,8 @@ type validateReport struct {
 	SchemaVersion int `json:"schema_version"`
 	// Files has one report per file, in argument order.
 	Files []validateFileReport `json:"files"`
-	// Valid is true when no file has an error (or, with --strict, a warning).
+	// Valid is true when no file has an error (or, with --strict, a
+	// warning; with --fail-on, a finding with a listed code).
 	Valid bool `json:"valid"`
 	// Errors, Warnings and Infos are totals over all files.
 	Errors   int `json:"errors"`
@@ -109,6 +159,9 @@ type validateDiagnostic struct {
 }
 
 func runValidate(_ context.Context, env *Env, opts *validateOptions, args []string) error {
+	if err := opts.parseFailOn(); err != nil {
+		return err
+	}
 	var format validate.Format
 	switch opts.InputFormat {
 	case "auto":
@@ -152,7 +205,7 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 		if !fr.Readable {
 			unreadable++
 		}
-		if fr.Errors > 0 || (opts.Strict && fr.Warnings > 0) {
+		if opts.fails(fr) {
 			report.Valid = false
 		}
 		report.Errors += fr.Errors
@@ -251,7 +304,7 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 	invalid := 0
 	for i, r := range results {
 		fr := report.Files[i]
-		failed := fr.Errors > 0 || (opts.Strict && fr.Warnings > 0) || !fr.Readable
+		failed := opts.fails(fr) || !fr.Readable
 		if failed {
 			invalid++
 		}
@@ -272,6 +325,8 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 			status = st.Error.Render("invalid")
 		case opts.Strict && fr.Warnings > 0:
 			status = st.Warning.Render("fails --strict")
+		case len(opts.failedOn(fr)) > 0:
+			status = st.Warning.Render("fails --fail-on " + strings.Join(opts.failedOn(fr), ","))
 		default:
 			status = st.OK.Render("valid")
 		}
