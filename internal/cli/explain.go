@@ -94,7 +94,7 @@ decision through every change point (affinity deadline, bucket unlocks, band
 openings); --compare flag decides the same request with last_cluster_affinity
 off and on; --compare config=OTHER with another config.
 
---case FILE explains conformance cases instead (formats.md); --check
+--case FILE explains conformance cases instead (docs/formats.md); --check
 compares each with its expect block and exits 1 on a mismatch.
 
 Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
@@ -114,7 +114,7 @@ Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
 	f := cmd.Flags()
 	f.StringVar(&o.Config, "config", "", "lb-config `FILE` (JSON or YAML; validated first)")
 	f.StringVar(&o.AlgorithmConfig, "algorithm-config", "", "one detailed algorithm object `FILE` instead of a whole lb-config")
-	f.StringVar(&o.Snapshot, "snapshot", "", "routing snapshot `FILE` (formats.md; - for standard input)")
+	f.StringVar(&o.Snapshot, "snapshot", "", "routing snapshot `FILE` (docs/formats.md; - for standard input)")
 	f.StringArrayVarP(&o.Headers, "header", "H", nil, "request header 'name: value' (repeatable; Stargate's header names)")
 	f.StringVar(&o.Model, "model", "", "x-model: the model `NAME`")
 	f.StringVar(&o.RoutingKey, "routing-key", "", "x-routing-key")
