@@ -94,8 +94,9 @@ type MetricsReport struct {
 	// could not be scraped (see Errors).
 	Gateway  *metrics.GatewayReport  `json:"gateway"`
 	Stargate *metrics.StargateReport `json:"stargate"`
-	// Errors lists sources that could not be scraped.
-	Errors []string `json:"errors,omitempty"`
+	// Errors lists sources that could not be scraped; empty (never null)
+	// when every source was read.
+	Errors []string `json:"errors"`
 	// Verdicts is the checklist (schema lcctl.checks/v1).
 	Verdicts checks.JSONReport `json:"verdicts"`
 }
@@ -125,7 +126,7 @@ func runCheckMetrics(ctx context.Context, env *Env, opts *checkMetricsOptions) e
 		return err
 	}
 
-	out := MetricsReport{Schema: "lcctl.metrics/v1", Window: metrics.Totals}
+	out := MetricsReport{Schema: "lcctl.metrics/v1", Window: metrics.Totals, Errors: []string{}}
 	rep := &checks.Report{}
 	vo := metrics.VerdictOptions{LookupTimeout: opts.LookupTimeout}
 	failedSource := false

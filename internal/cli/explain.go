@@ -382,7 +382,7 @@ func requestView(in *explainInputs) explain.Request {
 	r := &in.req
 	v := explain.Request{
 		RoutingKey: r.RoutingKey, CacheAffinityKey: r.CacheAffinityKey, LastClusterID: r.LastClusterID,
-		InputTokens: r.InputTokens, Priority: r.Priority, ExcludedClusterIDs: r.ExcludedClusterIDs,
+		InputTokens: r.InputTokens, Priority: r.Priority, ExcludedClusterIDs: append([]string{}, r.ExcludedClusterIDs...),
 		ElapsedMs: lb.DurationMs(r.Elapsed),
 	}
 	for _, h := range in.headers {

@@ -224,6 +224,10 @@ func TestCheckMetrics(t *testing.T) {
 		rep.Gateway.Lookups["hit"] != 400 || rep.Stargate != nil || rep.Verdicts.status("gateway-metrics.lookups", "") != "ok" {
 		t.Errorf("rates: exit %d %+v\n%s", code, rep, out)
 	}
+	// Documented keys are present when empty: errors is [], not omitted.
+	if !strings.Contains(out, "\n  \"errors\": [],\n") {
+		t.Errorf("no \"errors\": [] in the JSON of a run without scrape errors:\n%s", out)
+	}
 	// Empty scrape: warns (no stage), exit 0; legacy prefix.
 	code, out, _ = runLcctlStdin(t, "", nil, "check", "metrics", "--gateway", metricsFixture("empty.prom"))
 	if code != 0 || !strings.Contains(out, "‼ gateway exports last-cluster metrics") {

@@ -342,6 +342,16 @@ func TestStoreScanEvictStats(t *testing.T) {
 	if !ev.Applied || ev.Deleted != per["cluster-c"] || ev.Failed != 0 || ev.SkippedChanged+ev.SkippedGone != 0 || ev.Candidates != per["cluster-c"] {
 		t.Fatalf("evict: %s", r.out)
 	}
+	// Documented keys are present when empty (errors [], scan problems []).
+	var evRaw struct {
+		Errors json.RawMessage `json:"errors"`
+		Scan   struct {
+			Problems json.RawMessage `json:"problems"`
+		} `json:"scan"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &evRaw); err != nil || string(evRaw.Errors) != "[]" || string(evRaw.Scan.Problems) != "[]" {
+		t.Errorf("evict JSON: errors %s, scan.problems %s (want [] and []): %v", evRaw.Errors, evRaw.Scan.Problems, err)
+	}
 	r = run(0, "evict", "--cluster", "cluster-c", "--yes")
 	if !strings.Contains(r.out, "evicted cluster-c: deleted 0, skipped 0 (0 changed since the scan, 0 already gone), failed 0 (of 0 candidates") {
 		t.Errorf("second evict: %q", r.out)
@@ -356,6 +366,22 @@ func TestStoreScanEvictStats(t *testing.T) {
 	left := 120 - per["cluster-c"]
 	if len(st.Members) != 3 || st.Partitions != 271 || st.ReplicaCount != 2 || st.Entries != left || st.Distribution == nil || st.Distribution.PerCluster["cluster-a"] != per["cluster-a"] {
 		t.Fatalf("stats: %s", r.out)
+	}
+	var stRaw struct {
+		Members []map[string]json.RawMessage `json:"members"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &stRaw); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range stRaw.Members {
+		for _, k := range []string{"error", "version", "uptime_seconds"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("stats JSON: member without %q: %v", k, m)
+			}
+		}
+		if string(m["error"]) != `""` {
+			t.Errorf("stats JSON: a member that answered has error %s", m["error"])
+		}
 	}
 	r = run(0, "stats", "--no-scan")
 	if !strings.Contains(r.out, "entries, counted") || !strings.Contains(r.out, "3 members, 271 partitions, replica count 2") || strings.Contains(r.out, "CLUSTER") {

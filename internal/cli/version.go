@@ -19,11 +19,12 @@ var (
 	date    = ""
 )
 
-// VersionInfo is the output of `lcctl version`.
+// VersionInfo is the output of `lcctl version`. Every key is always
+// present; Date is "" when the build records no date.
 type VersionInfo struct {
 	Version   string `json:"version"`
 	Commit    string `json:"commit"`
-	Date      string `json:"date,omitempty"`
+	Date      string `json:"date"`
 	GoVersion string `json:"go_version"`
 	Platform  string `json:"platform"`
 }

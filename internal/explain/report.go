@@ -130,8 +130,9 @@ type Request struct {
 	// (ms), nil when absent.
 	RequestSLOMs *uint64 `json:"request_slo_ms"`
 	MaxWaitMs    *uint64 `json:"max_wait_ms"`
-	// ExcludedClusterIDs are the clusters earlier attempts tried.
-	ExcludedClusterIDs []string `json:"excluded_cluster_ids,omitempty"`
+	// ExcludedClusterIDs are the clusters earlier attempts tried; empty
+	// (never null in JSON) for a first attempt.
+	ExcludedClusterIDs []string `json:"excluded_cluster_ids"`
 	// ElapsedMs is the time since the request arrived (ms).
 	ElapsedMs float64 `json:"elapsed_ms"`
 	// FirstClassification is the session state pinned by the request's

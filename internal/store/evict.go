@@ -124,8 +124,9 @@ type EvictReport struct {
 	Rewritten int `json:"rewritten"`
 	// Interrupted is true when the context was cancelled.
 	Interrupted bool `json:"interrupted"`
-	// Errors are the first few failure reasons.
-	Errors []string `json:"errors,omitempty"`
+	// Errors are the first few failure reasons; empty (never null in
+	// JSON) when nothing failed.
+	Errors []string `json:"errors"`
 	// Elapsed is the wall time of both phases.
 	Elapsed time.Duration `json:"-"`
 }
@@ -188,7 +189,7 @@ func (o *EvictOptions) withDefaults() (EvictOptions, error) {
 // when the scan was incomplete or a candidate failed, or is ctx's error
 // when interrupted.
 func (c *Client) Evict(ctx context.Context, o EvictOptions) (EvictReport, error) {
-	rep := EvictReport{Cluster: o.Cluster, Applied: o.Apply}
+	rep := EvictReport{Cluster: o.Cluster, Applied: o.Apply, Errors: []string{}}
 	o, err := o.withDefaults()
 	if err != nil {
 		return rep, err

@@ -32,8 +32,8 @@ type ProbeStep struct {
 	// Latency is the step's wall time; LatencyMs the same in milliseconds.
 	Latency   time.Duration `json:"-"`
 	LatencyMs float64       `json:"latency_ms"`
-	// Error says why the step failed.
-	Error string `json:"error,omitempty"`
+	// Error says why the step failed; "" when it succeeded.
+	Error string `json:"error"`
 }
 
 // ProbeResult is the outcome of Probe.

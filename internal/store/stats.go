@@ -45,11 +45,13 @@ func (c *Client) Members(ctx context.Context) ([]Member, error) {
 // MemberStats is what `lcctl store stats` shows per member.
 type MemberStats struct {
 	Member
-	// Version is the member's release_version from STATS. Olric v0.7.4
-	// reports "0.7.3" (its ReleaseVersion constant was not bumped).
-	Version string `json:"version,omitempty"`
-	// UptimeSeconds is the member's uptime in seconds.
-	UptimeSeconds int64 `json:"uptime_seconds,omitempty"`
+	// Version is the member's release_version from STATS ("" when STATS
+	// could not be read). Olric v0.7.4 reports "0.7.3" (its ReleaseVersion
+	// constant was not bumped).
+	Version string `json:"version"`
+	// UptimeSeconds is the member's uptime in seconds (0 when STATS could
+	// not be read).
+	UptimeSeconds int64 `json:"uptime_seconds"`
 	// PrimaryPartitions and ReplicaPartitions count the partitions the
 	// routing table gives the member as current primary and as replica.
 	PrimaryPartitions int `json:"primary_partitions"`
@@ -64,8 +66,9 @@ type MemberStats struct {
 	// counters.
 	CurrentConnections int64 `json:"current_connections"`
 	CommandsTotal      int64 `json:"commands_total"`
-	// Error is set when STATS could not be read from the member.
-	Error string `json:"error,omitempty"`
+	// Error says why STATS could not be read from the member; "" when it
+	// was read.
+	Error string `json:"error"`
 }
 
 // ClusterStats is the result of Stats.
