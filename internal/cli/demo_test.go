@@ -89,7 +89,7 @@ func TestDemoText(t *testing.T) {
 		`^cluster      B$`,
 		`^✔ exit 0, as designed: the entry exists`,
 		`^→ the session's last cluster is B: explain gets it as --last-cluster B$`,
-		`^\$ lcctl explain --config \S+pwaw-sessions\.lb-config\.yaml --snapshot \S+returning-k1\.snapshot\.yaml --routing-key rk-1 --model model-a --affinity-key session-6 --last-cluster B --timeline --compare flag$`,
+		`^\$ lcctl explain --config \S+pwaw-sessions\.lb-config\.yaml --snapshot \S+returning-k1\.snapshot\.yaml --routing-key rk-1 --model model-a --affinity-key session-6 --last-cluster B --input-tokens 2000 --timeline --compare flag$`,
 		`^  after       B A C D E  \(last cluster promoted\)$`,
 		`^  Wait until 300 ms: affinity wait\.`,
 		`^Compare: the same request with last_cluster_affinity off and on$`,

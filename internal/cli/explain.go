@@ -99,12 +99,20 @@ compares each with its expect block and exits 1 on a mismatch.
 
 Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
 2 usage or input error.`,
-		Example: `  lcctl explain --config examples/explain/returning-outside-group.lb-config.yaml \
+		Example: `  # A returning session whose last cluster C is outside its ring group (docs/explain.md):
+  lcctl explain --config examples/explain/returning-outside-group.lb-config.yaml \
     --snapshot examples/explain/returning-outside-group.snapshot.yaml \
-    --model model-a --affinity-key session-6 --last-cluster D --timeline
-  lcctl explain --snapshot snap.yaml -H 'x-model: model-a' -H 'x-input-tokens: 100' --elapsed 250ms
-  lcctl explain --config lb.json --snapshot snap.yaml --model model-a --compare flag
-  lcctl explain --check --case ../shared/conformance/session.yaml`,
+    --model model-a --routing-key rk-1 --affinity-key session-6 --last-cluster C \
+    --input-tokens 2000 --timeline
+  # The same request with last_cluster_affinity off and on, or under another lb-config:
+  lcctl explain --config examples/explain/pwaw-sessions.lb-config.yaml \
+    --snapshot examples/explain/returning-k1.snapshot.yaml --model model-a --routing-key rk-1 \
+    --affinity-key session-6 --last-cluster B --input-tokens 2000 --compare flag
+  lcctl explain --config new.json --snapshot snap.yaml --model model-a --input-tokens 2000 --compare config=old.json
+  # Headers as Stargate receives them, 250 ms after arrival:
+  lcctl explain --snapshot snap.yaml -H 'x-model: model-a' -H 'x-input-tokens: 2000' --elapsed 250ms
+  # Conformance cases (docs/formats.md):
+  lcctl explain --check --case cases.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.changed = cmd.Flags().Changed
@@ -118,9 +126,9 @@ Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
 	f.StringArrayVarP(&o.Headers, "header", "H", nil, "request header 'name: value' (repeatable; Stargate's header names)")
 	f.StringVar(&o.Model, "model", "", "x-model: the model `NAME`")
 	f.StringVar(&o.RoutingKey, "routing-key", "", "x-routing-key")
-	f.StringVar(&o.RoutingMethod, "routing-method", "", "x-routing-method: an algorithm name")
+	f.StringVar(&o.RoutingMethod, "routing-method", "", "x-routing-method: an algorithm name, or a routing expression such as 'pulsar;seed=a;consider_kv_free_tokens=true'")
 	f.StringVar(&o.AffinityKey, "affinity-key", "", "x-cache-affinity-key")
-	f.StringVar(&o.InputTokens, "input-tokens", "", "x-input-tokens (default 0 when not given)")
+	f.StringVar(&o.InputTokens, "input-tokens", "", "x-input-tokens: the request's whole input in tokens (0, with a note, when not given)")
 	f.StringVar(&o.Priority, "priority", "", "x-priority")
 	f.StringVar(&o.SLOMs, "slo-ms", "", "x-request-slo-ms")
 	f.StringVar(&o.MaxWaitMs, "max-wait-ms", "", "x-max-wait-ms")
@@ -131,7 +139,7 @@ Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
 	f.StringVar(&o.FirstClassification, "first-classification", "", "session state pinned by the request's first decision: new, returning or stale")
 	f.BoolVar(&o.Timeline, "timeline", false, "show the decisions at every change point until dispatch or the wait budget")
 	f.StringVar(&o.Chart, "chart", "auto", "open-set bar chart with --timeline: auto (terminal only), always or never")
-	f.StringVar(&o.Compare, "compare", "", "compare with last_cluster_affinity off and on (flag) or with another config (config=`FILE`)")
+	f.StringVar(&o.Compare, "compare", "", "compare the same request: `flag|config=FILE` (flag: last_cluster_affinity off vs on; config=FILE: under another lb-config)")
 	f.IntVar(&o.Width, "width", 0, "layout width in columns (default: the terminal's, else $COLUMNS, else 100)")
 	f.StringVar(&o.Case, "case", "", "explain the conformance cases in `FILE` instead of one request")
 	f.BoolVar(&o.Check, "check", false, "with --case: compare each case with its expect block; exit 1 on a mismatch")

@@ -142,7 +142,7 @@ func TestPlanIsSafe(t *testing.T) {
 		t.Fatalf("the explain command does not take the last cluster from store get: %v", explain.Args)
 	}
 	resolved := explain.WithLastCluster("cluster-b")
-	if slices.Contains(resolved.Args, LastClusterArg) || !strings.Contains(resolved.Line(), "--last-cluster cluster-b --timeline --compare flag") {
+	if slices.Contains(resolved.Args, LastClusterArg) || !strings.Contains(resolved.Line(), "--last-cluster cluster-b --input-tokens 2000 --timeline --compare flag") {
 		t.Fatalf("WithLastCluster: %s", resolved.Line())
 	}
 	if !slices.Contains(explain.Args, LastClusterArg) {

@@ -45,6 +45,11 @@ var EvictCluster = store.DemoClusters[2]
 // Command.WithLastCluster.
 const LastClusterArg = "{last-cluster}"
 
+// ExplainInputTokens is the x-input-tokens of the demo's explain step: a
+// chat turn of 2000 tokens, 200 ms of prefill on the example clusters
+// (10,000 tokens/s).
+const ExplainInputTokens = "2000"
+
 // Params are the inputs of Plan.
 type Params struct {
 	// Examples is where the example files are.
@@ -192,7 +197,7 @@ func Plan(p Params) []Step {
 				},
 				{
 					Args: cat([]string{"explain", "--config", ex.Path(FileExplainConfig), "--snapshot", ex.Path(FileExplainSnapshot)},
-						session, []string{"--last-cluster", LastClusterArg, "--timeline", "--compare", "flag"}),
+						session, []string{"--last-cluster", LastClusterArg, "--input-tokens", ExplainInputTokens, "--timeline", "--compare", "flag"}),
 					Expect:  []int{0},
 					Meaning: "explained",
 				},
