@@ -158,7 +158,7 @@ type demoCommandJSON struct {
 	Stderr string `json:"stderr"`
 }
 
-// demoFlagEffectJSON is one demo.FlagEffect.
+// demoFlagEffectJSON is one report.FlagEffect.
 type demoFlagEffectJSON struct {
 	Algorithm        string  `json:"algorithm"`
 	LeftLastOff      float64 `json:"left_last_cluster_share_off"`
@@ -398,7 +398,7 @@ func (r *demoRunner) runSimulateStep(ctx context.Context, s demo.Step, res *demo
 		res.fail(fmt.Sprintf("simulate printed JSON that does not decode: %v", err))
 		return
 	}
-	effects := demo.FlagEffects(&doc)
+	effects := report.FlagEffects(&doc)
 	if len(effects) == 0 {
 		res.fail("simulate --compare printed no policy pair with last_cluster_affinity off and on")
 	}
@@ -414,13 +414,11 @@ func (r *demoRunner) runSimulateStep(ctx context.Context, s demo.Step, res *demo
 	if r.json {
 		return
 	}
+	// The same renderer as `lcctl simulate`: the table, then the
+	// last_cluster_affinity off → on lines.
 	if err := report.WriteText(r.env.Out, &doc, r.env.Style); err != nil {
 		res.fail(err.Error())
 		return
-	}
-	fmt.Fprintln(r.env.Out, r.env.Style.Bold.Render("last_cluster_affinity off → on:"))
-	for _, e := range effects {
-		fmt.Fprintf(r.env.Out, "  %s\n", e.Summary())
 	}
 	r.verdict(cj)
 }

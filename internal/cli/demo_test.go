@@ -243,7 +243,8 @@ func mustDecode(t *testing.T, raw json.RawMessage, v any) {
 }
 
 // TestDemoSimulateStepIsTheCommand: the simulate step prints what
-// `lcctl simulate` prints for the command line it shows.
+// `lcctl simulate` prints for the command line it shows, the
+// last_cluster_affinity off → on summary included.
 func TestDemoSimulateStepIsTheCommand(t *testing.T) {
 	ex := repoExamples(t)
 	env := map[string]string{"NO_COLOR": "1"}
@@ -262,7 +263,12 @@ func TestDemoSimulateStepIsTheCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("%s: exit %d: %s", line[1], code, errs)
 	}
-	if !strings.Contains(out, line[0]+"\n"+direct+"last_cluster_affinity off → on:\n") {
+	// The whole of it, the last_cluster_affinity off → on lines included
+	// (one renderer for both).
+	if !strings.Contains(direct, "\nlast_cluster_affinity off → on:\n  wait-and-widen: left last cluster ") {
+		t.Fatalf("lcctl %s prints no off → on summary:\n%s", line[1], direct)
+	}
+	if !strings.Contains(out, line[0]+"\n"+direct) {
 		t.Fatalf("the step's output differs from `lcctl %s`:\n--- step\n%s\n--- command\n%s", line[1], out, direct)
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lcctl/lcctl/internal/sim"
-	"github.com/lcctl/lcctl/internal/sim/report"
 	"github.com/lcctl/lcctl/internal/store"
 	"github.com/lcctl/lcctl/internal/testutil"
 )
@@ -46,34 +44,6 @@ func TestClusterFromGet(t *testing.T) {
 				t.Fatalf("ClusterFromGet = %q, %v; want an error containing %q", got, err, tc.want)
 			}
 		})
-	}
-}
-
-func TestFlagEffects(t *testing.T) {
-	on, off := true, false
-	res := func(policy, alg, source string, lc *bool, left float64) *sim.Result {
-		return &sim.Result{Policy: policy, Algorithm: alg, Source: source, LastClusterAffinity: lc, LeftLastClusterShare: left,
-			KVReuse: 0.8, TTFTMs: sim.Quantiles{P99: 400.04}, GoodputRPS: 40}
-	}
-	doc := &report.Document{Policies: []*sim.Result{
-		res("wait-and-widen/lc-off", "wait-and-widen", "comparison set", &off, 0.04),
-		res("wait-and-widen/lc-on", "wait-and-widen", "comparison set", &on, 0.014),
-		res("pulsar", "pulsar", "comparison set", &off, 0.05), // no partner
-		res("consistent-hash", "consistent-hash", "comparison set", nil, 0),
-		res("mine", "wait-and-widen", "mine.json", &on, 0.01), // other source, no partner
-		res("pulsar-wait-and-widen/lc-on", "pulsar-wait-and-widen", "comparison set", &on, 0.014),
-		res("pulsar-wait-and-widen/lc-off", "pulsar-wait-and-widen", "comparison set", &off, 0.058),
-	}}
-	got := FlagEffects(doc)
-	if len(got) != 2 || got[0].Algorithm != "wait-and-widen" || got[1].Algorithm != "pulsar-wait-and-widen" {
-		t.Fatalf("FlagEffects = %+v, want the wait-and-widen and pulsar-wait-and-widen pairs", got)
-	}
-	if got[1].Off.Policy != "pulsar-wait-and-widen/lc-off" || got[1].On.Policy != "pulsar-wait-and-widen/lc-on" {
-		t.Fatalf("pair mixed up: off %s, on %s", got[1].Off.Policy, got[1].On.Policy)
-	}
-	want := "pulsar-wait-and-widen: left last cluster 5.8% → 1.4%, KV reuse 80.0% → 80.0%, TTFT p99 400.0 → 400.0 ms, goodput 40.00 → 40.00 r/s"
-	if s := got[1].Summary(); s != want {
-		t.Fatalf("Summary = %q, want %q", s, want)
 	}
 }
 

@@ -72,9 +72,10 @@ func WriteJSON(w io.Writer, d *Document) error {
 	return err
 }
 
-// WriteText writes the comparison table, the failure breakdown when any
-// request failed, and the per-cluster utilisation table. st may be nil
-// (plain text).
+// WriteText writes the comparison table, the per-cluster utilisation
+// table and, when the document has policies that differ only in
+// last_cluster_affinity, the off → on summary (WriteFlagEffects). st may
+// be nil (plain text).
 func WriteText(w io.Writer, d *Document, st *ui.Styles) error {
 	if st == nil {
 		st = ui.NewStyles(w, false)
@@ -117,6 +118,9 @@ func WriteText(w io.Writer, d *Document, st *ui.Styles) error {
 	}
 	table(&b, st, head, rows, 1)
 	b.WriteString(st.Faint.Render("utilisation: time-average share of busy slots per cluster over the measurement window (above).") + "\n")
+	if err := WriteFlagEffects(&b, d, st); err != nil {
+		return err
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
