@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/lcctl/lcctl/internal/explain"
 	"github.com/lcctl/lcctl/internal/formats"
 	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/suggest"
 )
 
 // explainOptions are the flags of `lcctl explain` (docs/explain.md).
@@ -168,6 +170,13 @@ func runExplain(_ context.Context, o *explainOptions, env *Env) error {
 			return err
 		}
 	}
+	modelNote := ""
+	if !in.algObject {
+		modelNote = missingModelNote(cfg, labelFor(in.configFile), in.req.Model, in.req.RoutingMethod.Set)
+	}
+	if modelNote != "" {
+		notes = append([]string{modelNote}, notes...)
+	}
 	var other *lb.Config
 	otherFile := ""
 	switch {
@@ -194,7 +203,11 @@ func runExplain(_ context.Context, o *explainOptions, env *Env) error {
 			return Usagef("--compare flag: the request is rejected before an algorithm is chosen (%s)", rep.Run.Decision.Message)
 		}
 		if c.Algorithm != lb.WaitAndWiden && c.Algorithm != lb.PulsarWaitAndWiden {
-			return Usagef("--compare flag: last_cluster_affinity exists only for wait-and-widen and pulsar-wait-and-widen; the effective algorithm is %s", c.Algorithm)
+			msg := fmt.Sprintf("--compare flag: last_cluster_affinity exists only for wait-and-widen and pulsar-wait-and-widen; the effective algorithm is %s", c.Algorithm)
+			if modelNote != "" {
+				msg += " because " + modelNote
+			}
+			return Usagef("%s", msg)
 		}
 		rep.Compare = &explain.Comparison{What: "flag",
 			Left:  decideRun(in, cfg, "off", func(a *lb.AlgorithmConfig) { a.LastClusterAffinity = false }),
@@ -229,6 +242,32 @@ func runExplain(_ context.Context, o *explainOptions, env *Env) error {
 		return Usagef("--chart %q: want auto, always or never", o.Chart)
 	}
 	return explain.Text(env.Out, rep, env.Style, explain.Options{Width: explainWidth(o, env), Timeline: o.Timeline, Chart: chart})
+}
+
+// missingModelNote says that model has no `models` entry in cfg (read from
+// file), so Stargate routes it with `default` and default settings (E2),
+// or, with x-routing-method (method), with the top-level
+// request_algorithms (E3.3), naming the entries there are and the closest
+// one; "" when the model has an entry, or cfg has no models at all (every
+// model uses default then, nothing to mistype) or is nil.
+func missingModelNote(cfg *lb.Config, file, model string, method bool) string {
+	if cfg == nil || len(cfg.Models) == 0 {
+		return ""
+	}
+	if _, ok := cfg.Models[model]; ok {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(cfg.Models))
+	list := strings.Join(names, ", ")
+	if len(names) > 5 {
+		list = strings.Join(names[:5], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
+	}
+	how := fmt.Sprintf("default (%s) and default settings", cfg.Default)
+	if method {
+		how = "x-routing-method looked up in the top-level request_algorithms (E3.3)"
+	}
+	return fmt.Sprintf("%s has no models entry in %s (it has %s): Stargate routes it with %s%s",
+		model, file, list, how, suggest.DidYouMean(model, names))
 }
 
 func labelFor(file string) string {
