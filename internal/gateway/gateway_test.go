@@ -113,7 +113,7 @@ func TestValuesVariants(t *testing.T) {
 	bad := filepath.Join("testdata", "values-bad.yaml")
 	_, ps = loadValues(t, bad)
 	want := []string{
-		`error values ` + bad + `:4:16: invalid STARGATE_LAST_CLUSTER_ENABLED="maybe": not a boolean (want true, false, 1, 0, t, f)`,
+		`error values ` + bad + `:4:16: invalid STARGATE_LAST_CLUSTER_ENABLED="maybe": not a boolean to Go's strconv.ParseBool (1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False); the gateway does not start`,
 		`error values ` + bad + `:5:12: invalid STARGATE_LAST_CLUSTER_TTL="600": time: missing unit in duration "600"`,
 		`error values ` + bad + `:6:22: invalid STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT="0s": must be > 0`,
 		`error values ` + bad + `:7:24: invalid STARGATE_LAST_CLUSTER_LOCAL_MAX_ENTRIES="-1": must be > 0`,
@@ -201,11 +201,11 @@ func TestDotenv(t *testing.T) {
 	_, ps = loadDotenv(t, "bad.env")
 	f := filepath.Join("testdata", "bad.env")
 	want := []string{
-		`error values ` + f + `:1:31: invalid STARGATE_LAST_CLUSTER_ENABLED="yes": not a boolean (want true, false, 1, 0, t, f)`,
+		`error values ` + f + `:1:31: invalid STARGATE_LAST_CLUSTER_ENABLED="yes": not a boolean to Go's strconv.ParseBool (1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False); the gateway does not start`,
 		`error values ` + f + `:2:27: invalid STARGATE_LAST_CLUSTER_TTL="30": time: missing unit in duration "30"`,
 		`error values ` + f + `:3:38: invalid STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT="-5ms": must be > 0`,
 		`error values ` + f + `:4:41: invalid STARGATE_LAST_CLUSTER_LOCAL_MAX_ENTRIES="0": must be > 0`,
-		`warning values ` + f + `:5:41: STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT_MS is not a variable the gateway reads`,
+		`warning values ` + f + `:5:41: STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT_MS is not a variable the gateway reads; did you mean STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT?`,
 		`warning olric ` + f + `:6:15: no OLRIC_PEERS and no POD_NAMESPACE: each gateway replica forms its own one-node Olric cluster, so hints are not shared`,
 		`warning olric ` + f + `:7:11: OLRIC_ENV="datacenter" is not local, lan or wan; the gateway treats it as local`,
 		`error olric ` + f + `:8:17: Olric's RESP port and memberlist port are both 3322`,
@@ -213,6 +213,36 @@ func TestDotenv(t *testing.T) {
 	}
 	if got := messages(ps); !reflect.DeepEqual(got, want) {
 		t.Errorf("bad.env:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+}
+
+// TestUnknownAndInvalidVars: names a few edits from one the gateway reads
+// get "did you mean" (other variables of the environment are ignored),
+// and a boolean Go's strconv.ParseBool refuses (yes) is marked invalid
+// rather than taken as the default false.
+func TestUnknownAndInvalidVars(t *testing.T) {
+	env, err := ParseDotenv("t.env", []byte("STARGATE_LAST_CLUSTER_ENABLED=yes\nSTARGATE_LAST_CLUSTER_TTLL=5m\nOLRIC_ENABLD=true\nHOME=/root\nSTARGATE_LAST_CLUSTER_FOO=1\nRATE_LIMIT_ENABLED=on\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ps := Load(env)
+	if !s.LastClusterEnabled.Invalid || s.LastClusterEnabled.Value || !s.RateLimitEnabled.Invalid || s.TTL.Invalid {
+		t.Errorf("invalid flags: enabled %+v, rate limit %+v, ttl %+v", s.LastClusterEnabled, s.RateLimitEnabled, s.TTL)
+	}
+	want := []string{
+		`error values t.env:1:31: invalid STARGATE_LAST_CLUSTER_ENABLED="yes": ` + "not a boolean to Go's strconv.ParseBool (1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False); the gateway does not start",
+		`warning values t.env:2:28: STARGATE_LAST_CLUSTER_TTLL is not a variable the gateway reads; did you mean STARGATE_LAST_CLUSTER_TTL?`,
+		`warning values t.env:3:14: OLRIC_ENABLD is not a variable the gateway reads; did you mean OLRIC_ENABLED?`,
+		`warning values t.env:5:27: STARGATE_LAST_CLUSTER_FOO is not a variable the gateway reads`,
+		`error values t.env:6:20: invalid RATE_LIMIT_ENABLED="on": ` + "not a boolean to Go's strconv.ParseBool (1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False); the gateway does not start",
+	}
+	if got := messages(ps); !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+	for _, p := range ps {
+		if p.Name == "OLRIC_ENABLD" && p.Hint != "rename it to OLRIC_ENABLED: the gateway ignores OLRIC_ENABLD and uses the default" {
+			t.Errorf("hint %q", p.Hint)
+		}
 	}
 }
 

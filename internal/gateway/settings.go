@@ -3,10 +3,13 @@ package gateway
 import (
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lcctl/lcctl/internal/suggest"
 )
 
 // LastClusterDMap is the Olric DMap the gateway keeps last-cluster hints
@@ -69,6 +72,10 @@ func (p Problem) String() string { return fmt.Sprintf("%s: %s", p.Pos, p.Message
 type Setting[T any] struct {
 	Value T   `json:"value"`  // the parsed value, or the default
 	Var   Var `json:"source"` // the variable it came from
+	// Invalid is true when the variable is set but does not parse: the
+	// gateway refuses to start, and Value is only the default (Load
+	// reports the problem).
+	Invalid bool `json:"invalid"`
 }
 
 // Set reports whether the variable was set (non-empty).
@@ -167,7 +174,10 @@ func (l *loader) boolean(name string, def bool) Setting[bool] {
 	}
 	b, err := strconv.ParseBool(v.Value)
 	if err != nil {
-		l.bad(v, "not a boolean (want true, false, 1, 0, t, f)")
+		// The gateway parses with strconv.ParseBool (gateway.md §8.1):
+		// yes, no, on and off are not booleans to it.
+		l.bad(v, "not a boolean to Go's strconv.ParseBool (1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False); the gateway does not start")
+		s.Invalid = true
 		return s
 	}
 	s.Value = b
@@ -183,6 +193,7 @@ func (l *loader) integer(name string, def int64) Setting[int64] {
 	n, err := strconv.ParseInt(v.Value, 10, 64)
 	if err != nil {
 		l.bad(v, err.Error())
+		s.Invalid = true
 		return s
 	}
 	s.Value = n
@@ -198,6 +209,7 @@ func (l *loader) duration(name string, def time.Duration) Setting[time.Duration]
 	d, err := time.ParseDuration(v.Value)
 	if err != nil {
 		l.bad(v, err.Error())
+		s.Invalid = true
 		return s
 	}
 	s.Value = d
@@ -245,19 +257,40 @@ func Load(env *Env) (*Settings, []Problem) {
 	s.RateLimitEnabled = l.boolean("RATE_LIMIT_ENABLED", true)
 	s.MetricsPort = l.integer("METRICS_PORT", DefaultMetricsPort)
 	problems := append(append([]Problem(nil), env.Notes...), l.problems...)
-	// A STARGATE_LAST_CLUSTER_* name the gateway does not read is a typo.
-	known := map[string]bool{"STARGATE_LAST_CLUSTER_ENABLED": true, "STARGATE_LAST_CLUSTER_TTL": true,
-		"STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT": true, "STARGATE_LAST_CLUSTER_LOCAL_MAX_ENTRIES": true}
+	// A STARGATE_LAST_CLUSTER_* name the gateway does not read is a typo,
+	// and so is any name a few edits away from one it reads
+	// (OLRIC_ENABLD); other names of the environment are not the
+	// gateway's business here.
 	for _, n := range env.Names() {
-		if strings.HasPrefix(n, "STARGATE_LAST_CLUSTER_") && !known[n] {
-			v := env.Get(n)
-			problems = append(problems, Problem{Severity: SeverityWarning, Category: CategoryValues, Name: n, Pos: v.Pos,
-				Message: fmt.Sprintf("%s is not a variable the gateway reads", n),
-				Hint:    "the last-cluster variables are STARGATE_LAST_CLUSTER_ENABLED, _TTL, _LOOKUP_TIMEOUT and _LOCAL_MAX_ENTRIES"})
+		if slices.Contains(KnownVars, n) {
+			continue
 		}
+		close, ok := suggest.Closest(n, KnownVars)
+		if !ok && !strings.HasPrefix(n, "STARGATE_LAST_CLUSTER_") {
+			continue
+		}
+		v := env.Get(n)
+		p := Problem{Severity: SeverityWarning, Category: CategoryValues, Name: n, Pos: v.Pos,
+			Message: fmt.Sprintf("%s is not a variable the gateway reads", n),
+			Hint:    "the last-cluster variables are STARGATE_LAST_CLUSTER_ENABLED, _TTL, _LOOKUP_TIMEOUT and _LOCAL_MAX_ENTRIES"}
+		if ok {
+			p.Message += fmt.Sprintf("; did you mean %s?", close)
+			p.Hint = fmt.Sprintf("rename it to %s: the gateway ignores %s and uses the default", close, n)
+		}
+		problems = append(problems, p)
 	}
 	sortProblems(problems)
 	return s, problems
+}
+
+// KnownVars are the environment variables Load reads (gateway.md §8.1,
+// §8.2), in Load's order.
+var KnownVars = []string{
+	"STARGATE_LAST_CLUSTER_ENABLED", "STARGATE_LAST_CLUSTER_TTL", "STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT",
+	"STARGATE_LAST_CLUSTER_LOCAL_MAX_ENTRIES", "OLRIC_ENABLED", "OLRIC_ENV", "OLRIC_BIND_PORT",
+	"OLRIC_MEMBERLIST_BIND_PORT", "OLRIC_PEERS", "OLRIC_REPLICA_COUNT", "OLRIC_PARTITION_COUNT",
+	"OLRIC_DMAP_NAME", "OLRIC_STARTUP_TIMEOUT", "OLRIC_SHUTDOWN_TIMEOUT", "OLRIC_LOG_LEVEL",
+	"POD_NAMESPACE", "RATE_LIMIT_ENABLED", "METRICS_PORT",
 }
 
 // MaxLookupTimeout is the lookup timeout above which Validate warns: the

@@ -324,6 +324,11 @@ func gatewayChecks(g *checks.Group, in Inputs) *gateway.Settings {
 	}
 	state := fmt.Sprintf("%s=%t (%s), store %s", name, en.Value, where, s.Store())
 	switch {
+	case en.Invalid:
+		// Not false: the gateway refuses to start (gateway.md §8.1).
+		g.Add(checks.Fail(CheckGatewayFlag, tFlag,
+			fmt.Sprintf("%s=%q (%s) is not a boolean the gateway accepts: it refuses to start, so the flag is neither on nor off", name, en.Var.Value, where),
+			fmt.Sprintf("set %s to true or false", name)))
 	case in.Stage == 1 && en.Value:
 		g.Add(checks.Warn(CheckGatewayFlag, tFlag, state+": ahead of plan; the gateway sends hints before Stargate is upgraded",
 			"enable the gateway store in stage 2, after the Stargate upgrade; Stargate releases without the feature are assumed to ignore the header (gateway.md §16)"))

@@ -7,11 +7,11 @@ import "strings"
 
 // Closest returns the candidate nearest to name and true when it is close
 // enough to be a likely typo: equal ignoring case, or within an edit
-// distance (Levenshtein, in bytes) of max(2, len(name)/5), but at most
+// distance (Levenshtein, in bytes) of max(2, len(name)/10), but at most
 // half the length of name (so "ab" never suggests "xy"). An exact match
 // is not a suggestion (false). Ties go to the earlier candidate.
 func Closest(name string, candidates []string) (string, bool) {
-	limit := min(max(2, len(name)/5), len(name)/2)
+	limit := min(max(2, len(name)/10), len(name)/2)
 	best, bestD := "", limit+1
 	for _, c := range candidates {
 		if c == name {

@@ -17,6 +17,7 @@ func TestClosest(t *testing.T) {
 		{"model-b", []string{"model-a"}, "model-a", true},
 		{"MODEL-A", []string{"model-a"}, "model-a", true},
 		{"STARGATE_LAST_CLUSTER_TTLL", []string{"STARGATE_LAST_CLUSTER_ENABLED", "STARGATE_LAST_CLUSTER_TTL"}, "STARGATE_LAST_CLUSTER_TTL", true},
+		{"STARGATE_LAST_CLUSTER_FOO", []string{"STARGATE_LAST_CLUSTER_TTL"}, "", false}, // a shared prefix is not a near miss
 		{"x", nil, "", false},
 		{"ab", []string{"xy"}, "", false}, // at most half the name changed
 		{"abcd", []string{"abxy"}, "abxy", true},
