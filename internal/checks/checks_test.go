@@ -45,7 +45,7 @@ stargate metrics
 ✔ returning sessions [m]
     58%
 
-Status check results are ✖ (2 ok, 1 failed, 1 warnings, 1 skipped)
+Status check results are ✖ (2 ok, 1 failed, 1 warning, 1 skipped)
 `
 	if buf.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)

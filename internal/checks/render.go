@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/ui"
 )
 
@@ -103,8 +104,8 @@ func RenderText(w io.Writer, st *ui.Styles, r *Report) error {
 	if !first {
 		ew.printf("\n")
 	}
-	ew.printf("Status check results are %s (%d ok, %d failed, %d warnings, %d skipped)\n",
-		style(overall, Marker(overall)), s.OK, s.Fail, s.Warn, s.Skip)
+	ew.printf("Status check results are %s (%d ok, %d failed, %s, %d skipped)\n",
+		style(overall, Marker(overall)), s.OK, s.Fail, plural.Count(s.Warn, "warning", "warnings"), s.Skip)
 	return ew.err
 }
 

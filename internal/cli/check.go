@@ -218,13 +218,6 @@ func pctOf(p *float64) string {
 	return fmt.Sprintf("%.1f%%", *p*100)
 }
 
-func secs(p *float64) string {
-	if p == nil {
-		return "n/a"
-	}
-	return time.Duration(*p * float64(time.Second)).Round(10 * time.Microsecond).String()
-}
-
 func windowTitle(w metrics.Window) string {
 	if w.Mode == metrics.ModeRates {
 		return fmt.Sprintf("rates over %s", time.Duration(w.Seconds*float64(time.Second)).Round(time.Millisecond))
@@ -246,7 +239,7 @@ func renderMetricsText(env *Env, r *MetricsReport, model string) error {
 				[]string{metrics.ResultHit, metrics.ResultMiss, metrics.ResultError, metrics.ResultTimeout, metrics.ResultSkipped}),
 				pctOf(g.HitRatio), pctOf(g.FailureRatio), pctOf(g.SkippedRatio))
 			fmt.Fprintf(w, "  writes   %s  (error %s)\n", resultList(g.Window, g.Writes, []string{metrics.ResultOK, metrics.ResultError}), pctOf(g.WriteErrorRatio))
-			fmt.Fprintf(w, "  latency  p50 %s  p90 %s  p99 %s  (%s timed lookups)\n", secs(g.Latency.P50), secs(g.Latency.P90), secs(g.Latency.P99), num(metrics.Totals, g.Latency.Count))
+			fmt.Fprintf(w, "  latency  p50 %s  p90 %s  p99 %s  (%s timed lookups)\n", metrics.FormatSeconds(g.Latency.P50), metrics.FormatSeconds(g.Latency.P90), metrics.FormatSeconds(g.Latency.P99), num(metrics.Totals, g.Latency.Count))
 		}
 		fmt.Fprintln(w)
 	}

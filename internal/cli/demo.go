@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lcctl/lcctl/internal/demo"
+	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/sim/report"
 	"github.com/lcctl/lcctl/internal/ui"
 )
@@ -295,7 +296,7 @@ func (r *demoRunner) intro(ex demo.Examples, b *demo.Backend) {
 		for i, c := range clusters {
 			parts[i] = fmt.Sprintf("%s %d", c, b.PerCluster[c])
 		}
-		fmt.Fprintf(w, "  sessions  %d entries (ttl %s): %s\n", b.Seeded, shortDuration(b.TTL), strings.Join(parts, ", "))
+		fmt.Fprintf(w, "  sessions  %s (ttl %s): %s\n", plural.Count(b.Seeded, "entry", "entries"), shortDuration(b.TTL), strings.Join(parts, ", "))
 		fmt.Fprintf(w, "            %s\n", st.Faint.Render(fmt.Sprintf("the %s entry is session %s / %s / %s of the explain examples",
 			demo.SessionCluster, demo.Session.RoutingKey, demo.Session.Model, demo.Session.AffinityKey)))
 	}

@@ -224,6 +224,7 @@ func runExplain(_ context.Context, o *explainOptions, env *Env) error {
 	}
 	if rep.Compare != nil {
 		rep.Compare.Differences = explain.Differences(rep, rep.Compare)
+		rep.Compare.ElapsedMs = rep.Request.ElapsedMs
 	}
 	if !o.Timeline {
 		rep.Run.Timeline, rep.Run.TimelineTruncated = nil, false

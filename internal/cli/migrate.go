@@ -11,6 +11,7 @@ import (
 
 	"github.com/lcctl/lcctl/internal/migrate"
 	"github.com/lcctl/lcctl/internal/migrate/safewrite"
+	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/ui"
 	"github.com/lcctl/lcctl/internal/validate"
 )
@@ -306,9 +307,9 @@ func printMigrateText(w io.Writer, st *ui.Styles, report *migrateReport) {
 		case string(migrate.StatusUnchanged):
 			status = st.OK.Render("nothing to migrate")
 		case string(migrate.StatusPending):
-			status = st.Warning.Render(plural(len(fr.Changes), "change")+" pending") + st.Faint.Render(" (run with --write to apply)")
+			status = st.Warning.Render(plural.Count(len(fr.Changes), "change", "changes")+" pending") + st.Faint.Render(" (run with --write to apply)")
 		case statusMigrated:
-			status = st.OK.Render("migrated: " + plural(len(fr.Changes), "change") + " written")
+			status = st.OK.Render("migrated: " + plural.Count(len(fr.Changes), "change", "changes") + " written")
 			if fr.Backup != "" {
 				status += st.Faint.Render(" (original kept as " + fr.Backup + ")")
 			}

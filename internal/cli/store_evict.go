@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/store"
 )
 
@@ -140,7 +141,7 @@ func writeEvictReport(env *Env, rep store.EvictReport, o *storeEvictOptions) {
 		state = " (scan incomplete)"
 	}
 	if !rep.Applied {
-		fmt.Fprintf(w, "dry run: %d entries point to %s (of %d entries scanned in %s%s)\n", rep.Candidates, o.cluster, rep.Scan.Entries, rep.Scan.Elapsed.Truncate(time.Millisecond), state)
+		fmt.Fprintf(w, "dry run: %s to %s (of %s scanned in %s%s)\n", plural.Count(rep.Candidates, "entry points", "entries point"), o.cluster, plural.Count(rep.Scan.Entries, "entry", "entries"), rep.Scan.Elapsed.Truncate(time.Millisecond), state)
 		if len(rep.Sample) > 0 {
 			fmt.Fprintf(w, "sample (%d of %d):\n", len(rep.Sample), rep.Candidates)
 			for _, k := range rep.Sample {
@@ -162,9 +163,9 @@ func writeEvictReport(env *Env, rep store.EvictReport, o *storeEvictOptions) {
 	if rep.NotAttempted > 0 {
 		fmt.Fprintf(w, ", not attempted %d", rep.NotAttempted)
 	}
-	fmt.Fprintf(w, " (of %d candidates, %s)\n", rep.Candidates, rep.Elapsed.Truncate(time.Millisecond))
+	fmt.Fprintf(w, " (of %s, %s)\n", plural.Count(rep.Candidates, "candidate", "candidates"), rep.Elapsed.Truncate(time.Millisecond))
 	if rep.Rewritten > 0 {
-		fmt.Fprintf(w, "%d of the deleted entries were written again by a gateway before the delete was confirmed\n", rep.Rewritten)
+		fmt.Fprintf(w, "%d of the deleted entries %s written again by a gateway before the delete was confirmed\n", rep.Rewritten, plural.Noun(rep.Rewritten, "was", "were"))
 	}
 	if rep.Interrupted {
 		fmt.Fprintln(w, "interrupted: run the same command again to continue")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/store"
 )
 
@@ -147,29 +148,30 @@ func writeScanSummary(w io.Writer, rep store.ScanReport, cluster string) {
 	case !rep.Complete:
 		state = "incomplete"
 	}
-	fmt.Fprintf(w, "scanned dmap %s (%s) in %s: %d keys, %d live entries", rep.DMap, state, rep.Elapsed.Truncate(time.Millisecond), rep.Keys, rep.Entries)
+	fmt.Fprintf(w, "scanned dmap %s (%s) in %s: %s, %s", rep.DMap, state, rep.Elapsed.Truncate(time.Millisecond),
+		plural.Count(rep.Keys, "key", "keys"), plural.Count(rep.Entries, "live entry", "live entries"))
 	if rep.Vanished > 0 {
 		fmt.Fprintf(w, ", %d expired or deleted meanwhile", rep.Vanished)
 	}
 	if rep.Restarts > 0 {
-		fmt.Fprintf(w, ", resumed %d times", rep.Restarts)
+		fmt.Fprintf(w, ", resumed %s", plural.Count(rep.Restarts, "time", "times"))
 	}
 	fmt.Fprintln(w)
 	if cluster != "" {
-		fmt.Fprintf(w, "shown: %d entries pointing to %s\n", rep.Matched, cluster)
+		fmt.Fprintf(w, "shown: %s pointing to %s\n", plural.Count(rep.Matched, "entry", "entries"), cluster)
 	}
 	writeDistribution(w, rep.PerCluster, rep.Entries)
 	if rep.Invalid > 0 {
-		fmt.Fprintf(w, "%d entries hold a value the gateway treats as a miss\n", rep.Invalid)
+		fmt.Fprintf(w, "%s a value the gateway treats as a miss\n", plural.Count(rep.Invalid, "entry holds", "entries hold"))
 	}
 	if rep.NoExpiry > 0 {
-		fmt.Fprintf(w, "%d entries have no TTL (the gateway always sets one)\n", rep.NoExpiry)
+		fmt.Fprintf(w, "%s no TTL (the gateway always sets one)\n", plural.Count(rep.NoExpiry, "entry has", "entries have"))
 	}
 	if rep.Ignored > 0 {
-		fmt.Fprintf(w, "%d keys start with lc:v1: but are not store keys; ignored\n", rep.Ignored)
+		fmt.Fprintf(w, "%s with lc:v1: but %s; ignored\n", plural.Count(rep.Ignored, "key starts", "keys start"), plural.Noun(rep.Ignored, "is not a store key", "are not store keys"))
 	}
 	if rep.Unreadable > 0 {
-		fmt.Fprintf(w, "%d keys could not be read\n", rep.Unreadable)
+		fmt.Fprintf(w, "%s not be read\n", plural.Count(rep.Unreadable, "key could", "keys could"))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/store"
 )
 
@@ -100,10 +101,10 @@ func writeStats(env *Env, s statsJSON) {
 	if !s.EntriesComplete {
 		complete = " (incomplete)"
 	}
-	fmt.Fprintf(w, "dmap %s: %d entries%s, counted at each partition's current owner (includes expired entries not yet evicted)\n", s.DMap, s.Entries, complete)
-	fmt.Fprintf(w, "%d members, %d partitions, replica count %d", len(s.Members), s.Partitions, s.ReplicaCount)
+	fmt.Fprintf(w, "dmap %s: %s%s, counted at each partition's current owner (includes expired entries not yet evicted)\n", s.DMap, plural.Count(s.Entries, "entry", "entries"), complete)
+	fmt.Fprintf(w, "%s, %s, replica count %d", plural.Count(len(s.Members), "member", "members"), plural.Count(s.Partitions, "partition", "partitions"), s.ReplicaCount)
 	if s.MovingPartitions > 0 {
-		fmt.Fprintf(w, ", %d partitions moving", s.MovingPartitions)
+		fmt.Fprintf(w, ", %s moving", plural.Count(s.MovingPartitions, "partition", "partitions"))
 	}
 	fmt.Fprintln(w)
 	nameW := len("MEMBER")

@@ -502,3 +502,23 @@ func TestStoreServeDev(t *testing.T) {
 		t.Fatal("serve-dev did not stop after the context was cancelled")
 	}
 }
+
+// TestScanSummaryPlurals: counts of one read "1 key", "1 live entry", not
+// "1 keys".
+func TestScanSummaryPlurals(t *testing.T) {
+	var b strings.Builder
+	writeScanSummary(&b, store.ScanReport{DMap: "d", Keys: 1, Entries: 1, Matched: 1, Restarts: 1, Invalid: 1, NoExpiry: 1, Ignored: 1, Unreadable: 1,
+		PerCluster: map[string]int{"a": 1}}, "a")
+	out := b.String()
+	for _, want := range []string{": 1 key, 1 live entry, resumed 1 time\n", "shown: 1 entry pointing to a\n", "1 entry holds a value", "1 entry has no TTL",
+		"1 key starts with lc:v1: but is not a store key; ignored", "1 key could not be read"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	b.Reset()
+	writeScanSummary(&b, store.ScanReport{DMap: "d", Keys: 2, Entries: 0, Complete: true, PerCluster: map[string]int{}}, "")
+	if !strings.Contains(b.String(), ": 2 keys, 0 live entries\n") {
+		t.Errorf("plural counts:\n%s", b.String())
+	}
+}

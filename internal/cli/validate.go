@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/suggest"
 	"github.com/lcctl/lcctl/internal/ui"
 	"github.com/lcctl/lcctl/internal/validate"
@@ -292,13 +293,6 @@ func needsEscape(r rune) bool {
 	return r < 0x20 || (r >= 0x7f && r < 0xa0) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
 // printValidateText renders results grouped per file.
 func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, report *validateReport, opts *validateOptions) {
 	invalid := 0
@@ -330,7 +324,7 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 		default:
 			status = st.OK.Render("valid")
 		}
-		counts := []string{plural(fr.Errors, "error"), plural(fr.Warnings, "warning"), plural(fr.Infos, "info")}
+		counts := []string{plural.Count(fr.Errors, "error", "errors"), plural.Count(fr.Warnings, "warning", "warnings"), plural.Count(fr.Infos, "info", "infos")}
 		fmt.Fprintf(w, "%s %s %s  %s\n", st.Header.Render(printable(r.File)), st.Faint.Render("("+fr.Format+")"), status, st.Faint.Render(strings.Join(counts, ", ")))
 		for _, d := range r.Diagnostics {
 			if opts.Quiet && d.Severity == validate.SeverityInfo {
@@ -367,7 +361,7 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 		}
 	}
 	if len(results) > 1 {
-		fmt.Fprintf(w, "\n%s checked: %d failed; %s, %s, %s\n", plural(len(results), "file"), invalid,
-			plural(report.Errors, "error"), plural(report.Warnings, "warning"), plural(report.Infos, "info"))
+		fmt.Fprintf(w, "\n%s checked: %d failed; %s, %s, %s\n", plural.Count(len(results), "file", "files"), invalid,
+			plural.Count(report.Errors, "error", "errors"), plural.Count(report.Warnings, "warning", "warnings"), plural.Count(report.Infos, "info", "infos"))
 	}
 }

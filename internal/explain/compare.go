@@ -17,16 +17,23 @@ type Comparison struct {
 	// --config file, the other file).
 	Left  Run `json:"left"`
 	Right Run `json:"right"`
-	// Differences names the compared aspects (the rows of the text
-	// table, e.g. "affinity order", "final") whose values differ.
+	// Differences lists the keys (CompareRow.Key: "affinity_order",
+	// "open_set", "final", …) of the compared aspects whose values differ,
+	// in table order. Keys are stable: they never embed a value.
 	Differences []string `json:"differences"`
+	// ElapsedMs is the elapsed time (ms) of the request, at which the
+	// "open_set" and "decision" aspects are taken.
+	ElapsedMs float64 `json:"elapsed_ms"`
 }
 
-// CompareRow is one aspect of a comparison: its name and its rendering
-// for each run.
+// CompareRow is one aspect of a comparison: its stable key, its label and
+// its rendering for each run.
 type CompareRow struct {
-	// Aspect names the row ("session", "final", …); Left and Right are
-	// its rendering for the two runs.
+	// Key names the aspect for machines, in snake case ("session",
+	// "open_set", "final"); Aspect is the label of the text table's row
+	// ("open set at 0 ms"). Left and Right are its rendering for the two
+	// runs.
+	Key         string
 	Aspect      string
 	Left, Right string
 }
@@ -41,22 +48,22 @@ func (r CompareRow) Differs() bool { return r.Left != r.Right }
 // outcome.
 func CompareRows(rep *Report, c *Comparison) []CompareRow {
 	var rows []CompareRow
-	add := func(aspect string, f func(*Run) string) {
-		rows = append(rows, CompareRow{Aspect: aspect, Left: f(&c.Left), Right: f(&c.Right)})
+	add := func(key, aspect string, f func(*Run) string) {
+		rows = append(rows, CompareRow{Key: key, Aspect: aspect, Left: f(&c.Left), Right: f(&c.Right)})
 	}
-	add("algorithm", func(r *Run) string {
+	add("algorithm", "algorithm", func(r *Run) string {
 		if r.Config == nil {
 			return "none (rejected before routing)"
 		}
 		return r.Config.Algorithm.String()
 	})
-	add("entry", func(r *Run) string {
+	add("entry", "entry", func(r *Run) string {
 		if r.Resolution.Path == "" {
 			return "–"
 		}
 		return r.Resolution.Path
 	})
-	add("last_cluster_affinity", func(r *Run) string {
+	add("last_cluster_affinity", "last_cluster_affinity", func(r *Run) string {
 		if r.Config == nil {
 			return "–"
 		}
@@ -69,8 +76,8 @@ func CompareRows(rep *Report, c *Comparison) []CompareRow {
 		}
 		return "n/a"
 	})
-	add("X / s / S", func(r *Run) string { return effectiveXSS(&r.Decision) })
-	add("session", func(r *Run) string {
+	add("wait_settings", "X / s / S", func(r *Run) string { return effectiveXSS(&r.Decision) })
+	add("session", "session", func(r *Run) string {
 		d := &r.Decision
 		if d.SessionState == nil {
 			return "not classified"
@@ -81,13 +88,13 @@ func CompareRows(rep *Report, c *Comparison) []CompareRow {
 		}
 		return s
 	})
-	add("affinity order", func(r *Run) string { return orderCell(r.Decision.AffinityOrder) })
-	add("affinity group", func(r *Run) string { return orderCell(r.Decision.AffinityGroup) })
-	add("open set at "+fmtNum(rep.Request.ElapsedMs)+" ms", func(r *Run) string { return orderCell(r.Decision.OpenSet) })
-	add("decision at "+fmtNum(rep.Request.ElapsedMs)+" ms", func(r *Run) string {
+	add("affinity_order", "affinity order", func(r *Run) string { return orderCell(r.Decision.AffinityOrder) })
+	add("affinity_group", "affinity group", func(r *Run) string { return orderCell(r.Decision.AffinityGroup) })
+	add("open_set", "open set at "+fmtNum(rep.Request.ElapsedMs)+" ms", func(r *Run) string { return orderCell(r.Decision.OpenSet) })
+	add("decision", "decision at "+fmtNum(rep.Request.ElapsedMs)+" ms", func(r *Run) string {
 		return outcomeShort(&r.Decision) + " (" + whyShort(&r.Decision) + ")"
 	})
-	add("over time", func(r *Run) string {
+	add("over_time", "over time", func(r *Run) string {
 		var parts []string
 		for i := range r.Timeline {
 			d := &r.Timeline[i]
@@ -98,16 +105,17 @@ func CompareRows(rep *Report, c *Comparison) []CompareRow {
 		}
 		return strings.Join(parts, " · ")
 	})
-	add("final", func(r *Run) string { return finalText(r) })
+	add("final", "final", func(r *Run) string { return finalText(r) })
 	return rows
 }
 
-// Differences returns the aspects of CompareRows whose renderings differ.
+// Differences returns the keys of the aspects of CompareRows whose
+// renderings differ (never nil).
 func Differences(rep *Report, c *Comparison) []string {
 	out := []string{}
 	for _, r := range CompareRows(rep, c) {
 		if r.Differs() {
-			out = append(out, r.Aspect)
+			out = append(out, r.Key)
 		}
 	}
 	return out

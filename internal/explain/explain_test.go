@@ -233,7 +233,7 @@ func TestCompareRowsAndDifferences(t *testing.T) {
 	c := &Comparison{What: "flag", Left: off.Run, Right: on.Run}
 	c.Left.Label, c.Right.Label = "off", "on"
 	diffs := Differences(off, c)
-	for _, want := range []string{"last_cluster_affinity", "X / s / S", "session", "open set at 0 ms", "decision at 0 ms", "final"} {
+	for _, want := range []string{"last_cluster_affinity", "wait_settings", "session", "open_set", "decision", "final"} {
 		found := false
 		for _, d := range diffs {
 			found = found || d == want

@@ -115,6 +115,18 @@ func reasonText(r lb.Reason) string {
 	return r.String()
 }
 
+// reasonClause is what a wait waits for, as a clause that completes
+// "… before": "the affinity wait ends", "the next ranking band opens".
+func reasonClause(r lb.Reason) string {
+	switch r {
+	case lb.ReasonAffinityWait:
+		return "the affinity wait ends"
+	case lb.ReasonBucketUnlock, lb.ReasonNextBand:
+		return reasonText(r)
+	}
+	return "the wait ends (" + reasonText(r) + ")"
+}
+
 // choiceText renders the dispatch target: "C" or "one of B 2/3, C 1/3".
 func choiceText(d *Decision) string {
 	if len(d.Choices) <= 1 {
@@ -167,12 +179,12 @@ func whyShort(d *Decision) string {
 		}
 		if d.RetryAtMs != nil && d.Kind != nil && *d.Kind == lb.KindWait && d.WaitMs != nil &&
 			float64(*d.RetryAtMs) < d.ElapsedMs+float64(*d.WaitMs) {
-			return "wait budget ends (" + reasonText(d.Reason) + " later)"
+			return "wait budget ends before " + reasonClause(d.Reason)
 		}
 		return reasonText(d.Reason)
 	case lb.OutcomeReject:
 		if d.Kind != nil && *d.Kind == lb.KindWait {
-			return "wait budget spent (" + reasonText(d.Reason) + " pending)"
+			return "wait budget spent before " + reasonClause(d.Reason)
 		}
 		if d.Balanced && d.Reason != lb.ReasonNone {
 			return reasonText(d.Reason)

@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/zeebo/xxh3"
+
+	"github.com/lcctl/lcctl/internal/plural"
 )
 
 // rankEntry is one ranked candidate (pulsar.md §4).
@@ -306,7 +308,8 @@ func (e *Engine) rankingOrder(snap *Snapshot, rv *reqView, d *Decision) []int {
 				Hash: r.hash, U: r.u, Weight: r.weight, Score: Millis(r.score), Feasibility: e.feas[r.idx]})
 		}
 		if len(ranked) < len(snap.Clusters) {
-			d.note(fmt.Sprintf("%d candidate(s) without a valid %s weight are not ranked", len(snap.Clusters)-len(ranked), e.cfg.RendezvousWeight))
+			n := len(snap.Clusters) - len(ranked)
+			d.note(fmt.Sprintf("%s without a valid %s weight %s not ranked", plural.Count(n, "candidate", "candidates"), e.cfg.RendezvousWeight, plural.Noun(n, "is", "are")))
 		}
 	}
 	return list
@@ -455,7 +458,7 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 		if s == 0 {
 			d.note(fmt.Sprintf("band interval 0: every rank opens at the end of the affinity wait (ranks 1–%d)", end))
 		} else {
-			d.note(fmt.Sprintf("%d band(s) opened every %g ms since the affinity wait: ranks 1–%d of %d", opened, DurationMs(s), end, len(order)))
+			d.note(fmt.Sprintf("%s opened every %g ms since the affinity wait: ranks 1–%d of %d", plural.Count(opened, "band", "bands"), DurationMs(s), end, len(order)))
 		}
 	}
 	open = e.open[:0]

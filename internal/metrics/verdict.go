@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/lcctl/lcctl/internal/checks"
+	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/suggest"
-	"github.com/lcctl/lcctl/internal/ui"
 )
 
 // Check IDs produced by this package (docs/preflight.md).
@@ -232,7 +232,7 @@ func GatewayVerdicts(r GatewayReport, o VerdictOptions) []checks.Result {
 	} else {
 		p99 := time.Duration(*r.Latency.P99 * float64(time.Second))
 		line := fmt.Sprintf("lookup p99 %s (p50 %s, p90 %s, n=%s) against a %s lookup timeout",
-			fmtSeconds(r.Latency.P99), fmtSeconds(r.Latency.P50), fmtSeconds(r.Latency.P90), count(r.Latency.Count), timeout)
+			FormatSeconds(r.Latency.P99), FormatSeconds(r.Latency.P50), FormatSeconds(r.Latency.P90), count(r.Latency.Count), timeout)
 		hint := "lookups that reach the timeout send no hint: check Olric load and network, or raise STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT (it adds to request latency)"
 		switch {
 		case p99 >= timeout:
@@ -246,7 +246,11 @@ func GatewayVerdicts(r GatewayReport, o VerdictOptions) []checks.Result {
 	return out
 }
 
-func fmtSeconds(p *float64) string {
+// FormatSeconds renders a latency in seconds as a Go duration rounded for
+// reading: to 1 ms from 1 s up, to 10 µs from 1 ms, to 1 µs below; "n/a"
+// for nil. The table and the verdicts of check metrics both
+// use it, so one number reads the same in both.
+func FormatSeconds(p *float64) string {
 	if p == nil {
 		return "n/a"
 	}
@@ -312,7 +316,7 @@ func StargateModelVerdict(r StargateReport, model string) (checks.Result, bool) 
 // it has, and the closest one when model looks like a typo of it.
 func MissingModelMessage(r StargateReport, model string) string {
 	return fmt.Sprintf("no %s series for model %q in %s (%s: %s)%s", r.Metric, model, r.Source,
-		ui.Noun(len(r.ModelsInScrape), "model", "models"), strings.Join(r.ModelsInScrape, ", "),
+		plural.Noun(len(r.ModelsInScrape), "model", "models"), strings.Join(r.ModelsInScrape, ", "),
 		suggest.DidYouMean(model, r.ModelsInScrape))
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/lcctl/lcctl/internal/checks"
 	"github.com/lcctl/lcctl/internal/gateway"
 	"github.com/lcctl/lcctl/internal/metrics"
+	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/validate"
 )
 
@@ -170,9 +171,9 @@ func configChecks(g *checks.Group, in Inputs) []string {
 		}
 	}
 	if res.Valid() {
-		g.Add(checks.OK(CheckConfigValid, tValid, fmt.Sprintf("%s: %d warnings, %d infos", res.File, res.Counts.Warnings, res.Counts.Infos)))
+		g.Add(checks.OK(CheckConfigValid, tValid, fmt.Sprintf("%s: %s, %s", res.File, plural.Count(res.Counts.Warnings, "warning", "warnings"), plural.Count(res.Counts.Infos, "info", "infos"))))
 	} else {
-		g.Add(checks.Fail(CheckConfigValid, tValid, fmt.Sprintf("%s: %d errors; Stargate refuses to start with this config", res.File, res.Counts.Errors),
+		g.Add(checks.Fail(CheckConfigValid, tValid, fmt.Sprintf("%s: %s; Stargate refuses to start with this config", res.File, plural.Count(res.Counts.Errors, "error", "errors")),
 			"fix the errors (lcctl validate "+res.File+" shows every finding with its code)").WithDetails(capDetails(errLines)...))
 	}
 
@@ -228,7 +229,7 @@ func configChecks(g *checks.Group, in Inputs) []string {
 		if len(onLines) == 0 {
 			g.Add(checks.OK(CheckConfigFlagOff, tFlagOff, "no active entry sets last_cluster_affinity: true"))
 		} else {
-			g.Add(checks.Fail(CheckConfigFlagOff, tFlagOff, fmt.Sprintf("%d entries turn it on before stage 3", len(onLines)),
+			g.Add(checks.Fail(CheckConfigFlagOff, tFlagOff, fmt.Sprintf("%s on before stage 3", plural.Count(len(onLines), "entry turns it", "entries turn it")),
 				"set last_cluster_affinity: false (or remove it) until the gateway store works (stage 2 checks pass); turning it on first makes every session new").WithDetails(capDetails(onLines)...))
 		}
 		return nil
@@ -238,7 +239,7 @@ func configChecks(g *checks.Group, in Inputs) []string {
 			"stage 3 turns last_cluster_affinity on per model (wait-and-widen or pulsar-wait-and-widen entries)"))
 		return nil
 	}
-	g.Add(checks.OK(CheckConfigFlagOn, tFlagOn, fmt.Sprintf("on in %d entries", len(onLines))).WithDetails(capDetails(onLines)...))
+	g.Add(checks.OK(CheckConfigFlagOn, tFlagOn, fmt.Sprintf("on in %s", plural.Count(len(onLines), "entry", "entries"))).WithDetails(capDetails(onLines)...))
 	if len(modelList) == 0 {
 		return nil
 	}
@@ -298,9 +299,9 @@ func gatewayChecks(g *checks.Group, in Inputs) *gateway.Settings {
 		case len(ps) == 0:
 			g.Add(checks.OK(id, title, okReason))
 		case errs > 0:
-			g.Add(checks.Fail(id, title, fmt.Sprintf("%d errors, %d warnings", errs, len(ps)-errs), hint).WithDetails(capDetails(lines)...))
+			g.Add(checks.Fail(id, title, fmt.Sprintf("%s, %s", plural.Count(errs, "error", "errors"), plural.Count(len(ps)-errs, "warning", "warnings")), hint).WithDetails(capDetails(lines)...))
 		default:
-			g.Add(checks.Warn(id, title, fmt.Sprintf("%d warnings", len(ps)), hint).WithDetails(capDetails(lines)...))
+			g.Add(checks.Warn(id, title, plural.Count(len(ps), "warning", "warnings"), hint).WithDetails(capDetails(lines)...))
 		}
 	}
 	judge(CheckGatewaySettings, tValid, gateway.CategoryValues,
@@ -373,7 +374,7 @@ func olricChecks(ctx context.Context, g *checks.Group, in Inputs) {
 			checks.Skip(CheckOlricReadWrite, tRW, "Olric is not reachable"))
 		return
 	}
-	reason := fmt.Sprintf("%s: %d members", addrs, len(rep.Members))
+	reason := fmt.Sprintf("%s: %s", addrs, plural.Count(len(rep.Members), "member", "members"))
 	if rep.Version != "" {
 		reason += " " + rep.Version
 	}
@@ -400,7 +401,7 @@ func scrapeCheck(g *checks.Group, id, what, flag string, sc *Scrapes) bool {
 		g.Add(checks.Fail(id, title, err.Error(), fmt.Sprintf("check %s: the URL, the port (%s) and that metrics are enabled", flag, map[string]string{"gateway": "9464, llmApiGateway.metrics.enabled", "Stargate": "9090, llmRequestRouter.metrics.enabled"}[what])))
 		return false
 	}
-	reason := fmt.Sprintf("%s: %d families (%s)", sc.Source, len(sc.After.Families), sc.After.Format)
+	reason := fmt.Sprintf("%s: %s (%s)", sc.Source, plural.Count(len(sc.After.Families), "family", "families"), sc.After.Format)
 	if sc.Before != nil {
 		reason += fmt.Sprintf(", two scrapes %s apart", sc.After.Time.Sub(sc.Before.Time).Round(time.Millisecond))
 	}

@@ -161,7 +161,12 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		return nil, err
 	}
 	sink := &logSink{out: o.Log}
-	var errs []string
+	type seedErr struct {
+		seed string
+		kind error
+		err  error
+	}
+	var failed []seedErr
 	var firstKind error
 	for _, seed := range o.Addrs {
 		cc, err := newClusterClient(ctx, seed, &o, sink)
@@ -186,10 +191,24 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		if firstKind == nil {
 			firstKind = kind
 		}
-		errs = append(errs, fmt.Sprintf("%s: %v", seed, err))
+		failed = append(failed, seedErr{seed, kind, err})
 	}
 	if firstKind == nil {
 		firstKind = ErrUnreachable
+	}
+	// Each seed's error already starts with its kind ("unreachable: …",
+	// from classify); the message names firstKind once, so a seed of that
+	// kind shows only its detail, and a seed of another kind keeps its own.
+	errs := make([]string, len(failed))
+	for i, f := range failed {
+		msg := f.err.Error()
+		if f.kind != nil {
+			msg = strings.TrimPrefix(msg, f.kind.Error()+": ")
+			if f.kind != firstKind {
+				msg = f.kind.Error() + ": " + msg
+			}
+		}
+		errs[i] = f.seed + ": " + msg
 	}
 	hint := ""
 	if errors.Is(firstKind, ErrUnreachable) || errors.Is(firstKind, ErrTimeout) {

@@ -32,10 +32,14 @@ func TestConnectUnreachable(t *testing.T) {
 	if !errors.Is(err, store.ErrUnreachable) {
 		t.Fatalf("err = %v, want ErrUnreachable", err)
 	}
-	for _, s := range []string{"cannot connect to Olric", closed + ":", "127.0.0.1:1:", "connection refused", "Where to run lcctl"} {
+	for _, s := range []string{"cannot connect to Olric: unreachable: " + closed + ": ", "; 127.0.0.1:1: ", "connection refused", "Where to run lcctl"} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q lacks %q", err, s)
 		}
+	}
+	// The kind is named once, not again after every seed.
+	if n := strings.Count(err.Error(), "unreachable"); n != 1 {
+		t.Errorf("error %q says unreachable %d times, want once", err, n)
 	}
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("took %v to give up on two refused seeds", el)

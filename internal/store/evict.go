@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/olric-data/olric"
+
+	"github.com/lcctl/lcctl/internal/plural"
 )
 
 // Evict defaults.
@@ -227,7 +229,7 @@ func (c *Client) Evict(ctx context.Context, o EvictOptions) (EvictReport, error)
 	case scanErr != nil:
 		return rep, fmt.Errorf("evict: the scan was incomplete, entries of %q may remain (run again): %w", o.Cluster, scanErr)
 	case rep.Failed > 0:
-		return rep, fmt.Errorf("evict: %d candidates failed: %w", rep.Failed, ErrIncomplete)
+		return rep, fmt.Errorf("evict: %s: %w", plural.Count(rep.Failed, "candidate failed", "candidates failed"), ErrIncomplete)
 	}
 	return rep, nil
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/olric-data/olric"
+
+	"github.com/lcctl/lcctl/internal/plural"
 )
 
 // Scan defaults.
@@ -377,11 +379,11 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 		return rep, nil
 	case ctx.Err() != nil:
 		rep.Interrupted = true
-		return rep, fmt.Errorf("scan interrupted after %d keys: %w", rep.Keys, ctx.Err())
+		return rep, fmt.Errorf("scan interrupted after %s: %w", plural.Count(rep.Keys, "key", "keys"), ctx.Err())
 	case prod.err != nil:
 		return rep, prod.err
 	case rep.Unreadable > 0:
-		return rep, fmt.Errorf("scan: %d keys could not be read: %w", rep.Unreadable, ErrIncomplete)
+		return rep, fmt.Errorf("scan: %s not be read: %w", plural.Count(rep.Unreadable, "key could", "keys could"), ErrIncomplete)
 	}
 	rep.Complete = true
 	return rep, nil
@@ -501,7 +503,7 @@ func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyB
 			res.err = fmt.Errorf("scan failed %s and cannot resume (keys arrived out of partition order: does the cluster use a custom hasher?): %w", where, ErrIncomplete)
 			return res
 		case res.restarts >= o.MaxRestarts:
-			res.err = fmt.Errorf("scan failed %s after %d restarts; partitions from %d on were not fully scanned: %v: %w", where, res.restarts, lastPart, iterErr, ErrIncomplete)
+			res.err = fmt.Errorf("scan failed %s after %s; partitions from %d on were not fully scanned: %v: %w", where, plural.Count(res.restarts, "restart", "restarts"), lastPart, iterErr, ErrIncomplete)
 			return res
 		}
 		res.restarts++

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/plural"
 )
 
 // entryWarnings reports the operator warnings of lb-config.md §9 that are
@@ -29,8 +30,8 @@ func (c *checker) entryWarnings(e *Entry) {
 		}
 		if e.Bounded {
 			c.add(CodeNoSLOBounded, pos, e.Path, lastField(e.Path), e,
-				fmt.Sprintf("%s entry has no queue SLO (%s) but already bounds rank 1 with max_queued %d and cache_affinity_wait_ms %d; after the last-cluster release rank 1 keeps requests while it has room for %d queued requests above its concurrency and a request waits up to %d ms before widening",
-					label, missing, ac.MaxQueued, ac.CacheAffinityWaitMs, ac.MaxQueued, ac.CacheAffinityWaitMs),
+				fmt.Sprintf("%s entry has no queue SLO (%s) but already bounds rank 1 with max_queued %d and cache_affinity_wait_ms %d; after the last-cluster release rank 1 keeps requests while it has room for %s above its concurrency and a request waits up to %d ms before widening",
+					label, missing, ac.MaxQueued, ac.CacheAffinityWaitMs, plural.Count(ac.MaxQueued, "queued request", "queued requests"), ac.CacheAffinityWaitMs),
 				"no change needed; `lcctl migrate` leaves this entry as it is (M4)")
 		} else {
 			hint := "run `lcctl migrate` to add max_queued and cache_affinity_wait_ms (bounded target) or switch the entry to pulsar (keeps unlimited stickiness)"

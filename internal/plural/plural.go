@@ -1,4 +1,6 @@
-package ui
+// Package plural writes counts with the right noun form ("1 warning",
+// "2 warnings") for every command's text output.
+package plural
 
 import "fmt"
 
