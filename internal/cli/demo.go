@@ -180,6 +180,9 @@ type demoFlagEffectJSON struct {
 type demoRunner struct {
 	env  *Env
 	json bool
+	// ex is where the example files are; kept is --keep.
+	ex   demo.Examples
+	kept bool
 }
 
 func runDemo(ctx context.Context, env *Env, o *demoOptions) error {
@@ -227,7 +230,7 @@ func runDemo(ctx context.Context, env *Env, o *demoOptions) error {
 	}
 	selected, _ = demo.Select(demo.Plan(params), o.step, o.only)
 
-	r := &demoRunner{env: env, json: env.Global.JSON()}
+	r := &demoRunner{env: env, json: env.Global.JSON(), ex: ex, kept: o.keep}
 	rep := demoReport{Schema: "lcctl.demo/v1", Success: true, Examples: demoExamplesJSON{Dir: ex.Dir, Embedded: ex.Embedded}, Steps: []demoStepJSON{}}
 	if backend != nil {
 		rep.Olric = &demoOlricJSON{Addr: backend.Addr, DMap: backend.DMap, Seeded: backend.Seeded, PerCluster: backend.PerCluster,
@@ -282,6 +285,9 @@ func (r *demoRunner) intro(ex demo.Examples, b *demo.Backend) {
 	where := "(this repository's)"
 	if ex.Embedded {
 		where = "(a copy of the examples built into lcctl, removed when the demo ends)"
+		if r.kept {
+			where = "(a copy of the examples built into lcctl, kept until Ctrl-C)"
+		}
 	}
 	fmt.Fprintf(w, "  examples  %s %s\n", ex.Dir, st.Faint.Render(where))
 	if b != nil {
@@ -300,10 +306,36 @@ func (r *demoRunner) intro(ex demo.Examples, b *demo.Backend) {
 		fmt.Fprintf(w, "            %s\n", st.Faint.Render(fmt.Sprintf("the %s entry is session %s / %s / %s of the explain examples",
 			demo.SessionCluster, demo.Session.RoutingKey, demo.Session.Model, demo.Session.AffinityKey)))
 	}
-	fmt.Fprintln(w, "Each step shows the lcctl command it runs; copy it to run it by hand.")
-	if b != nil {
-		fmt.Fprintln(w, st.Faint.Render("The Olric member stops when the demo ends; add --keep to keep it for the store commands."))
+	// The printed commands name the examples folder and the Olric
+	// address of this run: say honestly when they outlive it.
+	var gone []string
+	if ex.Embedded {
+		gone = append(gone, "the example copy")
 	}
+	if b != nil {
+		gone = append(gone, "the Olric member")
+	}
+	switch {
+	case len(gone) == 0:
+		fmt.Fprintln(w, "Each step shows the lcctl command it runs; copy it to run it by hand.")
+	case r.kept:
+		fmt.Fprintf(w, "Each step shows the lcctl command it runs; %s stay until Ctrl-C, so you can run them by hand meanwhile.\n", strings.Join(gone, " and "))
+	default:
+		fmt.Fprintf(w, "Each step shows the lcctl command it runs. %s of this run %s when the demo ends:\n", capitalize(strings.Join(gone, " and ")), plural.Noun(len(gone), "goes", "go"))
+		if ex.Embedded {
+			fmt.Fprintln(w, st.Faint.Render("to run the commands by hand, run the demo with --keep (it waits for Ctrl-C), or run them in a clone of the lcctl repository on its examples/ folder."))
+		} else {
+			fmt.Fprintln(w, st.Faint.Render("to run the store commands by hand, run the demo with --keep (it waits for Ctrl-C), or start 'lcctl store serve-dev --seed-demo' and use its address."))
+		}
+	}
+}
+
+// capitalize upper-cases the first letter of an ASCII sentence.
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 // runStep runs one step and reports it.
@@ -495,7 +527,12 @@ func (r *demoRunner) closing(selected, ran int, failed []string, elapsed time.Du
 		fmt.Fprintf(w, "%s %d of %d steps did not run as designed: %s (%s)\n", st.Error.Render("✖"), len(failed), ran, strings.Join(failed, ", "), shortDuration(elapsed))
 	default:
 		fmt.Fprintf(w, "%s demo done: %d of %d steps ran as designed in %s\n", st.OK.Render("✔"), ran, selected, shortDuration(elapsed))
-		fmt.Fprintln(w, "Next: the runbook docs/rollout.md; 'lcctl COMMAND --help' shows every flag, with examples.")
+		if r.ex.Embedded {
+			// No docs/ folder here: name where the runbook lives.
+			fmt.Fprintln(w, "Next: the runbook, docs/rollout.md in the lcctl repository (github.com/lcctl/lcctl); 'lcctl help' lists the commands and 'lcctl COMMAND --help' shows every flag, with examples.")
+		} else {
+			fmt.Fprintln(w, "Next: the runbook docs/rollout.md; 'lcctl COMMAND --help' shows every flag, with examples.")
+		}
 	}
 }
 
@@ -506,7 +543,11 @@ func (r *demoRunner) keep(ctx context.Context, b *demo.Backend) error {
 	if r.json {
 		w = r.env.Err
 	}
-	fmt.Fprintf(w, "\nOlric keeps running at %s until Ctrl-C. In another shell:\n", b.Addr)
+	fmt.Fprintf(w, "\nOlric keeps running at %s until Ctrl-C", b.Addr)
+	if r.ex.Embedded {
+		fmt.Fprintf(w, ", and the example copy stays at %s", r.ex.Dir)
+	}
+	fmt.Fprintln(w, ". In another shell:")
 	fmt.Fprintf(w, "  export %s=%s\n", EnvOlricAddrs, b.Addr)
 	fmt.Fprintf(w, "  lcctl store get --routing-key %s --model %s --affinity-key %s\n", demo.Session.RoutingKey, demo.Session.Model, demo.Session.AffinityKey)
 	fmt.Fprintf(w, "  lcctl store scan --cluster %s --limit 5\n", demo.EvictCluster)

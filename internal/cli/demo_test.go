@@ -283,9 +283,12 @@ func TestDemoOneStepWithoutOlric(t *testing.T) {
 	}
 	wantLines(t, out,
 		`^  examples  \S+lcctl-demo-examples-\S+ \(a copy of the examples built into lcctl, removed when the demo ends\)$`,
+		`^Each step shows the lcctl command it runs\. The example copy of this run goes when the demo ends:$`,
+		`^to run the commands by hand, run the demo with --keep \(it waits for Ctrl-C\), or run them in a clone of the lcctl repository on its examples/ folder\.$`,
 		`^Step 1/6 · validate: `,
 		`^✔ exit 1, as designed: `,
-		`^✔ demo done: 1 of 1 steps ran as designed in `)
+		`^✔ demo done: 1 of 1 steps ran as designed in `,
+		`^Next: the runbook, docs/rollout\.md in the lcctl repository \(github\.com/lcctl/lcctl\); 'lcctl help' lists the commands`)
 	if strings.Contains(out, "olric ") || strings.Contains(out, "Step 2/6") {
 		t.Fatalf("--step 1 ran more than step 1:\n%s", out)
 	}
@@ -404,7 +407,18 @@ func TestDemoKeep(t *testing.T) {
 			t.Fatalf("no export line after 60s:\n%s", out.String())
 		}
 	}
-	wantLines(t, out.String(), `^Olric keeps running at `+regexp.QuoteMeta(addr)+` until Ctrl-C\. In another shell:$`)
+	// Outside a clone (the test runs in internal/cli) the example copy
+	// stays too, so the printed command lines keep working meanwhile.
+	wantLines(t, out.String(),
+		`^  examples  \S+lcctl-demo-examples-\S+ \(a copy of the examples built into lcctl, kept until Ctrl-C\)$`,
+		`^Each step shows the lcctl command it runs; the example copy and the Olric member stay until Ctrl-C, so you can run them by hand meanwhile\.$`,
+		`^\$ lcctl validate -q \S+lcctl-demo-examples-\S+$`,
+		`^Olric keeps running at `+regexp.QuoteMeta(addr)+` until Ctrl-C, and the example copy stays at \S+lcctl-demo-examples-\S+\. In another shell:$`)
+	line := regexp.MustCompile(`(?m)^\$ lcctl (validate .*)$`).FindStringSubmatch(out.String())
+	if code, _, errs := runLcctlStdin(t, "", nil, strings.Fields(line[1])...); code != 1 {
+		t.Fatalf("the printed %q exited %d while the demo is kept, want 1 as in the step: %s", line[1], code, errs)
+	}
+	kept := regexp.MustCompile(`the example copy stays at (\S+)\. `).FindStringSubmatch(out.String())[1]
 	// The member is still there, with the demo's data, for other commands.
 	code, got, errs := runLcctlStdin(t, "", map[string]string{"LCCTL_OLRIC_ADDRS": addr}, "store", "get",
 		"--routing-key", "rk-1", "--model", "model-a", "--affinity-key", "session-6", "-o", "json")
@@ -427,6 +441,9 @@ func TestDemoKeep(t *testing.T) {
 	}
 	if !strings.HasSuffix(out.String(), "stopping\n") {
 		t.Fatalf("output does not end with stopping:\n%s", out.String())
+	}
+	if _, err := os.Stat(kept); !os.IsNotExist(err) {
+		t.Fatalf("the kept example copy %s was not removed after Ctrl-C: %v", kept, err)
 	}
 }
 
