@@ -17,21 +17,20 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
-
-	"github.com/lcctl/lcctl/internal/sim"
 )
 
 // Chart files written by WritePlots, each as .png and .svg.
 const (
 	// ChartTTFT is the TTFT distribution per policy.
 	ChartTTFT = "ttft-cdf"
-	// ChartKVReuse is the KV cache reuse over time per policy.
+	// ChartKVReuse is the KV cache reuse over time: each --compare pair
+	// off against on, with their difference, then the other policies.
 	ChartKVReuse = "kv-reuse"
-	// ChartClusterLoad is the per-cluster slot utilisation over time, one
-	// panel per policy.
+	// ChartClusterLoad is the slot utilisation over time, one panel per
+	// policy: the busiest cluster, and the band of the others.
 	ChartClusterLoad = "cluster-load"
 	// ChartSummary compares KV reuse, the share of hinted requests that
-	// left their last cluster and goodput per policy.
+	// left their last cluster and goodput per policy, with value labels.
 	ChartSummary = "summary"
 )
 
@@ -53,11 +52,15 @@ func WritePlots(dir string, d *Document) ([]string, error) {
 		cols = 1
 	}
 	rows := (n + cols - 1) / cols
+	reuseRows := len(FlagEffects(d))
+	if 2*reuseRows < n {
+		reuseRows++ // the panel of the other policies
+	}
 	charts := []chart{
 		{ChartTTFT, func(dc draw.Canvas) { sideLegend(ttftChart(d), dc) }, 28 * vg.Centimeter, 15 * vg.Centimeter},
-		{ChartKVReuse, func(dc draw.Canvas) { sideLegend(reuseChart(d), dc) }, 28 * vg.Centimeter, 15 * vg.Centimeter},
-		{ChartClusterLoad, func(dc draw.Canvas) { loadGrid(d, dc, rows, cols) }, vg.Length(cols) * 14 * vg.Centimeter, vg.Length(rows)*7*vg.Centimeter + 1.5*vg.Centimeter},
-		{ChartSummary, func(dc draw.Canvas) { summaryGrid(d, dc) }, 30 * vg.Centimeter, 13 * vg.Centimeter},
+		{ChartKVReuse, func(dc draw.Canvas) { reuseGrid(d, dc) }, 28 * vg.Centimeter, vg.Length(max(reuseRows, 1))*7*vg.Centimeter + 1.6*vg.Centimeter},
+		{ChartClusterLoad, func(dc draw.Canvas) { loadGrid(d, dc, rows, cols) }, vg.Length(cols) * 14 * vg.Centimeter, vg.Length(rows)*6*vg.Centimeter + 1.6*vg.Centimeter},
+		{ChartSummary, func(dc draw.Canvas) { summaryGrid(d, dc) }, 30 * vg.Centimeter, 4.5*vg.Centimeter + vg.Length(n)*0.8*vg.Centimeter},
 	}
 	for _, c := range charts {
 		for _, ext := range []string{"png", "svg"} {
@@ -233,41 +236,13 @@ func ttftChart(d *Document) *plot.Plot {
 	return p
 }
 
-// reuseChart: cached / input tokens per time bin, one line per policy.
-func reuseChart(d *Document) *plot.Plot {
-	p := newPlot(fmt.Sprintf("KV cache reuse over time — %s", d.Scenario.Name),
-		"simulated time (s)", "cached input tokens / input tokens (%)")
-	cs, ds := policyStyles(d)
-	window := timeWindow(d)
-	for i, r := range d.Policies {
-		s := r.Series
-		var pts plotter.XYs
-		for b, bin := range s.Bins {
-			t := (float64(b) + 0.5) * float64(s.BinNs) / 1e9
-			if bin.InputTokens == 0 || (window > 0 && t > window) {
-				continue
-			}
-			pts = append(pts, plotter.XY{X: t, Y: 100 * float64(bin.CachedTokens) / float64(bin.InputTokens)})
-		}
-		addLine(p, pts, cs[i], ds[i], fmt.Sprintf("%s (%.1f%% overall)", r.Policy, 100*r.KVReuse))
-	}
-	markWindow(p, d, 100, true)
-	p.Y.Min, p.Y.Max = 0, 100
-	p.Y.Tick.Marker = percentTicks(10)
-	if window > 0 {
-		p.X.Min, p.X.Max = 0, window
-	}
-	p.Legend.TextStyle.Font.Size = 10
-	return p
-}
-
 // markWindow marks the measurement window on a time chart whose y axis
-// ends at ymax: the end of the warm-up (measurement starts there) and the
+// runs from ymin to ymax: the end of the warm-up (measurement starts there) and the
 // end of session arrivals (the drain that follows is measured too), as
 // grey vertical lines, named in the legend when legend is true.
-func markWindow(p *plot.Plot, d *Document, ymax float64, legend bool) {
+func markWindow(p *plot.Plot, d *Document, ymin, ymax float64, legend bool) {
 	mark := func(x float64, dash []vg.Length, name string) {
-		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: ymax}})
+		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: ymin}, {X: x, Y: ymax}})
 		if err != nil {
 			return
 		}
@@ -284,120 +259,5 @@ func markWindow(p *plot.Plot, d *Document, ymax float64, legend bool) {
 	}
 	if a := d.Scenario.DurationS; a > 0 && a < timeWindow(d) {
 		mark(a, []vg.Length{vg.Points(6), vg.Points(2)}, fmt.Sprintf("sessions stop arriving (%g s); the drain is measured", a))
-	}
-}
-
-// loadGrid draws one panel per policy with each cluster's slot
-// utilisation over time.
-func loadGrid(d *Document, dc draw.Canvas, rows, cols int) {
-	titleH := 1.5 * vg.Centimeter
-	top := draw.Crop(dc, 0, 0, 0, -titleH)
-	title := plot.New().Title.TextStyle
-	title.Font.Size = 14
-	title.XAlign, title.YAlign = draw.XCenter, draw.YCenter
-	dc.FillText(title, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - titleH/3},
-		fmt.Sprintf("Per-cluster slot utilisation over time — %s (one panel per policy, one line per cluster)", d.Scenario.Name))
-	// A one-line legend of the cluster colours under the title.
-	lab := title
-	lab.Font.Size = 11
-	lab.XAlign = draw.XLeft
-	y := dc.Max.Y - 2*titleH/3 - vg.Points(2)
-	n := len(d.Scenario.Clusters)
-	item := vg.Length(2.8) * vg.Centimeter
-	x := (dc.Min.X+dc.Max.X)/2 - vg.Length(n)*item/2
-	for c, id := range d.Scenario.Clusters {
-		col, dash := seriesStyle(c)
-		ls := draw.LineStyle{Color: col, Width: vg.Points(2.5), Dashes: dash}
-		dc.StrokeLine2(ls, x, y, x+vg.Points(18), y)
-		dc.FillText(lab, vg.Point{X: x + vg.Points(22), Y: y}, "cluster "+id)
-		x += item
-	}
-	window := timeWindow(d)
-	grid := make([][]*plot.Plot, rows)
-	for i := range grid {
-		grid[i] = make([]*plot.Plot, cols)
-	}
-	for k, r := range d.Policies {
-		p := newPlot(r.Policy, "simulated time (s)", "busy slots (%)")
-		p.Title.TextStyle.Font.Size = 11
-		s := r.Series
-		for c := 0; c < s.Clusters; c++ {
-			var pts plotter.XYs
-			for b := range s.Bins {
-				t := (float64(b) + 0.5) * float64(s.BinNs) / 1e9
-				if v, ok := s.MeanLoad(b, c); ok && (window <= 0 || t <= window) {
-					pts = append(pts, plotter.XY{X: t, Y: 100 * v})
-				}
-			}
-			col, dash := seriesStyle(c)
-			addLine(p, pts, col, dash, "")
-		}
-		markWindow(p, d, 105, false)
-		p.Y.Min, p.Y.Max = 0, 105
-		p.Y.Tick.Marker = percentTicks(25)
-		if window > 0 {
-			p.X.Min, p.X.Max = 0, window
-		}
-		p.Legend.Top, p.Legend.Left = false, true
-		p.Legend.TextStyle.Font.Size = 8
-		p.Legend.Padding = vg.Points(1)
-		grid[k/cols][k%cols] = p
-	}
-	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Centimeter, PadY: vg.Centimeter / 2,
-		PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
-	canvases := plot.Align(grid, tiles, top)
-	for i := range grid {
-		for j := range grid[i] {
-			if grid[i][j] != nil {
-				grid[i][j].Draw(canvases[i][j])
-			}
-		}
-	}
-}
-
-// summaryGrid draws three bar charts side by side: KV reuse, the share of
-// hinted requests that left their last cluster, and goodput.
-func summaryGrid(d *Document, dc draw.Canvas) {
-	type metric struct {
-		title, y string
-		v        func(*sim.Result) float64
-	}
-	ms := []metric{
-		{"KV cache reuse", "cached / input tokens (%)", func(r *sim.Result) float64 { return 100 * r.KVReuse }},
-		{"Returning requests that left their last cluster", "share of hinted requests (%)", func(r *sim.Result) float64 { return 100 * r.LeftLastClusterShare }},
-		{fmt.Sprintf("Goodput (TTFT ≤ %g ms)", d.Scenario.SLOTTFTMs), "requests/s", func(r *sim.Result) float64 { return r.GoodputRPS }},
-	}
-	cs, _ := policyStyles(d)
-	names := make([]string, len(d.Policies))
-	for i, r := range d.Policies {
-		names[i] = r.Policy
-	}
-	row := make([]*plot.Plot, len(ms))
-	for k, m := range ms {
-		p := newPlot(m.title, "", m.y)
-		p.Title.TextStyle.Font.Size = 11
-		for i, r := range d.Policies {
-			bar, err := plotter.NewBarChart(plotter.Values{m.v(r)}, vg.Points(12))
-			if err != nil {
-				continue
-			}
-			bar.Color = cs[i]
-			bar.LineStyle.Width = 0
-			bar.XMin = float64(i)
-			bar.Offset = 0
-			p.Add(bar)
-		}
-		p.NominalX(names...)
-		p.X.Tick.Label.Rotation = math.Pi / 3
-		p.X.Tick.Label.XAlign = draw.XRight
-		p.X.Tick.Label.YAlign = draw.YCenter
-		p.X.Tick.Label.Font.Size = 8
-		p.Y.Min = 0
-		row[k] = p
-	}
-	tiles := draw.Tiles{Rows: 1, Cols: len(ms), PadX: vg.Centimeter, PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
-	canvases := plot.Align([][]*plot.Plot{row}, tiles, dc)
-	for j, p := range row {
-		p.Draw(canvases[0][j])
 	}
 }

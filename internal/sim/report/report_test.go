@@ -3,10 +3,13 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/plotter"
 
 	"github.com/lcctl/lcctl/internal/sim"
 )
@@ -192,5 +195,83 @@ func TestFlagEffects(t *testing.T) {
 	b.Reset()
 	if err := WriteText(&b, single, nil); err != nil || strings.Contains(b.String(), "off → on") {
 		t.Errorf("a block without a pair (%v):\n%s", err, b.String())
+	}
+}
+
+// TestChartContents reads the SVG charts of a document with a --compare
+// pair and a policy without hinted requests: every summary bar carries
+// its value (0 as "0 %"), the pair's shades are explained, the load
+// panels name their busiest cluster, and the KV reuse chart shows the
+// pair's difference.
+func TestChartContents(t *testing.T) {
+	d := testDoc()
+	d.Policies[1].LeftLastClusterShare = 0
+	d.Policies[1].ReturningRequests = 5
+	d.Policies[0].KVReuse, d.Policies[1].KVReuse = 0.80, 0.85
+	// A longer series: bins of 1 s, cluster b busier than a.
+	series := func(cached int64) *sim.Series {
+		s := &sim.Series{BinNs: 1e9, Clusters: 2}
+		for b := 0; b < 60; b++ {
+			s.Bins = append(s.Bins, sim.SeriesBin{InputTokens: 100, CachedTokens: cached})
+			s.Load = append(s.Load, 0.25, 0.75)
+			s.LoadSamples = append(s.LoadSamples, 1)
+		}
+		return s
+	}
+	d.Policies[0].Series, d.Policies[1].Series = series(80), series(85)
+	d.Policies[0].SimulatedS, d.Policies[1].SimulatedS = 60, 60
+	d.Policies[0].Clusters[1].Utilization = 0.75
+	d.Policies[1].Clusters[1].Utilization = 0.75
+	dir := t.TempDir()
+	if _, err := WritePlots(dir, d); err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name+".svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for chart, wants := range map[string][]string{
+		ChartSummary:     {"80.0 %", "85.0 %", "10.0 %", ">0 %<", "9.80", "the same algorithm with last_cluster_affinity off"},
+		ChartClusterLoad: {"busiest: b (75 % over the window)", "the other clusters: least to most busy"},
+		ChartKVReuse:     {"pulsar-wait-and-widen: KV reuse with last_cluster_affinity off and on", "on − off: +5.0 points overall", "off: 80.0 % overall"},
+	} {
+		svg := read(chart)
+		for _, w := range wants {
+			if !strings.Contains(svg, w) {
+				t.Errorf("%s.svg lacks %q", chart, w)
+			}
+		}
+	}
+}
+
+func TestSmoothing(t *testing.T) {
+	s := &sim.Series{BinNs: 2e9, Clusters: 1,
+		Load: []float64{0, 2, 0, 4, 0}, LoadSamples: []int32{1, 2, 0, 4, 1},
+		Bins: make([]sim.SeriesBin, 5)}
+	if w := smoothBins(s, 6); w != 3 {
+		t.Errorf("smoothBins(6 s over 2 s bins) = %d, want 3", w)
+	}
+	if w := smoothBins(s, 0.1); w != 1 {
+		t.Errorf("smoothBins(tiny) = %d, want 1", w)
+	}
+	v, ok := smoothedLoad(s, 0, 3)
+	// bin 1: (0+2+0)/(1+2+0); bin 2: (2+0+4)/(2+0+4); bin 3: (0+4+0)/(0+4+1).
+	want := []float64{2.0 / 3, 2.0 / 3, 1, 0.8, 0.8}
+	for i := range want {
+		if !ok[i] || math.Abs(v[i]-want[i]) > 1e-12 {
+			t.Errorf("bin %d: %v %v, want %v", i, v[i], ok[i], want[i])
+		}
+	}
+	pts := plotter.XYs{{X: 1, Y: 10}, {X: 3, Y: 30}, {X: 5, Y: 50}}
+	for x, want := range map[float64]float64{0: 10, 1.9: 10, 2.1: 30, 4.5: 50, 9: 50} {
+		if got, _ := valueAt(pts, x); got != want {
+			t.Errorf("valueAt(%v) = %v, want %v", x, got, want)
+		}
+	}
+	if _, ok := valueAt(nil, 1); ok {
+		t.Error("valueAt(nil) ok")
 	}
 }
