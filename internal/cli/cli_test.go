@@ -45,6 +45,8 @@ func TestMain(m *testing.M) {
 }
 
 // TestScript runs every testdata/script/*.txtar. Scripts get NO_COLOR=1,
+// GORACE with atexit_sleep_ms=0 (testutil.SubprocessGORACE: under -race
+// each `exec lcctl` otherwise sleeps a second as it exits),
 // $SHARED (the read-only shared folder: specs, conformance cases,
 // upstream examples), $REPO (the repository root) and the commands of
 // scriptCmds. Any command's scripts can live here.
@@ -55,6 +57,7 @@ func TestScript(t *testing.T) {
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
+			env.Setenv("GORACE", testutil.SubprocessGORACE())
 			env.Setenv("SHARED", shared)
 			env.Setenv("REPO", repo)
 			return nil

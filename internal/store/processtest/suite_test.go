@@ -20,6 +20,7 @@ import (
 
 	"github.com/lcctl/lcctl/internal/cli"
 	"github.com/lcctl/lcctl/internal/store"
+	"github.com/lcctl/lcctl/internal/testutil"
 	"github.com/lcctl/lcctl/internal/ui"
 )
 
@@ -254,6 +255,7 @@ func TestScripts(t *testing.T) {
 			// Every script works in its own DMap.
 			env.Setenv(cli.EnvOlricDMap, filepath.Base(env.WorkDir)) // "script-<name>"
 			env.Setenv("NO_COLOR", "1")
+			env.Setenv("GORACE", testutil.SubprocessGORACE()) // no 1 s exit wait per exec under -race
 			return nil
 		},
 	})
