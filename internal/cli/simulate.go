@@ -28,6 +28,7 @@ type simulateOptions struct {
 	maxRequests int64
 	durationS   float64
 	plotDir     string
+	plotSet     bool
 	progress    string
 }
 
@@ -62,6 +63,7 @@ read.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.seedSet = cmd.Flags().Changed("seed")
+			o.plotSet = cmd.Flags().Changed("plot")
 			return runSimulate(cmd.Context(), o, env)
 		},
 	}
@@ -96,6 +98,17 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 	if o.sloMs < 0 || o.maxRequests < 0 || o.durationS < 0 {
 		return Usagef("--slo-ms, --max-requests and --duration-s must not be negative")
 	}
+	// NaN passes every comparison above and would be silently ignored;
+	// infinity would make the run endless.
+	if !(o.sloMs <= sim.MaxSeconds*1000) {
+		return Usagef("--slo-ms %v: want a number of milliseconds, at most %g", o.sloMs, sim.MaxSeconds*1000)
+	}
+	if !(o.durationS <= sim.MaxSeconds) {
+		return Usagef("--duration-s %v: want a number of seconds, at most %g", o.durationS, sim.MaxSeconds)
+	}
+	if o.plotSet && o.plotDir == "" {
+		return Usagef("--plot: the directory name is empty")
+	}
 	sc, err := sim.LoadScenario(o.scenario)
 	if err != nil {
 		return UsageErr(err)
@@ -111,6 +124,11 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 	}
 	if o.durationS > 0 {
 		sc.Workload.DurationS = o.durationS
+	}
+	if o.maxRequests > 0 || o.durationS > 0 {
+		if err := sc.CheckSize(); err != nil {
+			return UsageErr(err)
+		}
 	}
 	policies, err := sim.ResolvePolicies(sc, sim.Selection{Compare: o.compare, Names: o.policies, ConfigFiles: o.configs})
 	if err != nil {
@@ -134,6 +152,9 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 		if errors.As(err, &ie) {
 			return UsageErr(err)
 		}
+		if errors.Is(err, context.Canceled) {
+			return &ExitError{Code: ExitFindings, Err: errors.New("interrupted: the simulation stopped before it finished; nothing was written")}
+		}
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	doc := report.NewDocument(sc, results)
@@ -155,11 +176,14 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 func countTrace(sc *sim.Scenario) (int64, error) {
 	f, err := os.Open(sc.TracePath())
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%s: workload.trace: cannot read %s: %w", sc.File, sc.TracePath(), unwrapPathError(err))
 	}
 	defer f.Close()
 	var n int64
 	err = sim.ReadTrace(sc.Workload.Trace, f, func(sim.TraceRecord) error { n++; return nil })
+	if err == nil && n == 0 {
+		err = fmt.Errorf("%s: the trace has no requests (only blank lines, comments or a header)", sc.Workload.Trace)
+	}
 	return n, err
 }
 
