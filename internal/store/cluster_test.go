@@ -390,3 +390,30 @@ func TestProbe(t *testing.T) {
 		t.Fatalf("the probe left something behind: %+v", rep)
 	}
 }
+
+// TestPutLongestTTL: the longest TTL ValidateTTL accepts (MaxTTL) is
+// stored and readable on a real member; a longer one is refused before
+// anything is sent (Olric's expiry arithmetic wraps around for TTLs of a
+// few centuries, and the entry was stored already expired).
+func TestPutLongestTTL(t *testing.T) {
+	_, c := connectShared(t)
+	ctx := context.Background()
+	key := store.Key("fn-alpha", "company/model", "mt:v1:session:longest-ttl")
+	if err := c.Put(ctx, key, "cluster-b", store.MaxTTL, store.PutAlways); err != nil {
+		t.Fatal(err)
+	}
+	e, err := c.Get(ctx, key)
+	if err != nil {
+		t.Fatalf("get after a put with MaxTTL: %v", err)
+	}
+	if e.Cluster != "cluster-b" || e.TTL() < store.MaxTTL-time.Hour {
+		t.Fatalf("got %+v with ttl %v, want cluster-b with about %v", e, e.TTL(), store.MaxTTL)
+	}
+	other := store.Key("fn-alpha", "company/model", "mt:v1:session:too-long-ttl")
+	if err := c.Put(ctx, other, "cluster-b", 2562047*time.Hour, store.PutAlways); err == nil || !strings.Contains(err.Error(), "over 100 years") {
+		t.Fatalf("put with a 292-year TTL: %v, want the over-100-years error", err)
+	}
+	if _, err := c.Get(ctx, other); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the refused put wrote the key: %v", err)
+	}
+}

@@ -404,7 +404,7 @@ func TestValidateValue(t *testing.T) {
 }
 
 func TestParseTTL(t *testing.T) {
-	good := map[string]string{"10m": "10m0s", "1ms": "1ms", " 90s ": "1m30s", "1500ms": "1.5s", "720h": "720h0m0s"}
+	good := map[string]string{"10m": "10m0s", "1ms": "1ms", " 90s ": "1m30s", "1500ms": "1.5s", "720h": "720h0m0s", "876000h": "876000h0m0s"}
 	for in, want := range good {
 		d, err := ParseTTL(in)
 		if err != nil || d.String() != want {
@@ -421,6 +421,10 @@ func TestParseTTL(t *testing.T) {
 		"10 m":          "invalid ttl",
 		"1e3ms":         "invalid ttl",
 		"999999999999h": "invalid ttl",
+		// An Olric member's expiry (now + ttl in int64 ns) overflowed:
+		// `put --ttl 2562047h --yes` reported success and stored nothing.
+		"876001h":  "over 100 years",
+		"2562047h": "over 100 years",
 	}
 	for in, want := range bad {
 		if _, err := ParseTTL(in); err == nil || !strings.Contains(err.Error(), want) {

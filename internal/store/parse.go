@@ -47,14 +47,25 @@ func unwrapParse(err error) error {
 	return errors.New(msg)
 }
 
+// MaxTTL is the longest TTL lcctl writes: 100 years (876000h). An Olric
+// member turns PX into an expiry as (ttl + now) in int64 nanoseconds since
+// 1970 (olric v0.7.4 internal/dmap/put.go), which wraps around for TTLs
+// over about 236 years from today: the entry is then stored already
+// expired, and a put that reports success leaves nothing behind.
+const MaxTTL = 100 * 365 * 24 * time.Hour
+
 // ValidateTTL refuses TTLs Olric would mishandle: Olric receives the TTL as
 // whole milliseconds (PX), and a value under 1 ms becomes PX 0, which the
 // client omits, so the entry would never expire (gateway.md §5.1 derived
-// note, olric.md §4.2). It therefore requires d >= 1ms and a whole number of
+// note, olric.md §4.2); a TTL over MaxTTL overflows the member's expiry.
+// It therefore requires 1ms <= d <= MaxTTL and a whole number of
 // milliseconds.
 func ValidateTTL(d time.Duration) error {
 	if d < time.Millisecond {
 		return fmt.Errorf("ttl %v is under 1ms: Olric would store the entry without expiry", d)
+	}
+	if d > MaxTTL {
+		return fmt.Errorf("ttl %v is over 100 years (%v): Olric computes the expiry as now + ttl in int64 nanoseconds, which overflows, and stores the entry already expired", d, MaxTTL)
 	}
 	if d%time.Millisecond != 0 {
 		return fmt.Errorf("ttl %v is not a whole number of milliseconds: Olric stores TTLs in ms", d)
