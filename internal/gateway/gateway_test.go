@@ -313,4 +313,15 @@ func TestValidateRules(t *testing.T) {
 	if ps := Validate(base(olric...), ""); len(ps) != 0 {
 		t.Errorf("olric on with discovery: %v", messages(ps))
 	}
+	// A TTL so long that Olric's expiry (now + ttl in int64 ns) wraps:
+	// every hint would be stored already expired. Fine for the local LRU.
+	if ps := Validate(base(append(olric, "STARGATE_LAST_CLUSTER_TTL", "2562047h")...), ""); !has(ps, SeverityError, CategoryValues, "stored already expired") {
+		t.Errorf("TTL 2562047h with Olric: %v", messages(ps))
+	}
+	if ps := Validate(base(append(olric, "STARGATE_LAST_CLUSTER_TTL", "876000h")...), ""); len(ps) != 0 {
+		t.Errorf("TTL 876000h (100 years) with Olric: %v", messages(ps))
+	}
+	if ps := Validate(base("STARGATE_LAST_CLUSTER_TTL", "2562047h"), ""); len(ps) != 0 {
+		t.Errorf("TTL 2562047h with the local store: %v", messages(ps))
+	}
 }
