@@ -478,6 +478,10 @@ func TestReadSessionLines(t *testing.T) {
 		`{"model":5,"affinity_key":"k"}`,
 		`{"routing_key":"r","client_model":"r/m","affinity_key":"k"}`,
 		`   `,
+		// encoding/json keeps the last of repeated fields: this line
+		// used to hash "b" without a word.
+		`{"model":"m","affinity_key":"a","affinity_key":"b"}`,
+		`[{"model":"m","affinity_key":"k"}]`,
 	}, "\n")
 	type res struct {
 		line int
@@ -495,8 +499,10 @@ func TestReadSessionLines(t *testing.T) {
 		{9, "", "never eligible"},
 		{10, "lc:v1:9d908ecfb6b256def8b49a7c504e6c889c4b0e41fe6ce3e01863dd7b61a20aa0", ""},
 		{11, "", "not valid UTF-8"},
-		{12, "", "cannot unmarshal number"},
+		{12, "", `field "model" must be a string, not a number`},
 		{13, "", "do not also give"},
+		{15, "", `field "affinity_key" is given twice`},
+		{16, "", "want a JSON object of session fields, got an array"},
 	}
 	var got []res
 	err := ReadSessionLines(strings.NewReader(in), func(l BatchLine) error {
