@@ -87,9 +87,15 @@ type connFlags struct {
 	tlsInsecure    bool
 	mapAddrs       []string
 	debug          bool
+
+	// flags is where the flags were registered: an explicitly empty
+	// --olric or --dmap (an unset shell variable) is an error, not the
+	// environment's or the built-in default.
+	flags *pflag.FlagSet
 }
 
 func (f *connFlags) register(fs *pflag.FlagSet) {
+	f.flags = fs
 	fs.StringVar(&f.addrs, "olric", "", "Olric members, host:port[,host:port] (default $"+EnvOlricAddrs+")")
 	fs.StringVar(&f.dmap, "dmap", "", "Olric DMap holding the last-cluster entries (default $"+EnvOlricDMap+", else "+store.DMapName+")")
 	fs.DurationVar(&f.dialTimeout, "dial-timeout", store.DefaultDialTimeout, "timeout for one connection attempt")
@@ -109,6 +115,9 @@ func (f *connFlags) register(fs *pflag.FlagSet) {
 // errors.
 func (f *connFlags) options(env *Env) (store.Options, error) {
 	var o store.Options
+	if f.explicitlyEmpty("olric", f.addrs) {
+		return o, Usagef("--olric is empty: give host:port[,host:port], or leave the flag out to use $%s", EnvOlricAddrs)
+	}
 	addrs := f.addrs
 	if addrs == "" {
 		addrs = env.Streams.Env(EnvOlricAddrs)
@@ -165,8 +174,16 @@ func (f *connFlags) options(env *Env) (store.Options, error) {
 	return o, nil
 }
 
+// explicitlyEmpty reports whether flag name was given with a blank value.
+func (f *connFlags) explicitlyEmpty(name, value string) bool {
+	return f.flags != nil && f.flags.Changed(name) && strings.TrimSpace(value) == ""
+}
+
 // resolveDMap applies the default to --dmap and validates it.
 func (f *connFlags) resolveDMap(env *Env) error {
+	if f.explicitlyEmpty("dmap", f.dmap) {
+		return Usagef("--dmap is empty: give a DMap name, or leave the flag out for $%s or %q", EnvOlricDMap, store.DMapName)
+	}
 	if f.dmap == "" {
 		f.dmap = env.Streams.Env(EnvOlricDMap)
 	}

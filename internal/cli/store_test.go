@@ -380,6 +380,15 @@ func TestStoreBadInput(t *testing.T) {
 		{"bad map-addr", nil, []string{"store", "--olric", addr, "--map-addr", "x", "scan"}, 2, "MEMBER=LOCAL"},
 		{"serve-dev on a public address", nil, []string{"store", "serve-dev", "--bind", "0.0.0.0"}, 2, "loopback"},
 		{"unreachable", nil, []string{"store", "--olric", "127.0.0.1:1", "--dial-timeout", "200ms", "get", "--key", good}, 1, "cannot connect to Olric: unreachable"},
+		// Olric's expiry arithmetic overflows: the put reported success
+		// and the entry was gone at once.
+		{"ttl over 100 years", nil, []string{"store", "--olric", addr, "put", "--key", good, "--cluster", "b", "--ttl", "2562047h", "--yes"}, 2, "over 100 years"},
+		// An unset shell variable (--olric "$ADDRS") silently fell back to
+		// $LCCTL_OLRIC_ADDRS, possibly another cluster; --dmap "" to the
+		// default DMap.
+		{"empty --olric", map[string]string{EnvOlricAddrs: addr}, []string{"store", "--olric", "", "get", "--key", good}, 2, "--olric is empty"},
+		{"empty --dmap", nil, []string{"store", "--olric", addr, "--dmap", "", "get", "--key", good}, 2, "--dmap is empty"},
+		{"too many seeds", nil, []string{"store", "--olric", strings.Repeat(addr+",", 40) + "h:1", "get", "--key", good}, 2, "give at most 32 seeds"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -452,8 +452,11 @@ func TestParseAddrs(t *testing.T) {
 		"h:http":         "not a number",
 		"redis://h:3320": "is a URL",
 		"h:1,h:1":        "listed twice",
-		"::1:3320":       "not host:port",
-		"h\x00x:1":       "offset 1",
+		// Seeds are tried one after the other, each up to the timeouts:
+		// 100 unreachable seeds kept lcctl silent for over three minutes.
+		strings.Repeat("h:1,", MaxSeeds) + "h:2": "33 addresses: give at most 32 seeds",
+		"::1:3320":                               "not host:port",
+		"h\x00x:1":                               "offset 1",
 	}
 	for in, want := range bad {
 		if _, err := ParseAddrs(in); err == nil || !strings.Contains(err.Error(), want) {

@@ -73,16 +73,25 @@ func ValidateTTL(d time.Duration) error {
 	return nil
 }
 
+// MaxSeeds bounds the seed list: seeds are tried in order, each up to the
+// dial and request timeouts, so a long list of unreachable addresses
+// (every pod IP pasted in) would keep lcctl silent for minutes.
+const MaxSeeds = 32
+
 // ParseAddrs parses a comma-separated list of Olric member addresses
 // ("host:port[,host:port]", as --olric and LCCTL_OLRIC_ADDRS take them).
 // Spaces around items are ignored. Every item must be host:port with a
 // non-empty host (IPv6 in brackets) and a decimal port 1-65535; URLs,
-// empty items and duplicates are errors that name the item's position.
+// empty items, duplicates and more than MaxSeeds items are errors that name
+// the item's position.
 func ParseAddrs(s string) ([]string, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, errors.New("no Olric address given: use --olric host:port[,host:port] or LCCTL_OLRIC_ADDRS")
 	}
 	items := strings.Split(s, ",")
+	if len(items) > MaxSeeds {
+		return nil, fmt.Errorf("%d addresses: give at most %d seeds; any one reachable member is enough, lcctl learns the others from it (seeds are tried one after the other, each up to the dial and request timeouts)", len(items), MaxSeeds)
+	}
 	out := make([]string, 0, len(items))
 	seen := make(map[string]bool, len(items))
 	for i, raw := range items {
