@@ -68,6 +68,13 @@ migrated; 2 usage error, or a file that cannot be read or decoded.`,
   lcctl migrate --strategy bounded --output json lb-config.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// --only "" (an unset shell variable) parses as no list at all,
+			// which means every model: refuse it rather than widen the run.
+			for _, name := range []string{"only", "default-models"} {
+				if v, _ := cmd.Flags().GetStringSlice(name); cmd.Flags().Changed(name) && len(v) == 0 {
+					return Usagef("--%s is empty: give model IDs (comma-separated), or leave the flag out", name)
+				}
+			}
 			return runMigrate(cmd.Context(), env, opts, args)
 		},
 	}
