@@ -97,6 +97,13 @@ func TestDecodeErrors(t *testing.T) {
 		{"two documents", "clusters: []\n---\nclusters: []\n", "more than one YAML document"},
 		{"empty", "", "empty input"},
 		{"scalar root", "5\n", "must be a mapping"},
+		// Numbers yaml.v3 cannot hold were reported as "got a string" or
+		// "got a number"; the parser's own errors had a column 0.
+		{"rate beyond float64", "clusters: [{cluster_id: A, stats: {max_input_tps: 1e400}}]\n", `s.yaml:1:51: clusters[0].stats.max_input_tps: number 1e400 is out of range (beyond ±1.8e308)`},
+		{"counter beyond uint64", "clusters: [{cluster_id: A, stats: {queue_size: 99999999999999999999}}]\n", `clusters[0].stats.queue_size: integer 99999999999999999999 out of range (0..18446744073709551615)`},
+		{"counter beyond float64", "clusters: [{cluster_id: A, stats: {queue_size: 1e400}}]\n", `clusters[0].stats.queue_size: must be a non-negative integer (0..18446744073709551615), got 1e400`},
+		{"quoted huge number stays a string", "clusters: [{cluster_id: A, rtt_ms: '1e400'}]\n", "must be a number, got a string"},
+		{"syntax error position", "clusters:\n\t- cluster_id: A\n", "s.yaml:2: not valid YAML"},
 	} {
 		_, err := DecodeSnapshot("s.yaml", []byte(tc.src))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
