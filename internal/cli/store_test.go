@@ -375,6 +375,8 @@ func TestStoreBadInput(t *testing.T) {
 		{"empty cluster", nil, []string{"store", "--olric", addr, "evict", "--cluster", ""}, 2, "must not be empty"},
 		{"missing cluster", nil, []string{"store", "--olric", addr, "evict"}, 2, "--cluster is required"},
 		{"negative rate", nil, []string{"store", "--olric", addr, "evict", "--cluster", "b", "--max-rate", "-1"}, 2, "--max-rate"},
+		{"rate too small to pace", nil, []string{"store", "--olric", addr, "evict", "--cluster", "b", "--yes", "--max-rate", "1e-300"}, 2, "want 0 (no limit) or 0.01-1e+09"},
+		{"infinite rate", nil, []string{"store", "--olric", addr, "evict", "--cluster", "b", "--max-rate", "+Inf"}, 2, "want 0 (no limit) or 0.01-1e+09"},
 		{"key and session", nil, []string{"store", "--olric", addr, "get", "--key", good, "--model", "m"}, 2, "not both"},
 		{"bad dmap", nil, []string{"store", "--olric", addr, "--dmap", "a b", "scan"}, 2, "--dmap"},
 		{"bad map-addr", nil, []string{"store", "--olric", addr, "--map-addr", "x", "scan"}, 2, "MEMBER=LOCAL"},

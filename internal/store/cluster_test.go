@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -309,6 +310,26 @@ func TestEvictRateLimit(t *testing.T) {
 	// third starts 200ms after the first.
 	if el := time.Since(start); el < 200*time.Millisecond {
 		t.Errorf("60 deletions at --max-rate 200 took %v, want at least 200ms", el)
+	}
+}
+
+// TestEvictRateOutOfRange: a rate under one deletion per 100 s overflowed
+// the pacing arithmetic and deleted at full speed; such rates (and NaN,
+// infinities, negatives) are refused before anything is deleted.
+func TestEvictRateOutOfRange(t *testing.T) {
+	_, c := connectShared(t)
+	ctx := context.Background()
+	keys := seed(t, c, "rate-range", 3, time.Hour, "cluster-q")
+	for _, r := range []float64{1e-300, 1e-10, 0.009, -1, math.NaN(), math.Inf(1), 1e300} {
+		_, err := c.Evict(ctx, store.EvictOptions{Cluster: "cluster-q", Apply: true, MaxRate: r})
+		if err == nil || !strings.Contains(err.Error(), "want 0 (no limit) or 0.01-1e+09 deletions per second") {
+			t.Errorf("max rate %v: %v", r, err)
+		}
+	}
+	for k := range keys {
+		if _, err := c.Get(ctx, k); err != nil {
+			t.Fatalf("%s after refused evictions: %v", k, err)
+		}
 	}
 }
 
