@@ -261,3 +261,24 @@ func TestCheckMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptedSaysSo: a command stopped by Ctrl-C (the context
+// cancelled) reported only "context canceled"; it now says it was
+// interrupted, and exits 1.
+func TestInterruptedSaysSo(t *testing.T) {
+	srv := serveFixtures(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb bytes.Buffer
+	s := &ui.Streams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Main(ctx, []string{"check", "metrics", "--gateway", srv.URL + "/gateway-healthy.prom", "--interval", "1h"}, s)
+	}()
+	cancel()
+	if code := <-done; code != cli.ExitFindings {
+		t.Errorf("exit %d, want %d", code, cli.ExitFindings)
+	}
+	if got := errb.String(); got != "lcctl: interrupted (context canceled)\n" {
+		t.Errorf("stderr %q", got)
+	}
+}

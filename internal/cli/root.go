@@ -236,6 +236,15 @@ func Main(ctx context.Context, args []string, streams *ui.Streams) int {
 	if err == nil {
 		return ExitOK
 	}
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// Ctrl-C or SIGTERM: say so, not just "context canceled".
+		fmt.Fprintf(streams.Err, "lcctl: interrupted (%v)\n", err)
+		var ee *ExitError
+		if errors.As(err, &ee) && ee.Code != ExitOK {
+			return ee.Code
+		}
+		return ExitFindings
+	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
