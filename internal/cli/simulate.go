@@ -188,11 +188,11 @@ func countTrace(sc *sim.Scenario) (int64, error) {
 }
 
 // startProgress draws a progress bar on stderr while the simulation runs:
-// only when stderr is a terminal (or mode is "always") and only once the
-// run has taken more than a second. The returned function stops it and
+// only when stderr is a terminal other than TERM=dumb (or mode is "always")
+// and only once the run has taken more than a second. The returned function stops it and
 // clears the line.
 func startProgress(env *Env, mode string, done *atomic.Int64, total int64) func() {
-	if mode == "never" || (mode == "auto" && !env.ErrTTY) {
+	if !progressWanted(env, mode) {
 		return func() {}
 	}
 	quit := make(chan struct{})
@@ -224,6 +224,19 @@ func startProgress(env *Env, mode string, done *atomic.Int64, total int64) func(
 		close(quit)
 		<-finished
 	}
+}
+
+// progressWanted decides whether startProgress draws: always, never, or
+// (auto) on a terminal stderr that can clear a line (\r\033[K), which
+// TERM=dumb cannot.
+func progressWanted(env *Env, mode string) bool {
+	switch mode {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	return env.ErrTTY && env.Env("TERM") != "dumb"
 }
 
 func drawProgress(w io.Writer, n, total int64, el time.Duration) {
