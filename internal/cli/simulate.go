@@ -142,6 +142,13 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 			return UsageErr(err)
 		}
 	}
+	if o.plotDir != "" {
+		// Find out now, not after minutes of simulation, that the charts
+		// cannot be written.
+		if err := checkPlotDir(o.plotDir); err != nil {
+			return UsageErr(fmt.Errorf("--plot %s: %w", o.plotDir, err))
+		}
+	}
 	total := sim.ExpectedRequests(sc, records) * int64(len(policies))
 	var done atomic.Int64
 	stop := startProgress(env, o.progress, &done, total)
@@ -158,19 +165,41 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	doc := report.NewDocument(sc, results)
+	var plotErr error
 	if o.plotDir != "" {
 		files, err := report.WritePlots(o.plotDir, doc)
-		if err != nil {
-			return &ExitError{Code: ExitFindings, Err: fmt.Errorf("writing charts: %w", err)}
-		}
-		if !env.Global.JSON() {
+		switch {
+		case err != nil:
+			// Still print the results: they took the whole run to compute.
+			plotErr = &ExitError{Code: ExitFindings, Err: fmt.Errorf("writing charts: %w", err)}
+		case !env.Global.JSON():
 			defer fmt.Fprintf(env.Err, "lcctl: wrote %d chart files to %s\n", len(files), o.plotDir)
 		}
 	}
 	if env.Global.JSON() {
-		return report.WriteJSON(env.Out, doc)
+		err = report.WriteJSON(env.Out, doc)
+	} else {
+		err = report.WriteText(env.Out, doc, env.Style)
 	}
-	return report.WriteText(env.Out, doc, env.Style)
+	if err != nil {
+		return err
+	}
+	return plotErr
+}
+
+// checkPlotDir creates dir if needed and checks that a file can be created
+// in it (the charts are written there after the simulation).
+func checkPlotDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return unwrapPathError(err)
+	}
+	f, err := os.CreateTemp(dir, ".lcctl-plot-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write there: %w", unwrapPathError(err))
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }
 
 func countTrace(sc *sim.Scenario) (int64, error) {
