@@ -211,6 +211,21 @@ func (d *decoder) optStr(n *yaml.Node, path string) (string, bool) {
 	return d.str(n, path)
 }
 
+// noControl reports an error when s (decoded from n) holds a control
+// character (C0, DEL or C1): names and cluster ids are printed, and an
+// escape sequence in them would reach the terminal (colours, cursor moves,
+// a retitled window) even when lcctl's output is plain text. It returns
+// false after reporting.
+func (d *decoder) noControl(n *yaml.Node, path, s string) bool {
+	for i, r := range s {
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) {
+			d.errf(resolve(n), path, "contains control character %U at byte %d", r, i)
+			return false
+		}
+	}
+	return true
+}
+
 // uint decodes a non-negative integer scalar no larger than max.
 func (d *decoder) uint(n *yaml.Node, path string, max uint64) (uint64, bool) {
 	n = resolve(n)

@@ -104,6 +104,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"counter beyond float64", "clusters: [{cluster_id: A, stats: {queue_size: 1e400}}]\n", `clusters[0].stats.queue_size: must be a non-negative integer (0..18446744073709551615), got 1e400`},
 		{"quoted huge number stays a string", "clusters: [{cluster_id: A, rtt_ms: '1e400'}]\n", "must be a number, got a string"},
 		{"syntax error position", "clusters:\n\t- cluster_id: A\n", "s.yaml:2: not valid YAML"},
+		// An escape sequence in an id reached the terminal through the
+		// plain-text output.
+		{"escape in cluster id", "clusters: [{cluster_id: \"A\\e[31mRED\"}]\n", `s.yaml:1:25: clusters[0].cluster_id: contains control character U+001B at byte 1`},
+		{"bell in model", "model: \"m\\a\"\nclusters: []\n", `s.yaml:1:8: model: contains control character U+0007 at byte 1`},
+		{"C1 control in cluster id", "clusters: [{cluster_id: \"A\\u009b2J\"}]\n", `contains control character U+009B`},
 	} {
 		_, err := DecodeSnapshot("s.yaml", []byte(tc.src))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
