@@ -282,3 +282,30 @@ func TestInterruptedSaysSo(t *testing.T) {
 		t.Errorf("stderr %q", got)
 	}
 }
+
+// TestScrapedLabelsCannotReachTheTerminal: a label value with an escape
+// sequence (a model called "m\x1b[2Jx") was printed raw by check metrics
+// and preflight, clearing the operator's screen; it is shown escaped.
+func TestScrapedLabelsCannotReachTheTerminal(t *testing.T) {
+	data, err := os.ReadFile(metricsFixture("stargate-healthy.prom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.ReplaceAll(data, []byte(`model="meta/llama-3.1-8b-instruct"`), []byte("model=\"m\x1b[2Jx\""))
+	scrape := filepath.Join(t.TempDir(), "escape.prom")
+	if err := os.WriteFile(scrape, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"check", "metrics", "--stargate", scrape},
+		{"preflight", "--stage", "3", "--stargate-metrics", scrape},
+	} {
+		_, out, errs := runLcctlStdin(t, "", nil, args...)
+		if strings.ContainsRune(out+errs, 0x1b) {
+			t.Errorf("%v: an ESC byte reached the output:\n%s", args, out)
+		}
+		if !strings.Contains(out, `m\x1b[2Jx`) {
+			t.Errorf("%v: the model is not shown escaped:\n%s", args, out)
+		}
+	}
+}
