@@ -54,6 +54,12 @@ in one shell and the commands in another.`,
   lcctl store get --routing-key fn-alpha --model company/model --session-id session-1 --source prompt_cache_key
   lcctl store scan --cluster cluster-c --limit 5
   lcctl store evict --cluster cluster-c`,
+		// Without these, `lcctl store` and `lcctl store bogus` printed the
+		// help and exited 0, unlike `lcctl check`.
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return Usagef("missing subcommand: lcctl store key|get|put|del|scan|evict|stats|probe|serve-dev (see lcctl store --help)")
+		},
 	}
 	conn.register(cmd.PersistentFlags())
 	for _, add := range []func(*Env, *connFlags) *cobra.Command{

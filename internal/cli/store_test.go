@@ -390,6 +390,9 @@ func TestStoreBadInput(t *testing.T) {
 		// default DMap.
 		{"empty --olric", map[string]string{EnvOlricAddrs: addr}, []string{"store", "--olric", "", "get", "--key", good}, 2, "--olric is empty"},
 		{"empty --dmap", nil, []string{"store", "--olric", addr, "--dmap", "", "get", "--key", good}, 2, "--dmap is empty"},
+		// Both printed the help and exited 0 (lcctl check exits 2).
+		{"no subcommand", nil, []string{"store"}, 2, "missing subcommand: lcctl store key|get|"},
+		{"unknown subcommand", nil, []string{"store", "scna"}, 2, `unknown command "scna" for "lcctl store"`},
 		{"too many seeds", nil, []string{"store", "--olric", strings.Repeat(addr+",", 40) + "h:1", "get", "--key", good}, 2, "give at most 32 seeds"},
 	}
 	for _, tc := range tests {
