@@ -389,13 +389,40 @@ type PolicySpec struct {
 	StickyLeastLoaded *StickyLeastLoadedSpec `yaml:"sticky_least_loaded"`
 }
 
-// LoadScenario reads and decodes a scenario file.
+// MaxScenarioBytes bounds a scenario file (bytes); scenarios are a few
+// kilobytes.
+const MaxScenarioBytes = 16 << 20
+
+// LoadScenario reads and decodes a scenario file of at most
+// MaxScenarioBytes.
 func LoadScenario(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFileLimited(path, MaxScenarioBytes)
 	if err != nil {
 		return nil, err
 	}
 	return ParseScenario(path, data)
+}
+
+// readFileLimited reads a file of at most limit bytes. Anything larger,
+// including endless devices such as /dev/zero (os.ReadFile read it until
+// memory ran out), is an error that names the file.
+func readFileLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
+		return nil, fmt.Errorf("%s: %d bytes is larger than lcctl's %d-byte limit", path, st.Size(), limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: larger than lcctl's %d-byte limit", path, limit)
+	}
+	return data, nil
 }
 
 // ParseScenario decodes and checks a scenario from YAML bytes. name is used

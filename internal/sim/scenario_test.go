@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -279,4 +280,20 @@ func FuzzReadTrace(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLoadEndlessFile: a scenario or lb-config path naming an endless
+// device was read with os.ReadFile until memory ran out (23 GB before the
+// kernel killed lcctl, ignoring SIGTERM meanwhile).
+func TestLoadEndlessFile(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no /dev/zero on Windows")
+	}
+	if _, err := LoadScenario("/dev/zero"); err == nil || !strings.Contains(err.Error(), "/dev/zero: larger than lcctl's 16777216-byte limit") {
+		t.Fatalf("LoadScenario(/dev/zero): %v", err)
+	}
+	sc := mustScenario(t, "clusters: [{id: a}]\nworkload: {duration_s: 1}\n")
+	if _, err := ResolvePolicies(sc, Selection{ConfigFiles: []string{"/dev/zero"}}); err == nil || !strings.Contains(err.Error(), "larger than lcctl's") {
+		t.Fatalf("--config /dev/zero: %v", err)
+	}
 }
