@@ -146,7 +146,7 @@ func (f *connFlags) options(env *Env) (store.Options, error) {
 	o.DialTimeout, o.RequestTimeout = f.dialTimeout, f.requestTimeout
 	switch {
 	case f.passwordFile != "":
-		b, err := os.ReadFile(f.passwordFile)
+		b, err := readSmallFile(f.passwordFile)
 		if err != nil {
 			return o, UsageErr(fmt.Errorf("--password-file: %w", err))
 		}
@@ -202,10 +202,25 @@ func (f *connFlags) resolveDMap(env *Env) error {
 	return nil
 }
 
+// smallFileLimit bounds the password and PEM files (bytes): a path such
+// as /dev/zero was read until memory ran out.
+const smallFileLimit = 1 << 20
+
+// readSmallFile reads a password or PEM file of at most smallFileLimit
+// bytes.
+func readSmallFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readLimited(f, name, smallFileLimit)
+}
+
 func (f *connFlags) tlsConfig() (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: f.tlsServerName, InsecureSkipVerify: f.tlsInsecure}
 	if f.tlsCA != "" {
-		pem, err := os.ReadFile(f.tlsCA)
+		pem, err := readSmallFile(f.tlsCA)
 		if err != nil {
 			return nil, fmt.Errorf("--tls-ca: %w", err)
 		}
@@ -219,7 +234,15 @@ func (f *connFlags) tlsConfig() (*tls.Config, error) {
 		return nil, errors.New("--tls-cert and --tls-key go together")
 	}
 	if f.tlsCert != "" {
-		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+		certPEM, err := readSmallFile(f.tlsCert)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-cert: %w", err)
+		}
+		keyPEM, err := readSmallFile(f.tlsKey)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-key: %w", err)
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
 			return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
 		}

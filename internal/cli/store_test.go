@@ -393,6 +393,10 @@ func TestStoreBadInput(t *testing.T) {
 		// Both printed the help and exited 0 (lcctl check exits 2).
 		{"no subcommand", nil, []string{"store"}, 2, "missing subcommand: lcctl store key|get|"},
 		{"unknown subcommand", nil, []string{"store", "scna"}, 2, `unknown command "scna" for "lcctl store"`},
+		// Read with os.ReadFile until memory ran out.
+		{"endless password file", nil, []string{"store", "--olric", addr, "--password-file", "/dev/zero", "get", "--key", good}, 2, "--password-file: failed to read /dev/zero: larger than"},
+		{"endless CA file", nil, []string{"store", "--olric", addr, "--tls-ca", "/dev/zero", "get", "--key", good}, 2, "--tls-ca: failed to read /dev/zero: larger than"},
+		{"endless client certificate", nil, []string{"store", "--olric", addr, "--tls-cert", "/dev/zero", "--tls-key", "/dev/zero", "get", "--key", good}, 2, "--tls-cert: failed to read /dev/zero: larger than"},
 		{"too many seeds", nil, []string{"store", "--olric", strings.Repeat(addr+",", 40) + "h:1", "get", "--key", good}, 2, "give at most 32 seeds"},
 	}
 	for _, tc := range tests {
