@@ -13,8 +13,22 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext(context.Background())
 	code := cli.Main(ctx, os.Args[1:], ui.SystemStreams())
 	stop()
 	os.Exit(code)
+}
+
+// interruptContext returns a context that ends at the first SIGINT or
+// SIGTERM, so commands can stop cleanly (finish a write, report what they
+// did). The first signal also restores the default signal behaviour: a
+// second Ctrl-C (or SIGTERM) ends the process at once, even if a command
+// does not notice the cancelled context.
+func interruptContext(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
 }

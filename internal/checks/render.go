@@ -77,19 +77,21 @@ func RenderText(w io.Writer, st *ui.Styles, r *Report) error {
 		first = false
 		ew.printf("%s\n%s\n", header(g.Name), strings.Repeat("-", len([]rune(g.Name))))
 		for _, res := range g.Checks {
-			ew.printf("%s %s\n", style(res.Status, Marker(res.Status)), res.Title)
+			// Titles, reasons and details carry scraped label values
+			// and file content: no control characters to the terminal.
+			ew.printf("%s %s\n", style(res.Status, Marker(res.Status)), ui.Printable(res.Title))
 			if res.Reason != "" {
 				prefix := "    "
 				if res.Status == StatusSkip {
 					prefix = "    skipped: "
 				}
-				ew.printf("%s\n", faintIf(res.Status == StatusSkip, faint, prefix+res.Reason))
+				ew.printf("%s\n", faintIf(res.Status == StatusSkip, faint, prefix+ui.Printable(res.Reason)))
 			}
 			for _, d := range res.Details {
-				ew.printf("    %s\n", d)
+				ew.printf("    %s\n", ui.Printable(d))
 			}
 			if res.Hint != "" && (res.Status == StatusFail || res.Status == StatusWarn) {
-				ew.printf("    %s %s\n", style(res.Status, "hint:"), res.Hint)
+				ew.printf("    %s %s\n", style(res.Status, "hint:"), ui.Printable(res.Hint))
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/lcctl/lcctl/internal/checks"
 	"github.com/lcctl/lcctl/internal/metrics"
 	"github.com/lcctl/lcctl/internal/preflight"
+	"github.com/lcctl/lcctl/internal/ui"
 )
 
 func newCheckCommand(env *Env) *cobra.Command {
@@ -231,7 +232,7 @@ func renderMetricsText(env *Env, r *MetricsReport, model string) error {
 	w := env.Out
 	h := func(s string) string { return env.Style.Header.Render(s) }
 	if g := r.Gateway; g != nil {
-		fmt.Fprintf(w, "%s\n", h(fmt.Sprintf("Gateway last-cluster store — %s (%s)", g.Source, windowTitle(g.Window))))
+		fmt.Fprintf(w, "%s\n", h(fmt.Sprintf("Gateway last-cluster store — %s (%s)", ui.Printable(g.Source), windowTitle(g.Window))))
 		if !g.Present {
 			fmt.Fprintf(w, "  no %s series\n", metrics.GatewayLookups)
 		} else {
@@ -244,9 +245,10 @@ func renderMetricsText(env *Env, r *MetricsReport, model string) error {
 		fmt.Fprintln(w)
 	}
 	if s := r.Stargate; s != nil {
-		fmt.Fprintf(w, "%s\n", h(fmt.Sprintf("Stargate session selections — %s (%s)", s.Source, windowTitle(s.Window))))
+		fmt.Fprintf(w, "%s\n", h(fmt.Sprintf("Stargate session selections — %s (%s)", ui.Printable(s.Source), windowTitle(s.Window))))
 		if len(s.Rows) == 0 && model != "" && s.Present {
-			fmt.Fprintf(w, "  %s\n", metrics.MissingModelMessage(*s, model))
+			// Model names come from the scrape: escaped like the rest.
+			fmt.Fprintf(w, "  %s\n", ui.Printable(metrics.MissingModelMessage(*s, model)))
 		} else if len(s.Rows) == 0 {
 			fmt.Fprintf(w, "  no %s series\n", s.Metric)
 		} else if err := selectionsTable(w, s); err != nil {
@@ -271,7 +273,7 @@ func resultList(win metrics.Window, m map[string]float64, order []string) string
 	}
 	sort.Strings(extra)
 	for _, k := range extra {
-		parts = append(parts, fmt.Sprintf("%s %s", k, num(win, m[k])))
+		parts = append(parts, fmt.Sprintf("%s %s", ui.Printable(k), num(win, m[k])))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -284,7 +286,7 @@ func selectionsTable(w io.Writer, s *metrics.StargateReport) error {
 			c := m.State(state)
 			return num(s.Window, c.Primary) + "/" + num(s.Window, c.Fallback)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Model, m.Algorithm,
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ui.Printable(m.Model), ui.Printable(m.Algorithm),
 			pf(metrics.StateNew), pf(metrics.StateReturning), pf(metrics.StateStale),
 			pctOf(m.ReturningShare), pctOf(m.ReturningPrimaryShare), pctOf(m.StaleShare))
 	}

@@ -66,6 +66,11 @@ not start; 2 usage error.`,
   lcctl demo --output json | jq '.steps[] | {name, as_designed}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("step") && o.step == 0 {
+				// 0 is the flag's "every step" default; given explicitly
+				// it ran the whole demo instead of being refused like 7.
+				return Usagef("--step 0: want a step from 1 to %d", len(demo.StepNames))
+			}
 			return runDemo(cmd.Context(), env, o)
 		},
 	}

@@ -345,6 +345,7 @@ func TestDemoUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"--step", "7"}, "--step 7: want a step from 1 to 6"},
+		{[]string{"--step", "0"}, "--step 0: want a step from 1 to 6"},
 		{[]string{"--step", "1", "--only", "validate"}, "--step and --only both pick a step"},
 		{[]string{"--only", "deploy"}, `--only "deploy": want one of validate, migrate, preflight, explain, store, simulate`},
 		{[]string{"--sim-requests", "5"}, "--sim-requests 5 out of range"},

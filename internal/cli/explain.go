@@ -160,6 +160,9 @@ func runExplain(_ context.Context, o *explainOptions, env *Env) error {
 	if o.Check {
 		return Usagef("--check needs --case FILE")
 	}
+	if o.Width < 0 {
+		return Usagef("--width %d: want a number of columns (%d–%d; 0 for the terminal's)", o.Width, explain.MinWidth, explain.MaxWidth)
+	}
 	in, notes, err := gatherExplainInputs(o, env)
 	if err != nil {
 		return err
@@ -317,6 +320,13 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 	}
 	if in.configFile == "-" && o.Snapshot == "-" {
 		return nil, nil, Usagef("--config and --snapshot cannot both read standard input")
+	}
+	if o.Compare == "config=-" {
+		for _, u := range []struct{ flag, file string }{{"--snapshot", o.Snapshot}, {"--config", o.Config}, {"--algorithm-config", o.AlgorithmConfig}} {
+			if u.file == "-" {
+				return nil, nil, Usagef("%s and --compare config=- cannot both read standard input", u.flag)
+			}
+		}
 	}
 	var notes []string
 	var hs HeaderLines

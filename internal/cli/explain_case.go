@@ -92,6 +92,10 @@ func runExplainCases(o *explainOptions, env *Env) error {
 	if err != nil {
 		return UsageErr(err)
 	}
+	if len(cases) == 0 {
+		// An empty list would "pass" --check with 0 of 0 cases.
+		return Usagef("%s: no cases (the file is an empty list)", name)
+	}
 	rep := explainReport{Cases: []explainCase{}}
 	results := make([]*conformance.Result, 0, len(cases))
 	for _, c := range cases {

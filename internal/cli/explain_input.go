@@ -150,7 +150,8 @@ func isPlainDecimal(s string) bool {
 }
 
 // ParseExcludeList parses --exclude: comma-separated cluster ids, each
-// trimmed and non-empty; repeats are dropped.
+// trimmed, non-empty and without control characters (they are echoed in
+// notes); repeats are dropped.
 func ParseExcludeList(values []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
@@ -159,6 +160,9 @@ func ParseExcludeList(values []string) ([]string, error) {
 			id = strings.TrimSpace(id)
 			if id == "" {
 				return nil, fmt.Errorf("--exclude %q: empty cluster id", v)
+			}
+			if strings.IndexFunc(id, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) }) >= 0 {
+				return nil, fmt.Errorf("--exclude %q: a cluster id cannot contain control characters", v)
 			}
 			if !seen[id] {
 				seen[id] = true

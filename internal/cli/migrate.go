@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -69,6 +70,13 @@ migrated; 2 usage error, or a file that cannot be read or decoded.`,
   lcctl migrate --strategy bounded --output json lb-config.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// --only "" (an unset shell variable) parses as no list at all,
+			// which means every model: refuse it rather than widen the run.
+			for _, name := range []string{"only", "default-models"} {
+				if v, _ := cmd.Flags().GetStringSlice(name); cmd.Flags().Changed(name) && len(v) == 0 {
+					return Usagef("--%s is empty: give model IDs (comma-separated), or leave the flag out", name)
+				}
+			}
 			return runMigrate(cmd.Context(), env, opts, args)
 		},
 	}
@@ -98,7 +106,8 @@ type migrateReport struct {
 	DefaultModels        []string `json:"default_models"`
 	PreserveHeaderMethod bool     `json:"preserve_header_method"`
 	Write                bool     `json:"write"`
-	// Files has one report per argument, in order.
+	// Files has one report per file, in argument order (a file named
+	// twice is reported once).
 	Files []migrateFileReport `json:"files"`
 	// ChangesPending: some file has changes that were not written.
 	ChangesPending bool `json:"changes_pending"`
@@ -177,6 +186,7 @@ func runMigrate(_ context.Context, env *Env, opts *migrateOptions, args []string
 	if err != nil {
 		return UsageErr(err)
 	}
+	files = dropSameFiles(env, files)
 	report := migrateReport{SchemaVersion: 1, Strategy: s.String(), MaxQueued: opts.MaxQueued, AffinityWaitMs: opts.AffinityWaitMs,
 		Only: nonNil(opts.Only), DefaultModels: nonNil(opts.DefaultModels), PreserveHeaderMethod: !opts.NoPreserveHeaderMethod, Write: opts.Write}
 	unreadable := false
@@ -442,4 +452,43 @@ func changeSummary(c migrate.Change) string {
 		return "new bounded models entry " + string(c.After)
 	}
 	return c.Action
+}
+
+// dropSameFiles keeps the first of several names for one file (the same
+// path twice, a directory and a file inside it, a symbolic link and its
+// target) and notes the others on stderr. Migrating a file twice printed
+// its diff twice, so `lcctl migrate … > change.patch` held a patch that
+// patch(1) applies once and then offers to reverse.
+func dropSameFiles(env *Env, files []string) []string {
+	type seen struct {
+		name string
+		info os.FileInfo
+	}
+	var kept []seen
+	out := files[:0:0]
+	for _, f := range files {
+		if f == "-" {
+			out = append(out, f)
+			continue
+		}
+		info, err := os.Stat(f)
+		if err != nil { // unreadable: reported by the migration itself
+			out = append(out, f)
+			continue
+		}
+		dup := ""
+		for _, k := range kept {
+			if os.SameFile(k.info, info) {
+				dup = k.name
+				break
+			}
+		}
+		if dup != "" {
+			fmt.Fprintf(env.Err, "%s %s is the same file as %s: migrated once\n", env.ErrStyle.Info.Render("note:"), f, dup)
+			continue
+		}
+		kept = append(kept, seen{f, info})
+		out = append(out, f)
+	}
+	return out
 }

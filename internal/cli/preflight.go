@@ -107,9 +107,10 @@ func runPreflight(ctx context.Context, env *Env, opts *preflightOptions, conn *c
 	}
 	in := preflight.Inputs{Stage: opts.Stage, StoreDMap: conn.dmap, StargatePrefix: opts.StargatePrefix}
 	// Olric: the connection flags of lcctl store; no address skips the
-	// olric.* checks instead of failing.
+	// olric.* checks instead of failing. An explicitly empty --olric skips
+	// them too, even with $LCCTL_OLRIC_ADDRS set.
 	addrs := conn.addrs
-	if addrs == "" {
+	if addrs == "" && !conn.explicitlyEmpty("olric", conn.addrs) {
 		addrs = env.Streams.Env(EnvOlricAddrs)
 	}
 	if strings.TrimSpace(addrs) != "" {

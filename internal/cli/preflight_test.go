@@ -265,3 +265,51 @@ func TestCheckMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptedSaysSo: a command stopped by Ctrl-C (the context
+// cancelled) reported only "context canceled"; it now says it was
+// interrupted, and exits 1.
+func TestInterruptedSaysSo(t *testing.T) {
+	srv := serveFixtures(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb bytes.Buffer
+	s := &ui.Streams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Main(ctx, []string{"check", "metrics", "--gateway", srv.URL + "/gateway-healthy.prom", "--interval", "1h"}, s)
+	}()
+	cancel()
+	if code := <-done; code != cli.ExitFindings {
+		t.Errorf("exit %d, want %d", code, cli.ExitFindings)
+	}
+	if got := errb.String(); got != "lcctl: interrupted (context canceled)\n" {
+		t.Errorf("stderr %q", got)
+	}
+}
+
+// TestScrapedLabelsCannotReachTheTerminal: a label value with an escape
+// sequence (a model called "m\x1b[2Jx") was printed raw by check metrics
+// and preflight, clearing the operator's screen; it is shown escaped.
+func TestScrapedLabelsCannotReachTheTerminal(t *testing.T) {
+	data, err := os.ReadFile(metricsFixture("stargate-healthy.prom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.ReplaceAll(data, []byte(`model="meta/llama-3.1-8b-instruct"`), []byte("model=\"m\x1b[2Jx\""))
+	scrape := filepath.Join(t.TempDir(), "escape.prom")
+	if err := os.WriteFile(scrape, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"check", "metrics", "--stargate", scrape},
+		{"preflight", "--stage", "3", "--stargate-metrics", scrape},
+	} {
+		_, out, errs := runLcctlStdin(t, "", nil, args...)
+		if strings.ContainsRune(out+errs, 0x1b) {
+			t.Errorf("%v: an ESC byte reached the output:\n%s", args, out)
+		}
+		if !strings.Contains(out, `m\x1b[2Jx`) {
+			t.Errorf("%v: the model is not shown escaped:\n%s", args, out)
+		}
+	}
+}

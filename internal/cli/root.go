@@ -223,7 +223,7 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 	root.SetHelpCommandGroupID(groupOther)
 	root.SetCompletionCommandGroupID(groupOther)
 	decorateDefaultCommands(root)
-	requireSubcommands(root, env)
+	requireSubcommands(root)
 	return root
 }
 
@@ -231,10 +231,10 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 // (lcctl itself, store, check, completion) fail as a usage error (exit 2)
 // when run bare or with an unknown subcommand. Cobra's default for a group
 // without a Run is to print its help to stdout and exit 0, so a typo such
-// as `lcctl store scna` looked like success. Bare, the group's usage goes
-// to stderr before the error; an unknown name gets "did you mean" when a
-// subcommand is close. The help command likewise refuses an unknown topic.
-func requireSubcommands(cmd *cobra.Command, env *Env) {
+// as `lcctl store scna` looked like success. The error lists the
+// subcommands; an unknown name gets "did you mean" when a subcommand is
+// close. The help command likewise refuses an unknown topic.
+func requireSubcommands(cmd *cobra.Command) {
 	if cmd == cmd.Root() {
 		// The RunE below makes each group "runnable" to cobra, whose
 		// usage would then offer a bare `lcctl store [flags]` line; a
@@ -243,7 +243,7 @@ func requireSubcommands(cmd *cobra.Command, env *Env) {
 		cmd.SetUsageTemplate(strings.Replace(cmd.UsageTemplate(), "Usage:{{if .Runnable}}", "Usage:{{if and .Runnable (not .HasAvailableSubCommands)}}", 1))
 	}
 	for _, c := range cmd.Commands() {
-		requireSubcommands(c, env)
+		requireSubcommands(c)
 		if c.Name() == "help" && c.Runnable() && cmd == cmd.Root() {
 			c.Run = nil
 			c.RunE = func(c *cobra.Command, args []string) error {
@@ -265,8 +265,7 @@ func requireSubcommands(cmd *cobra.Command, env *Env) {
 		return nil
 	}
 	cmd.RunE = func(c *cobra.Command, _ []string) error {
-		fmt.Fprint(env.Err, c.UsageString())
-		return Usagef("missing subcommand: %s needs one of %s", c.CommandPath(), strings.Join(subcommandNames(c), ", "))
+		return Usagef("missing subcommand: %s needs one of %s\nRun '%s --help' for usage.", c.CommandPath(), strings.Join(subcommandNames(c), ", "), c.CommandPath())
 	}
 }
 
@@ -304,6 +303,15 @@ func Main(ctx context.Context, args []string, streams *ui.Streams) int {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// Ctrl-C or SIGTERM: say so, not just "context canceled".
+		fmt.Fprintf(streams.Err, "lcctl: interrupted (%v)\n", err)
+		var ee *ExitError
+		if errors.As(err, &ee) && ee.Code != ExitOK {
+			return ee.Code
+		}
+		return ExitFindings
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {

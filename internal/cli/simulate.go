@@ -28,6 +28,7 @@ type simulateOptions struct {
 	maxRequests int64
 	durationS   float64
 	plotDir     string
+	plotSet     bool
 	progress    string
 }
 
@@ -62,6 +63,7 @@ read.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.seedSet = cmd.Flags().Changed("seed")
+			o.plotSet = cmd.Flags().Changed("plot")
 			return runSimulate(cmd.Context(), o, env)
 		},
 	}
@@ -96,6 +98,17 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 	if o.sloMs < 0 || o.maxRequests < 0 || o.durationS < 0 {
 		return Usagef("--slo-ms, --max-requests and --duration-s must not be negative")
 	}
+	// NaN passes every comparison above and would be silently ignored;
+	// infinity would make the run endless.
+	if !(o.sloMs <= sim.MaxSeconds*1000) {
+		return Usagef("--slo-ms %v: want a number of milliseconds, at most %g", o.sloMs, sim.MaxSeconds*1000)
+	}
+	if !(o.durationS <= sim.MaxSeconds) {
+		return Usagef("--duration-s %v: want a number of seconds, at most %g", o.durationS, sim.MaxSeconds)
+	}
+	if o.plotSet && o.plotDir == "" {
+		return Usagef("--plot: the directory name is empty")
+	}
 	sc, err := sim.LoadScenario(o.scenario)
 	if err != nil {
 		return UsageErr(err)
@@ -112,6 +125,11 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 	if o.durationS > 0 {
 		sc.Workload.DurationS = o.durationS
 	}
+	if o.maxRequests > 0 || o.durationS > 0 {
+		if err := sc.CheckSize(); err != nil {
+			return UsageErr(err)
+		}
+	}
 	policies, err := sim.ResolvePolicies(sc, sim.Selection{Compare: o.compare, Names: o.policies, ConfigFiles: o.configs})
 	if err != nil {
 		return UsageErr(err)
@@ -124,6 +142,13 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 			return UsageErr(err)
 		}
 	}
+	if o.plotDir != "" {
+		// Find out now, not after minutes of simulation, that the charts
+		// cannot be written.
+		if err := checkPlotDir(o.plotDir); err != nil {
+			return UsageErr(fmt.Errorf("--plot %s: %w", o.plotDir, err))
+		}
+	}
 	total := sim.ExpectedRequests(sc, records) * int64(len(policies))
 	var done atomic.Int64
 	stop := startProgress(env, o.progress, &done, total)
@@ -134,41 +159,69 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 		if errors.As(err, &ie) {
 			return UsageErr(err)
 		}
+		if errors.Is(err, context.Canceled) {
+			return &ExitError{Code: ExitFindings, Err: errors.New("interrupted: the simulation stopped before it finished; nothing was written")}
+		}
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	doc := report.NewDocument(sc, results)
+	var plotErr error
 	if o.plotDir != "" {
 		files, err := report.WritePlots(o.plotDir, doc)
-		if err != nil {
-			return &ExitError{Code: ExitFindings, Err: fmt.Errorf("writing charts: %w", err)}
-		}
-		if !env.Global.JSON() {
+		switch {
+		case err != nil:
+			// Still print the results: they took the whole run to compute.
+			plotErr = &ExitError{Code: ExitFindings, Err: fmt.Errorf("writing charts: %w", err)}
+		case !env.Global.JSON():
 			defer fmt.Fprintf(env.Err, "lcctl: wrote %d chart files to %s\n", len(files), o.plotDir)
 		}
 	}
 	if env.Global.JSON() {
-		return report.WriteJSON(env.Out, doc)
+		err = report.WriteJSON(env.Out, doc)
+	} else {
+		err = report.WriteText(env.Out, doc, env.Style)
 	}
-	return report.WriteText(env.Out, doc, env.Style)
+	if err != nil {
+		return err
+	}
+	return plotErr
+}
+
+// checkPlotDir creates dir if needed and checks that a file can be created
+// in it (the charts are written there after the simulation).
+func checkPlotDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return unwrapPathError(err)
+	}
+	f, err := os.CreateTemp(dir, ".lcctl-plot-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write there: %w", unwrapPathError(err))
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }
 
 func countTrace(sc *sim.Scenario) (int64, error) {
 	f, err := os.Open(sc.TracePath())
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%s: workload.trace: cannot read %s: %w", sc.File, sc.TracePath(), unwrapPathError(err))
 	}
 	defer f.Close()
 	var n int64
 	err = sim.ReadTrace(sc.Workload.Trace, f, func(sim.TraceRecord) error { n++; return nil })
+	if err == nil && n == 0 {
+		err = fmt.Errorf("%s: the trace has no requests (only blank lines, comments or a header)", sc.Workload.Trace)
+	}
 	return n, err
 }
 
 // startProgress draws a progress bar on stderr while the simulation runs:
-// only when stderr is a terminal (or mode is "always") and only once the
-// run has taken more than a second. The returned function stops it and
+// only when stderr is a terminal other than TERM=dumb (or mode is "always")
+// and only once the run has taken more than a second. The returned function stops it and
 // clears the line.
 func startProgress(env *Env, mode string, done *atomic.Int64, total int64) func() {
-	if mode == "never" || (mode == "auto" && !env.ErrTTY) {
+	if !progressWanted(env, mode) {
 		return func() {}
 	}
 	quit := make(chan struct{})
@@ -200,6 +253,19 @@ func startProgress(env *Env, mode string, done *atomic.Int64, total int64) func(
 		close(quit)
 		<-finished
 	}
+}
+
+// progressWanted decides whether startProgress draws: always, never, or
+// (auto) on a terminal stderr that can clear a line (\r\033[K), which
+// TERM=dumb cannot.
+func progressWanted(env *Env, mode string) bool {
+	switch mode {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	return env.ErrTTY && env.Env("TERM") != "dumb"
 }
 
 func drawProgress(w io.Writer, n, total int64, el time.Duration) {

@@ -170,4 +170,25 @@ func TestProgressBar(t *testing.T) {
 	if errb.Len() != 0 {
 		t.Fatalf("progress drawn on a non-terminal: %q", errb.String())
 	}
+	// A terminal draws it, unless TERM=dumb (no line clearing).
+	for _, tc := range []struct {
+		mode, term string
+		tty, want  bool
+	}{
+		{"auto", "xterm", true, true},
+		{"auto", "dumb", true, false},
+		{"auto", "xterm", false, false},
+		{"always", "dumb", false, true},
+		{"never", "xterm", true, false},
+	} {
+		env := &Env{Streams: &ui.Streams{ErrTTY: tc.tty, Getenv: func(k string) string {
+			if k == "TERM" {
+				return tc.term
+			}
+			return ""
+		}}}
+		if got := progressWanted(env, tc.mode); got != tc.want {
+			t.Errorf("mode %s, TERM=%s, terminal %v: progress %v, want %v", tc.mode, tc.term, tc.tty, got, tc.want)
+		}
+	}
 }

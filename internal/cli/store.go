@@ -54,6 +54,8 @@ in one shell and the commands in another.`,
   lcctl store get --routing-key fn-alpha --model company/model --session-id session-1 --source prompt_cache_key
   lcctl store scan --cluster cluster-c --limit 5
   lcctl store evict --cluster cluster-c`,
+		// A bare or unknown subcommand is a usage error for every command
+		// group: requireSubcommands (root.go).
 	}
 	conn.register(cmd.PersistentFlags())
 	for _, add := range []func(*Env, *connFlags) *cobra.Command{
@@ -87,9 +89,15 @@ type connFlags struct {
 	tlsInsecure    bool
 	mapAddrs       []string
 	debug          bool
+
+	// flags is where the flags were registered: an explicitly empty
+	// --olric or --dmap (an unset shell variable) is an error, not the
+	// environment's or the built-in default.
+	flags *pflag.FlagSet
 }
 
 func (f *connFlags) register(fs *pflag.FlagSet) {
+	f.flags = fs
 	fs.StringVar(&f.addrs, "olric", "", "Olric members, host:port[,host:port] (default $"+EnvOlricAddrs+")")
 	fs.StringVar(&f.dmap, "dmap", "", "Olric DMap holding the last-cluster entries (default $"+EnvOlricDMap+", else "+store.DMapName+")")
 	fs.DurationVar(&f.dialTimeout, "dial-timeout", store.DefaultDialTimeout, "timeout for one connection attempt")
@@ -109,6 +117,9 @@ func (f *connFlags) register(fs *pflag.FlagSet) {
 // errors.
 func (f *connFlags) options(env *Env) (store.Options, error) {
 	var o store.Options
+	if f.explicitlyEmpty("olric", f.addrs) {
+		return o, Usagef("--olric is empty: give host:port[,host:port], or leave the flag out to use $%s", EnvOlricAddrs)
+	}
 	addrs := f.addrs
 	if addrs == "" {
 		addrs = env.Streams.Env(EnvOlricAddrs)
@@ -131,7 +142,7 @@ func (f *connFlags) options(env *Env) (store.Options, error) {
 	o.DialTimeout, o.RequestTimeout = f.dialTimeout, f.requestTimeout
 	switch {
 	case f.passwordFile != "":
-		b, err := os.ReadFile(f.passwordFile)
+		b, err := readSmallFile(f.passwordFile)
 		if err != nil {
 			return o, UsageErr(fmt.Errorf("--password-file: %w", err))
 		}
@@ -165,8 +176,16 @@ func (f *connFlags) options(env *Env) (store.Options, error) {
 	return o, nil
 }
 
+// explicitlyEmpty reports whether flag name was given with a blank value.
+func (f *connFlags) explicitlyEmpty(name, value string) bool {
+	return f.flags != nil && f.flags.Changed(name) && strings.TrimSpace(value) == ""
+}
+
 // resolveDMap applies the default to --dmap and validates it.
 func (f *connFlags) resolveDMap(env *Env) error {
+	if f.explicitlyEmpty("dmap", f.dmap) {
+		return Usagef("--dmap is empty: give a DMap name, or leave the flag out for $%s or %q", EnvOlricDMap, store.DMapName)
+	}
 	if f.dmap == "" {
 		f.dmap = env.Streams.Env(EnvOlricDMap)
 	}
@@ -179,10 +198,25 @@ func (f *connFlags) resolveDMap(env *Env) error {
 	return nil
 }
 
+// smallFileLimit bounds the password and PEM files (bytes): a path such
+// as /dev/zero was read until memory ran out.
+const smallFileLimit = 1 << 20
+
+// readSmallFile reads a password or PEM file of at most smallFileLimit
+// bytes.
+func readSmallFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readLimited(f, name, smallFileLimit)
+}
+
 func (f *connFlags) tlsConfig() (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: f.tlsServerName, InsecureSkipVerify: f.tlsInsecure}
 	if f.tlsCA != "" {
-		pem, err := os.ReadFile(f.tlsCA)
+		pem, err := readSmallFile(f.tlsCA)
 		if err != nil {
 			return nil, fmt.Errorf("--tls-ca: %w", err)
 		}
@@ -196,7 +230,15 @@ func (f *connFlags) tlsConfig() (*tls.Config, error) {
 		return nil, errors.New("--tls-cert and --tls-key go together")
 	}
 	if f.tlsCert != "" {
-		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+		certPEM, err := readSmallFile(f.tlsCert)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-cert: %w", err)
+		}
+		keyPEM, err := readSmallFile(f.tlsKey)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-key: %w", err)
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
 			return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
 		}

@@ -70,8 +70,8 @@ func runStoreEvict(cmd *cobra.Command, env *Env, conn *connFlags, o *storeEvictO
 	if err := store.ValidateValue(o.cluster); err != nil {
 		return UsageErr(fmt.Errorf("--cluster: %w", err))
 	}
-	if o.maxRate < 0 || o.maxRate != o.maxRate {
-		return Usagef("--max-rate %v must be >= 0", o.maxRate)
+	if !(o.maxRate == 0 || (o.maxRate >= store.MinEvictRate && o.maxRate <= store.MaxEvictRate)) {
+		return Usagef("--max-rate %v: want 0 (no limit) or %v-%v deletions per second", o.maxRate, store.MinEvictRate, store.MaxEvictRate)
 	}
 	if o.sample < 0 || o.sample > 10000 {
 		return Usagef("--sample %d out of range 0-10000", o.sample)

@@ -417,11 +417,29 @@ func TestStoreBadInput(t *testing.T) {
 		{"empty cluster", nil, []string{"store", "--olric", addr, "evict", "--cluster", ""}, 2, "must not be empty"},
 		{"missing cluster", nil, []string{"store", "--olric", addr, "evict"}, 2, "--cluster is required"},
 		{"negative rate", nil, []string{"store", "--olric", addr, "evict", "--cluster", "b", "--max-rate", "-1"}, 2, "--max-rate"},
+		{"rate too small to pace", nil, []string{"store", "--olric", addr, "evict", "--cluster", "b", "--yes", "--max-rate", "1e-300"}, 2, "want 0 (no limit) or 0.01-1e+09"},
+		{"infinite rate", nil, []string{"store", "--olric", addr, "evict", "--cluster", "b", "--max-rate", "+Inf"}, 2, "want 0 (no limit) or 0.01-1e+09"},
 		{"key and session", nil, []string{"store", "--olric", addr, "get", "--key", good, "--model", "m"}, 2, "not both"},
 		{"bad dmap", nil, []string{"store", "--olric", addr, "--dmap", "a b", "scan"}, 2, "--dmap"},
 		{"bad map-addr", nil, []string{"store", "--olric", addr, "--map-addr", "x", "scan"}, 2, "MEMBER=LOCAL"},
 		{"serve-dev on a public address", nil, []string{"store", "serve-dev", "--bind", "0.0.0.0"}, 2, "loopback"},
 		{"unreachable", nil, []string{"store", "--olric", "127.0.0.1:1", "--dial-timeout", "200ms", "get", "--key", good}, 1, "cannot connect to Olric: unreachable"},
+		// Olric's expiry arithmetic overflows: the put reported success
+		// and the entry was gone at once.
+		{"ttl over 100 years", nil, []string{"store", "--olric", addr, "put", "--key", good, "--cluster", "b", "--ttl", "2562047h", "--yes"}, 2, "over 100 years"},
+		// An unset shell variable (--olric "$ADDRS") silently fell back to
+		// $LCCTL_OLRIC_ADDRS, possibly another cluster; --dmap "" to the
+		// default DMap.
+		{"empty --olric", map[string]string{EnvOlricAddrs: addr}, []string{"store", "--olric", "", "get", "--key", good}, 2, "--olric is empty"},
+		{"empty --dmap", nil, []string{"store", "--olric", addr, "--dmap", "", "get", "--key", good}, 2, "--dmap is empty"},
+		// Both printed the help and exited 0 (lcctl check exits 2).
+		{"no subcommand", nil, []string{"store"}, 2, "missing subcommand: lcctl store needs one of key, get, put, del, scan, evict, stats, probe, serve-dev"},
+		{"unknown subcommand", nil, []string{"store", "scna"}, 2, `unknown command "scna" for "lcctl store"`},
+		// Read with os.ReadFile until memory ran out.
+		{"endless password file", nil, []string{"store", "--olric", addr, "--password-file", "/dev/zero", "get", "--key", good}, 2, "--password-file: failed to read /dev/zero: larger than"},
+		{"endless CA file", nil, []string{"store", "--olric", addr, "--tls-ca", "/dev/zero", "get", "--key", good}, 2, "--tls-ca: failed to read /dev/zero: larger than"},
+		{"endless client certificate", nil, []string{"store", "--olric", addr, "--tls-cert", "/dev/zero", "--tls-key", "/dev/zero", "get", "--key", good}, 2, "--tls-cert: failed to read /dev/zero: larger than"},
+		{"too many seeds", nil, []string{"store", "--olric", strings.Repeat(addr+",", 40) + "h:1", "get", "--key", good}, 2, "give at most 32 seeds"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,9 +22,16 @@ const DefaultWidth = 100
 // laid out at MinWidth.
 const MinWidth = 60
 
+// MaxWidth is the widest layout Text produces; wider requests are laid out
+// at MaxWidth. lipgloss pads every wrapped line to the width before lcctl
+// trims it, so an unbounded width (--width 2147483647, a bogus $COLUMNS)
+// would allocate gigabytes.
+const MaxWidth = 1000
+
 // Options control the text layout.
 type Options struct {
-	// Width is the number of terminal columns (DefaultWidth when ≤ 0).
+	// Width is the number of terminal columns (DefaultWidth when ≤ 0;
+	// clamped to MinWidth–MaxWidth).
 	Width int
 	// Timeline renders the decisions over time (part 5).
 	Timeline bool
@@ -55,7 +62,7 @@ func Text(w io.Writer, rep *Report, st *ui.Styles, o Options) error {
 	if o.Width <= 0 {
 		o.Width = DefaultWidth
 	}
-	o.Width = max(o.Width, MinWidth)
+	o.Width = min(max(o.Width, MinWidth), MaxWidth)
 	p := &printer{st: st, o: o, rep: rep}
 	p.run(&rep.Run, true)
 	if rep.Compare != nil {

@@ -129,6 +129,7 @@ func (d *decoder) caseNode(n *yaml.Node, path string) *Case {
 		switch key {
 		case "name":
 			c.Name, _ = d.str(v, p)
+			d.noControl(v, p, c.Name)
 		case "source":
 			c.Source, _ = d.optStr(v, p)
 		case "config":

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -35,7 +36,10 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Col > 0 { // the YAML parser's own errors have a line only
+			fmt.Fprintf(&b, ":%d", e.Col)
+		}
 	}
 	b.WriteString(": ")
 	if e.Path != "" {
@@ -207,9 +211,34 @@ func (d *decoder) optStr(n *yaml.Node, path string) (string, bool) {
 	return d.str(n, path)
 }
 
+// noControl reports an error when s (decoded from n) holds a control
+// character (C0, DEL or C1): names and cluster ids are printed, and an
+// escape sequence in them would reach the terminal (colours, cursor moves,
+// a retitled window) even when lcctl's output is plain text. It returns
+// false after reporting.
+func (d *decoder) noControl(n *yaml.Node, path, s string) bool {
+	for i, r := range s {
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) {
+			d.errf(resolve(n), path, "contains control character %U at byte %d", r, i)
+			return false
+		}
+	}
+	return true
+}
+
 // uint decodes a non-negative integer scalar no larger than max.
 func (d *decoder) uint(n *yaml.Node, path string, max uint64) (uint64, bool) {
 	n = resolve(n)
+	// yaml.v3 resolves an integer beyond 64 bits as a float, and a number
+	// beyond float64 as a string.
+	if n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!float" && isDigits(strings.TrimPrefix(n.Value, "+")) {
+		d.errf(n, path, "integer %s out of range (0..%d)", n.Value, max)
+		return 0, false
+	}
+	if outOfRangeNumber(n) {
+		d.errf(n, path, "must be a non-negative integer (0..%d), got %s", max, n.Value)
+		return 0, false
+	}
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
 		d.errf(n, path, "must be a non-negative integer, got %s", kindName(n))
 		return 0, false
@@ -234,6 +263,10 @@ func (d *decoder) uint(n *yaml.Node, path string, max uint64) (uint64, bool) {
 // included).
 func (d *decoder) float(n *yaml.Node, path string) (float64, bool) {
 	n = resolve(n)
+	if outOfRangeNumber(n) {
+		d.errf(n, path, "number %s is out of range (beyond ±1.8e308)", n.Value)
+		return 0, false
+	}
 	if n == nil || n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
 		d.errf(n, path, "must be a number, got %s", kindName(n))
 		return 0, false
@@ -244,6 +277,29 @@ func (d *decoder) float(n *yaml.Node, path string) (float64, bool) {
 		return 0, false
 	}
 	return f, true
+}
+
+// plainNumber matches a plain scalar written as a decimal number.
+var plainNumber = regexp.MustCompile(`^[-+]?([0-9][0-9_]*)?(\.[0-9]*)?([eE][-+]?[0-9]+)?$`)
+
+// outOfRangeNumber reports whether n is a plain (unquoted) scalar written as
+// a number that yaml.v3 left a string because float64 cannot hold it
+// (1e400).
+func outOfRangeNumber(n *yaml.Node) bool {
+	return n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!str" && n.Style == 0 &&
+		strings.ContainsAny(n.Value, "0123456789") && plainNumber.MatchString(n.Value)
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // boolean decodes true/false.

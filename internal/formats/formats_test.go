@@ -97,6 +97,18 @@ func TestDecodeErrors(t *testing.T) {
 		{"two documents", "clusters: []\n---\nclusters: []\n", "more than one YAML document"},
 		{"empty", "", "empty input"},
 		{"scalar root", "5\n", "must be a mapping"},
+		// Numbers yaml.v3 cannot hold were reported as "got a string" or
+		// "got a number"; the parser's own errors had a column 0.
+		{"rate beyond float64", "clusters: [{cluster_id: A, stats: {max_input_tps: 1e400}}]\n", `s.yaml:1:51: clusters[0].stats.max_input_tps: number 1e400 is out of range (beyond ±1.8e308)`},
+		{"counter beyond uint64", "clusters: [{cluster_id: A, stats: {queue_size: 99999999999999999999}}]\n", `clusters[0].stats.queue_size: integer 99999999999999999999 out of range (0..18446744073709551615)`},
+		{"counter beyond float64", "clusters: [{cluster_id: A, stats: {queue_size: 1e400}}]\n", `clusters[0].stats.queue_size: must be a non-negative integer (0..18446744073709551615), got 1e400`},
+		{"quoted huge number stays a string", "clusters: [{cluster_id: A, rtt_ms: '1e400'}]\n", "must be a number, got a string"},
+		{"syntax error position", "clusters:\n\t- cluster_id: A\n", "s.yaml:2: not valid YAML"},
+		// An escape sequence in an id reached the terminal through the
+		// plain-text output.
+		{"escape in cluster id", "clusters: [{cluster_id: \"A\\e[31mRED\"}]\n", `s.yaml:1:25: clusters[0].cluster_id: contains control character U+001B at byte 1`},
+		{"bell in model", "model: \"m\\a\"\nclusters: []\n", `s.yaml:1:8: model: contains control character U+0007 at byte 1`},
+		{"C1 control in cluster id", "clusters: [{cluster_id: \"A\\u009b2J\"}]\n", `contains control character U+009B`},
 	} {
 		_, err := DecodeSnapshot("s.yaml", []byte(tc.src))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -39,6 +39,7 @@ func (d *decoder) snapshot(n *yaml.Node, path string) *lb.Snapshot {
 		switch key {
 		case "model":
 			s.Model, _ = d.optStr(v, p)
+			d.noControl(v, p, s.Model)
 		case "clusters":
 			clustersNode = v
 			v = resolve(v)
@@ -83,6 +84,7 @@ func (d *decoder) cluster(n *yaml.Node, path string) lb.Cluster {
 			if ok && id == "" {
 				d.errf(resolve(v), p, "must not be empty")
 			}
+			d.noControl(v, p, id)
 			c.ClusterID, hasID = id, ok
 		case "rtt_ms":
 			if isNull(v) {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -138,6 +139,44 @@ func TestValuesVariants(t *testing.T) {
 		_, err := ParseValues(NamedInput{Name: "v.yaml", Data: []byte(tc.data)})
 		if !errors.As(err, &se) || !strings.Contains(se.Msg, tc.msg) {
 			t.Errorf("%q: %v, want %q", tc.data, err, tc.msg)
+		}
+	}
+	// A section the chart reads through, given as a scalar or a list,
+	// fails Helm's rendering; it used to be ignored (chart defaults
+	// reported as if the file were fine). Siblings are still checked;
+	// sections inside a broken one are not.
+	sections := []struct {
+		files []string
+		want  []string
+	}{
+		{[]string{"llmApiGateway: 5\n"}, []string{
+			`error values v0.yaml:1:16: llmApiGateway must be a mapping, not a number: Helm keeps it over the chart's defaults and the chart fails to render`}},
+		{[]string{"llmApiGateway:\n  config: [1, 2]\n  olric: \"off\"\n"}, []string{
+			`error values v0.yaml:2:11: llmApiGateway.config must be a mapping, not a list: Helm keeps it over the chart's defaults and the chart fails to render`,
+			`error values v0.yaml:3:10: llmApiGateway.olric must be a mapping, not a string: Helm keeps it over the chart's defaults and the chart fails to render`}},
+		// The last file wins, as with helm -f a -f b.
+		{[]string{"llmApiGateway:\n  config:\n    lastCluster: yes\n", "llmApiGateway:\n  config:\n    lastCluster: {enabled: true}\n"}, nil},
+		{[]string{"llmApiGateway:\n  config:\n    lastCluster: {enabled: true}\n", "llmApiGateway:\n  config:\n    lastCluster: yes\n"}, []string{
+			`error values v1.yaml:3:18: llmApiGateway.config.lastCluster must be a mapping, not a boolean: Helm keeps it over the chart's defaults and the chart fails to render`}},
+	}
+	for _, tc := range sections {
+		var in []NamedInput
+		for i, d := range tc.files {
+			in = append(in, NamedInput{Name: fmt.Sprintf("v%d.yaml", i), Data: []byte(d)})
+		}
+		env, err := ParseValues(in...)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.files, err)
+		}
+		_, ps := Check(env, "")
+		var got []string
+		for _, m := range messages(ps) {
+			if strings.Contains(m, "must be a mapping") {
+				got = append(got, m)
+			}
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q:\n got %s\nwant %s", tc.files, strings.Join(got, "\n     "), strings.Join(tc.want, "\n     "))
 		}
 	}
 	// Empty and null documents are no values at all.
@@ -342,5 +381,16 @@ func TestValidateRules(t *testing.T) {
 	}
 	if ps := Validate(base(olric...), ""); len(ps) != 0 {
 		t.Errorf("olric on with discovery: %v", messages(ps))
+	}
+	// A TTL so long that Olric's expiry (now + ttl in int64 ns) wraps:
+	// every hint would be stored already expired. Fine for the local LRU.
+	if ps := Validate(base(append(olric, "STARGATE_LAST_CLUSTER_TTL", "2562047h")...), ""); !has(ps, SeverityError, CategoryValues, "stored already expired") {
+		t.Errorf("TTL 2562047h with Olric: %v", messages(ps))
+	}
+	if ps := Validate(base(append(olric, "STARGATE_LAST_CLUSTER_TTL", "876000h")...), ""); len(ps) != 0 {
+		t.Errorf("TTL 876000h (100 years) with Olric: %v", messages(ps))
+	}
+	if ps := Validate(base("STARGATE_LAST_CLUSTER_TTL", "2562047h"), ""); len(ps) != 0 {
+		t.Errorf("TTL 2562047h with the local store: %v", messages(ps))
 	}
 }

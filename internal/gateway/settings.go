@@ -298,6 +298,14 @@ var KnownVars = []string{
 // this long (lcctl's choice).
 const MaxLookupTimeout = 100 * time.Millisecond
 
+// MaxOlricTTL is the longest TTL that works with Olric: 100 years, as
+// store.MaxTTL. An Olric member turns the gateway's PX into an expiry as
+// (ttl + now) in int64 nanoseconds since 1970 (olric v0.7.4
+// internal/dmap/put.go), which wraps around for TTLs of about 236 years
+// and more: the hint is stored already expired and no lookup ever hits.
+// The local LRU store keeps time.Time expiries and has no such limit.
+const MaxOlricTTL = 100 * 365 * 24 * time.Hour
+
 // Validate applies the range and coherence rules to s and returns the
 // problems, sorted by position. storeDMap is the DMap `lcctl store` will
 // read and write (LastClusterDMap unless overridden); empty means
@@ -306,8 +314,9 @@ const MaxLookupTimeout = 100 * time.Millisecond
 // Rules (gateway.md §5, §8, §12; severities are lcctl's):
 //   - values: TTL, lookup timeout and local max entries must be > 0
 //     (gateway startup errors); a TTL under 1 ms is an error (the Olric write
-//     becomes PX 0, an entry that never expires); a lookup timeout above
-//     MaxLookupTimeout warns;
+//     becomes PX 0, an entry that never expires), and so is a TTL over
+//     MaxOlricTTL with Olric on (stored already expired); a lookup timeout
+//     above MaxLookupTimeout warns;
 //   - olric (when OLRIC_ENABLED): ports in 1–65535 and distinct, not equal
 //     to METRICS_PORT; OLRIC_ENV one of local/lan/wan (else treated as
 //     local: warning); OLRIC_LOG_LEVEL one of DEBUG/INFO/WARN/ERROR;
@@ -331,6 +340,9 @@ func Validate(s *Settings, storeDMap string) []Problem {
 	} else if s.TTL.Value < time.Millisecond {
 		add(SeverityError, CategoryValues, s.TTL.Var, "use a TTL of at least 1ms (the default is 10m)",
 			"%s=%q is under 1 ms: the Olric write becomes PX 0 and the entry never expires", s.TTL.Var.Name, s.TTL.Var.Value)
+	} else if s.OlricEnabled.Value && s.TTL.Value > MaxOlricTTL {
+		add(SeverityError, CategoryValues, s.TTL.Var, "use a TTL of at most 100 years (the default is 10m)",
+			"%s=%q is over 100 years: Olric computes the expiry as now + ttl in int64 nanoseconds, which overflows, so every hint is stored already expired", s.TTL.Var.Name, s.TTL.Var.Value)
 	}
 	if s.LookupTimeout.Set() && s.LookupTimeout.Value <= 0 {
 		add(SeverityError, CategoryValues, s.LookupTimeout.Var, hintFor(s.LookupTimeout.Var), "invalid %s=%q: must be > 0", s.LookupTimeout.Var.Name, s.LookupTimeout.Var.Value)

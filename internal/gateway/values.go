@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -211,6 +212,46 @@ func (vs *valuesSet) lookup(path string) helmValue {
 	return h
 }
 
+// valuesSections are the mappings of the gateway chart's values that lcctl
+// reads through, outermost first.
+var valuesSections = []string{"llmApiGateway", "llmApiGateway.config", "llmApiGateway.config.lastCluster",
+	"llmApiGateway.olric", "llmApiGateway.metrics"}
+
+// find returns the node at path in the last values file that sets it, and
+// that file's name (nil when no file does).
+func (vs *valuesSet) find(path string) (*yaml.Node, string) {
+	keys := strings.Split(path, ".")
+	for i := len(vs.docs) - 1; i >= 0; i-- {
+		n := vs.docs[i]
+		for _, k := range keys {
+			if n = mappingGet(n, k); n == nil {
+				break
+			}
+		}
+		if n != nil {
+			return n, vs.files[i]
+		}
+	}
+	return nil, ""
+}
+
+// valueKind names a YAML value the way Helm sees it ("a string", …).
+func valueKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	}
+	switch scalarValue(n).(type) {
+	case bool:
+		return "a boolean"
+	case float64:
+		return "a number"
+	}
+	return "a string"
+}
+
 // mappingGet returns the value of key in mapping n (the last occurrence,
 // aliases resolved), or nil when n is not a mapping or has no such key.
 func mappingGet(n *yaml.Node, key string) *yaml.Node {
@@ -258,8 +299,9 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // Values are rendered as Helm does (numbers through float64, YAML 1.1
 // booleans; a null removes the default). A file that is not YAML, holds
 // several documents or is not a mapping is a *SyntaxError with its
-// position. A value of the wrong shape (a mapping where a scalar belongs)
-// is recorded in Env.Notes. It never panics.
+// position. A value of the wrong shape (a mapping where a scalar belongs,
+// or a scalar or list where the chart reads a section such as
+// llmApiGateway.config) is recorded in Env.Notes. It never panics.
 func ParseValues(inputs ...NamedInput) (*Env, error) {
 	vs := &valuesSet{}
 	env := &Env{Kind: KindValues, Vars: map[string]Var{}}
@@ -275,6 +317,24 @@ func ParseValues(inputs ...NamedInput) (*Env, error) {
 		if doc != nil {
 			vs.docs = append(vs.docs, doc)
 			vs.files = append(vs.files, in.Name)
+		}
+	}
+	// A section the chart reads through (llmApiGateway.config, …) given as
+	// a scalar or a list: Helm keeps the user's value over the chart's
+	// table (coalesce only merges tables), and the templates then fail on
+	// it (nil pointer evaluating …). The lookups below fall back to the
+	// chart defaults, so without this note the file looked fine.
+	var broken []string
+	for _, sec := range valuesSections {
+		if slices.ContainsFunc(broken, func(b string) bool { return strings.HasPrefix(sec, b+".") }) {
+			continue // shadowed by the broken section around it
+		}
+		if n, file := vs.find(sec); n != nil && n.Kind != yaml.MappingNode && !(n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+			broken = append(broken, sec)
+			env.Notes = append(env.Notes, Problem{Severity: SeverityError, Category: CategoryValues, Name: sec,
+				Pos:     Pos{File: file, Line: n.Line, Col: n.Column},
+				Message: fmt.Sprintf("%s must be a mapping, not %s: Helm keeps it over the chart's defaults and the chart fails to render", sec, valueKind(n)),
+				Hint:    fmt.Sprintf("write %s as a mapping of its settings, or remove it to keep the chart's defaults", sec)})
 		}
 	}
 	put := func(name, path string, asInt64 bool) {

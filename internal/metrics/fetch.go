@@ -1,10 +1,12 @@
 package metrics
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"os"
 	"strings"
@@ -117,6 +119,16 @@ func (f *Fetcher) Fetch(ctx context.Context, src string, keep ...string) (*Scrap
 	taken := now()
 	s, err := Parse(src, data, ct, keep...)
 	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) && looksLikeHTML(data, ct) {
+			// A login page, a proxy's error page or a dashboard: say so
+			// rather than "invalid metric name" at line 1.
+			if IsURL(src) {
+				pe.Msg += fmt.Sprintf(" (the answer is an HTML page%s, not Prometheus metrics: is this the metrics endpoint, e.g. http://host:9464/metrics?)", contentTypeNote(ct))
+			} else {
+				pe.Msg += " (this is an HTML page, not Prometheus metrics)"
+			}
+		}
 		return nil, err
 	}
 	s.Time = taken
@@ -152,9 +164,30 @@ func (f *Fetcher) get(ctx context.Context, url string) ([]byte, string, error) {
 	}
 	data, err := readLimited(resp.Body)
 	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// The headers came, the body did not finish.
+			err = fmt.Errorf("the answer did not complete within %s", timeout)
+		}
 		return nil, "", &FetchError{Source: url, Err: err}
 	}
 	return data, resp.Header.Get("Content-Type"), nil
+}
+
+// looksLikeHTML reports whether a scrape is an HTML page: an HTML
+// Content-Type, or a body that starts like one.
+func looksLikeHTML(data []byte, contentType string) bool {
+	if mt, _, err := mime.ParseMediaType(contentType); err == nil && (mt == "text/html" || mt == "application/xhtml+xml") {
+		return true
+	}
+	head := strings.ToLower(string(bytes.TrimSpace(data[:min(len(data), 512)])))
+	return strings.HasPrefix(head, "<!doctype html") || strings.HasPrefix(head, "<html")
+}
+
+func contentTypeNote(ct string) string {
+	if ct == "" {
+		return ""
+	}
+	return fmt.Sprintf(", Content-Type %q", ct)
 }
 
 func readLimited(r io.Reader) ([]byte, error) {

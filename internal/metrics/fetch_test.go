@@ -84,6 +84,46 @@ func TestFetchURLErrors(t *testing.T) {
 	}
 }
 
+// TestFetchURLHalfAnswerAndHTML: a body that stops coming after the
+// headers said "context deadline exceeded"; an HTML page (a login or proxy
+// page) said only "invalid metric name" at line 1.
+func TestFetchURLHalfAnswerAndHTML(t *testing.T) {
+	stalled := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte("# HELP x\n"))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	defer stalled.Close()
+	login := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte("<html><body>Sign in</body></html>\n"))
+	}))
+	defer login.Close()
+
+	f := &Fetcher{Timeout: 100 * time.Millisecond}
+	_, err := f.Fetch(context.Background(), stalled.URL)
+	var fe *FetchError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "the answer did not complete within 100ms") {
+		t.Errorf("stalled body: %v", err)
+	}
+	_, err = f.Fetch(context.Background(), login.URL)
+	var pe *ParseError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), `the answer is an HTML page, Content-Type "text/html; charset=utf-8", not Prometheus metrics`) {
+		t.Errorf("HTML page: %v", err)
+	}
+	page := filepath.Join(t.TempDir(), "page.html")
+	if err := os.WriteFile(page, []byte("<!DOCTYPE html>\n<html></html>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = f.Fetch(context.Background(), page); !errors.As(err, &pe) || !strings.Contains(err.Error(), "this is an HTML page, not Prometheus metrics") {
+		t.Errorf("HTML file: %v", err)
+	}
+}
+
 func TestFetchFileAndStdin(t *testing.T) {
 	f := &Fetcher{Stdin: strings.NewReader("llm_api_gateway_last_cluster_lookups_total{result=\"hit\"} 3\n")}
 	s, err := f.Fetch(context.Background(), "-")

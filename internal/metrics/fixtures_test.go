@@ -75,6 +75,31 @@ func TestMalformedFixturesReportLine(t *testing.T) {
 	}
 }
 
+// TestDuplicateSeries: two samples of one series were summed (a hit count
+// of 5 + 6 = 11 from a buggy exporter); they are a parse error in the
+// families lcctl reads, in both formats, and ignored elsewhere.
+func TestDuplicateSeries(t *testing.T) {
+	dup := "llm_api_gateway_last_cluster_lookups_total{result=\"hit\",pod=\"a\"} 5\n" +
+		"llm_api_gateway_last_cluster_lookups_total{pod=\"a\",result=\"hit\"} 6\n"
+	for _, tc := range []struct{ name, data, ct string }{
+		{"text", dup, ""},
+		{"openmetrics", "# TYPE llm_api_gateway_last_cluster_lookups counter\n" + dup + "# EOF\n", "application/openmetrics-text; version=1.0.0"},
+	} {
+		_, err := Parse("s.prom", []byte(tc.data), tc.ct, GatewayFamilies...)
+		var pe *ParseError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), `s.prom: duplicate series llm_api_gateway_last_cluster_lookups_total{pod="a",result="hit"}`) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	// Distinct label sets are summed as before; a duplicate in a family
+	// lcctl does not read is not its business.
+	s, err := Parse("s.prom", []byte("llm_api_gateway_last_cluster_lookups_total{result=\"hit\",pod=\"a\"} 5\n"+
+		"llm_api_gateway_last_cluster_lookups_total{result=\"hit\",pod=\"b\"} 6\nother_total 1\nother_total 2\n"), "", GatewayFamilies...)
+	if err != nil || ExtractGateway(s).Lookups["hit"] != 11 {
+		t.Fatalf("distinct pods: %v", err)
+	}
+}
+
 func TestOpenMetricsReduction(t *testing.T) {
 	// The malformed sample is on line 4 of the file; the HELP line dropped
 	// before parsing must not shift the reported line.

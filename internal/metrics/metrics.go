@@ -28,6 +28,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -152,8 +154,9 @@ func StargateFamilies(prefix string) []string {
 // keep (and "# EOF"; HELP lines are dropped; an empty keep keeps every
 // family), then rewritten into the text format (openMetricsToText) and
 // parsed by the same text parser. It returns a *ParseError for malformed
-// input, naming source and the line in the original input; it never panics
-// on any input.
+// input, naming source and the line in the original input (also for two
+// samples of one series in the kept families); it never panics on any
+// input.
 func Parse(source string, data []byte, contentType string, keep ...string) (s *Scrape, err error) {
 	format := DetectFormat(data, contentType)
 	s = &Scrape{Source: source, Format: format, Families: map[string]*dto.MetricFamily{}}
@@ -207,7 +210,42 @@ func Parse(source string, data []byte, contentType string, keep ...string) (s *S
 			s.Families[name] = mf
 		}
 	}
+	if err := checkDuplicateSeries(source, s.Families, keep); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// checkDuplicateSeries refuses a scrape with two samples of one series (the
+// same name and label set) in the families of keep (every family when keep
+// is empty): expfmt's text parser keeps both, and the extraction, which
+// sums series over labels it does not read, would count them twice.
+// Prometheus drops such samples and counts an error; for a checking tool
+// it is an exporter bug to report.
+func checkDuplicateSeries(source string, fams map[string]*dto.MetricFamily, keep []string) error {
+	var key strings.Builder
+	for name, mf := range fams {
+		if len(keep) > 0 && !slices.Contains(keep, name) {
+			continue
+		}
+		seen := make(map[string]bool, len(mf.GetMetric()))
+		for _, m := range mf.GetMetric() {
+			key.Reset()
+			pairs := m.GetLabel()
+			sorted := make([]*dto.LabelPair, len(pairs))
+			copy(sorted, pairs)
+			sort.Slice(sorted, func(i, j int) bool { return sorted[i].GetName() < sorted[j].GetName() })
+			for _, lp := range sorted {
+				fmt.Fprintf(&key, "%s=%q,", lp.GetName(), lp.GetValue())
+			}
+			if seen[key.String()] {
+				return &ParseError{Source: source, Msg: fmt.Sprintf("duplicate series %s{%s}: the scrape has two samples of it (an exporter bug; lcctl would count it twice)",
+					name, strings.TrimSuffix(key.String(), ","))}
+			}
+			seen[key.String()] = true
+		}
+	}
+	return nil
 }
 
 func toParseError(source string, err error) error {

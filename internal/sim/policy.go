@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -408,7 +407,7 @@ func (sc *Scenario) decodeEntry(node *yaml.Node, path string, alg lb.Algorithm) 
 // configFilePolicy loads an lb-config file as a policy named name (default:
 // the file's base name).
 func configFilePolicy(file, name string) (Policy, error) {
-	data, err := os.ReadFile(file)
+	data, err := readFileLimited(file, validate.MaxInputBytes)
 	if err != nil {
 		return Policy{}, err
 	}

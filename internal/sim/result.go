@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -129,7 +130,7 @@ type ClusterResult struct {
 // RunAll simulates every policy, at most GOMAXPROCS at a time, and returns
 // the results in policy order. Each run is independent and deterministic,
 // so the order of completion does not matter. It stops early with ctx's
-// error when ctx is cancelled between runs.
+// error when ctx is cancelled, also in the middle of a run.
 func RunAll(ctx context.Context, sc *Scenario, policies []Policy, progress *atomic.Int64) ([]*Result, error) {
 	out := make([]*Result, len(policies))
 	errs := make([]error, len(policies))
@@ -149,7 +150,7 @@ func RunAll(ctx context.Context, sc *Scenario, policies []Policy, progress *atom
 					errs[i] = err
 					continue
 				}
-				out[i], errs[i] = Run(sc, &policies[i], RunOptions{Progress: progress})
+				out[i], errs[i] = Run(sc, &policies[i], RunOptions{Progress: progress, Context: ctx})
 			}
 		}()
 	}
@@ -190,7 +191,10 @@ func ExpectedRequests(sc *Scenario, traceRecords int64) int64 {
 	if w.Sessions > 0 && (sessions == 0 || float64(w.Sessions) < sessions) {
 		sessions = float64(w.Sessions)
 	}
-	n := int64(sessions * max(turns, 1))
+	n := int64(math.MaxInt64) // saturate: a huge estimate must not wrap
+	if nf := sessions * max(turns, 1); nf < math.MaxInt64 {
+		n = int64(nf)
+	}
 	if w.MaxRequests > 0 && (n == 0 || w.MaxRequests < n) {
 		n = w.MaxRequests
 	}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -24,6 +25,9 @@ type RunOptions struct {
 	// Trace, when non-nil, opens the scenario's trace file (tests);
 	// otherwise the file is opened from disk.
 	Trace func() (io.ReadCloser, error)
+	// Context, when non-nil, stops the run early with its error when it
+	// is cancelled (checked every few thousand events).
+	Context context.Context
 
 	// onStep, when set (tests), sees every engine step with its inputs.
 	onStep func(snap *lb.Snapshot, req *lb.Request, st lb.Step)
@@ -192,6 +196,7 @@ type runner struct {
 	traceClose                         io.Closer
 	traceRec                           TraceRecord
 	liveReqs                           int
+	published                          int64 // scheduled snapshot publications so far
 	liveSess                           int
 	progressAcc                        int64
 
@@ -259,8 +264,38 @@ func Run(sc *Scenario, p *Policy, opt RunOptions) (*Result, error) {
 	return r.result(), nil
 }
 
-func msToNs(ms float64) int64 { return int64(math.Round(ms * 1e6)) }
-func sToNs(s float64) int64   { return int64(math.Round(s * 1e9)) }
+// maxDurNs is the longest duration one step of the simulation adds to the
+// clock (ns): MaxSeconds. Conversions saturate there, so a long-tailed
+// draw or the prefill of a huge input never overflows int64 time.
+const maxDurNs = int64(MaxSeconds * 1e9)
+
+// horizonNs is where a run gives up (ns, about 127 years of simulated
+// time): the clock only grows by steps of at most maxDurNs (trace times
+// at most 10^18 ns), so it stays far from int64's end.
+const horizonNs = int64(4e18)
+
+// snapshotBudget is MaxSnapshots; tests lower it.
+var snapshotBudget int64 = MaxSnapshots
+
+func msToNs(ms float64) int64 { return satNs(math.Round(ms * 1e6)) }
+func sToNs(s float64) int64   { return satNs(math.Round(s * 1e9)) }
+
+// satNs converts ns to int64, saturating at maxDurNs (NaN too).
+func satNs(ns float64) int64 {
+	if !(ns < float64(maxDurNs)) {
+		return maxDurNs
+	}
+	return int64(ns)
+}
+
+// satTokens rounds a drawn token count and clamps it to 0–MaxTokens.
+func satTokens(v float64) int64 {
+	v = math.Round(v)
+	if !(v < MaxTokens) {
+		return MaxTokens
+	}
+	return max(int64(v), 0)
+}
 
 func (r *runner) init() error {
 	sc := r.sc
@@ -421,11 +456,20 @@ func (r *runner) addModel(name string) int32 {
 }
 
 func (r *runner) loop() error {
-	for r.q.len() > 0 {
+	for n := uint32(0); r.q.len() > 0; n++ {
 		if r.genDone && r.liveReqs == 0 && r.liveSess == 0 {
 			break
 		}
+		if n%4096 == 0 && r.opt.Context != nil {
+			if err := r.opt.Context.Err(); err != nil {
+				return err
+			}
+		}
 		e := r.q.pop()
+		if e.at > horizonNs {
+			return fmt.Errorf("simulated time passed %.0f years at %d requests: requests take too long to finish (token counts against prefill_tps and decode_tps)",
+				float64(e.at)/1e9/(365.25*24*3600), r.issued)
+		}
 		r.now = e.at
 		switch e.kind() {
 		case evSessionArrival:
@@ -457,6 +501,10 @@ func (r *runner) loop() error {
 				r.decodeDone(e.a)
 			}
 		case evPublish:
+			if r.published++; r.published > snapshotBudget {
+				return fmt.Errorf("gave up at %.0f s of simulated time after %d snapshots, with %d requests still in flight: requests take too long to finish (token counts against prefill_tps and decode_tps, or a backlog that never drains)",
+					float64(r.now)/1e9, snapshotBudget, r.liveReqs)
+			}
 			r.publish(true)
 		case evDeliver:
 			r.deliver(int(e.a))
@@ -510,7 +558,7 @@ func (r *runner) scheduleSession(t int64) {
 		r.genDone = true
 		return
 	}
-	limit := math.Inf(1)
+	limit := float64(MaxSeconds) // without duration_s, arrivals stop at MaxSeconds
 	if w.DurationS > 0 {
 		limit = w.DurationS
 	}
@@ -556,7 +604,7 @@ func (r *runner) sessionArrival() {
 	s.pcg.Seed(a, b)
 	r.srcProxy.p = &s.pcg
 	w := r.wl
-	s.turnsLeft = int32(min(max(math.Round(r.dTurns.sample(r.srng)), 1), 1e6))
+	s.turnsLeft = int32(min(max(math.Round(r.dTurns.sample(r.srng)), 1), maxTurns))
 	s.model = pick(r.srng, r.modelCum)
 	if len(r.rkCum) > 0 {
 		s.rk = pick(r.srng, r.rkCum)
@@ -596,14 +644,14 @@ func (r *runner) issueTurn(si int32) {
 	w := r.wl
 	var input int64
 	if s.turn == 0 {
-		input = int64(math.Round(r.dFirst.sample(r.srng)))
+		input = satTokens(r.dFirst.sample(r.srng))
 		if s.hot >= 0 {
 			input += w.HotSet.PrefixTokens
 		}
 	} else {
-		input = s.context + int64(math.Round(r.dNew.sample(r.srng)))
+		input = s.context + satTokens(r.dNew.sample(r.srng))
 	}
-	output := int64(math.Round(r.dOut.sample(r.srng)))
+	output := satTokens(r.dOut.sample(r.srng))
 	replica := int32(0)
 	if len(r.stores) > 1 {
 		replica = r.srng.Int32N(int32(len(r.stores)))
@@ -995,7 +1043,7 @@ func (r *runner) startPrefill(ci int32) {
 			r.firstToken(qi)
 			continue
 		}
-		dur := int64(math.Ceil(float64(tokens) * c.nsPerIn))
+		dur := satNs(math.Ceil(float64(tokens) * c.nsPerIn))
 		c.prefillOn, c.prefillAt = true, r.now
 		r.q.push(r.now+dur, evPrefillDone, ci, c.epoch)
 		return
@@ -1041,7 +1089,7 @@ func (r *runner) firstToken(qi int32) {
 		r.stores[q.replica].set(q.storeKey, q.cluster, at)
 	}
 	q.state = stDecode
-	dur := int64(math.Ceil(float64(q.output) * c.nsPerOut))
+	dur := satNs(math.Ceil(float64(q.output) * c.nsPerOut))
 	r.q.push(r.now+dur, evDecodeDone, qi, q.epoch)
 }
 

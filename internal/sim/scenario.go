@@ -56,6 +56,42 @@ type Scenario struct {
 	dec *decoder
 }
 
+// Limits of a scenario. Simulated time is int64 nanoseconds (about 292
+// years); these bounds keep every time, every duration and their sums inside
+// it, and keep a run's length within reach.
+const (
+	// MaxSeconds bounds every time and duration a scenario gives (s; about
+	// 3.2 years): warmup_s, duration_s, ttl_s, event and burst times, think
+	// times, session_expiration_s; slo_ttft_ms is at most MaxSeconds·1000.
+	// Without duration_s, sessions stop arriving at MaxSeconds. Drawn and
+	// computed durations (a long-tailed think time, the prefill of a huge
+	// input) saturate at MaxSeconds.
+	MaxSeconds = 1e8
+	// MaxTokens bounds token counts (tokens; 2^40, as in traces): the token
+	// distributions, hot_set.prefix_tokens, max_context_tokens and
+	// kv_cache_tokens. Drawn token counts saturate there.
+	MaxTokens = 1 << 40
+	// MaxRunRequests bounds the requests one policy run is expected to
+	// issue (about 200 s of CPU time; docs/performance.md): a larger
+	// generated workload is refused rather than left running for hours.
+	MaxRunRequests = 100_000_000
+	// MaxBursts bounds workload.bursts, MinBurstS a burst's duration_s
+	// (s), and MaxBurstWindows the burst windows (repetitions) of all
+	// bursts within the arrival window.
+	MaxBursts       = 100
+	MinBurstS       = 0.001
+	MaxBurstWindows = 10_000_000
+
+	// MaxSnapshots bounds the snapshot publications of one run (every
+	// router.snapshot_interval_ms while anything is in flight): the
+	// arrival window may not need more, and a run that reaches it while
+	// requests are still in flight (requests that take years) fails.
+	MaxSnapshots = 100_000_000
+
+	// maxTurns bounds a session's turns (requests).
+	maxTurns = 1e6
+)
+
 func (s *Scenario) setDefaults() {
 	s.Seed = 1
 	s.SLOTTFTMs = 2000
@@ -353,13 +389,40 @@ type PolicySpec struct {
 	StickyLeastLoaded *StickyLeastLoadedSpec `yaml:"sticky_least_loaded"`
 }
 
-// LoadScenario reads and decodes a scenario file.
+// MaxScenarioBytes bounds a scenario file (bytes); scenarios are a few
+// kilobytes.
+const MaxScenarioBytes = 16 << 20
+
+// LoadScenario reads and decodes a scenario file of at most
+// MaxScenarioBytes.
 func LoadScenario(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFileLimited(path, MaxScenarioBytes)
 	if err != nil {
 		return nil, err
 	}
 	return ParseScenario(path, data)
+}
+
+// readFileLimited reads a file of at most limit bytes. Anything larger,
+// including endless devices such as /dev/zero (os.ReadFile read it until
+// memory ran out), is an error that names the file.
+func readFileLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
+		return nil, fmt.Errorf("%s: %d bytes is larger than lcctl's %d-byte limit", path, st.Size(), limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: larger than lcctl's %d-byte limit", path, limit)
+	}
+	return data, nil
 }
 
 // ParseScenario decodes and checks a scenario from YAML bytes. name is used
@@ -424,11 +487,11 @@ func yamlError(name string, err error) error {
 // check validates ranges and cross references.
 func (sc *Scenario) check() error {
 	d := sc.dec
-	if sc.SLOTTFTMs <= 0 {
-		return d.errPath("slo_ttft_ms", "must be > 0")
+	if !(sc.SLOTTFTMs > 0) || sc.SLOTTFTMs > MaxSeconds*1000 {
+		return d.errPath("slo_ttft_ms", "must be > 0 and at most %g", MaxSeconds*1000)
 	}
-	if sc.WarmupS < 0 {
-		return d.errPath("warmup_s", "must be ≥ 0")
+	if sc.WarmupS < 0 || sc.WarmupS > MaxSeconds {
+		return d.errPath("warmup_s", "must be 0–%g", MaxSeconds)
 	}
 	if len(sc.Clusters) == 0 {
 		return d.errPath("clusters", "at least one cluster is required")
@@ -457,8 +520,8 @@ func (sc *Scenario) check() error {
 			return d.errPath(p+".decode_tps", "must be > 0")
 		case c.RTTMs < 0 || c.RTTMs > 60000:
 			return d.errPath(p+".rtt_ms", "must be 0–60000")
-		case c.KVCacheTokens < 0:
-			return d.errPath(p+".kv_cache_tokens", "must be ≥ 0")
+		case c.KVCacheTokens < 0 || c.KVCacheTokens > MaxTokens:
+			return d.errPath(p+".kv_cache_tokens", "must be 0–%d", int64(MaxTokens))
 		case c.MaxInputTPS < 0:
 			return d.errPath(p+".max_input_tps", "must be ≥ 0")
 		}
@@ -473,8 +536,8 @@ func (sc *Scenario) check() error {
 		return d.errPath("gateway.store", "want shared or local, got %q", g.Store)
 	case g.Replicas < 1 || g.Replicas > 1024:
 		return d.errPath("gateway.replicas", "must be 1–1024")
-	case !(g.TTLS > 0):
-		return d.errPath("gateway.ttl_s", "must be > 0")
+	case !(g.TTLS > 0) || g.TTLS > MaxSeconds:
+		return d.errPath("gateway.ttl_s", "must be > 0 and at most %g", MaxSeconds)
 	case g.MaxEntries < 1:
 		return d.errPath("gateway.max_entries", "must be ≥ 1")
 	}
@@ -494,8 +557,8 @@ func (sc *Scenario) check() error {
 	for i, e := range sc.Events {
 		p := fmt.Sprintf("events[%d]", i)
 		switch {
-		case e.AtS < 0:
-			return d.errPath(p+".at_s", "must be ≥ 0")
+		case e.AtS < 0 || e.AtS > MaxSeconds:
+			return d.errPath(p+".at_s", "must be 0–%g", MaxSeconds)
 		case !ids[e.Cluster]:
 			return d.errPath(p+".cluster", "unknown cluster %q", e.Cluster)
 		case e.Action != "drain" && e.Action != "fail" && e.Action != "restore":
@@ -536,6 +599,51 @@ func (sc *Scenario) check() error {
 			}
 		}
 	}
+	return sc.CheckSize()
+}
+
+// CheckSize refuses a generated workload too large to simulate: burst
+// windows (repetitions) beyond MaxBurstWindows within the arrival window
+// (duration_s, or MaxSeconds without it), more than MaxRunRequests
+// requests expected per policy (ExpectedRequests: session_rate ×
+// duration_s × mean turns, bursts included, capped by sessions and
+// max_requests), or an arrival window of more than MaxSnapshots snapshot
+// intervals when neither sessions nor max_requests can end it earlier. A trace workload is as large as its file. ParseScenario
+// calls it; call it again after changing the workload (the CLI's
+// --duration-s and --max-requests). The error is an *InputError.
+func (sc *Scenario) CheckSize() error {
+	d := sc.dec
+	if d == nil {
+		d = newDecoder(sc.File)
+	}
+	w := &sc.Workload
+	if w.Trace != "" {
+		return nil
+	}
+	horizon := w.DurationS
+	if horizon <= 0 {
+		horizon = MaxSeconds
+	}
+	windows := 0.0
+	for _, b := range w.Bursts {
+		if b.EveryS > 0 && b.StartS < horizon {
+			windows += math.Floor((horizon-b.StartS)/b.EveryS) + 1
+		}
+	}
+	if windows > MaxBurstWindows {
+		return d.errPath("workload.bursts", "the bursts repeat %.3g times within the arrival window (%g s); lcctl simulates at most %d burst windows: use a longer every_s or a shorter workload.duration_s",
+			windows, horizon, MaxBurstWindows)
+	}
+	if n := ExpectedRequests(sc, 0); n > MaxRunRequests {
+		return d.errPath("workload", "about %.3g requests per policy (session_rate × duration_s × mean turns), more than lcctl simulates in one run (%d): lower session_rate or duration_s, or set max_requests (--max-requests)",
+			float64(n), MaxRunRequests)
+	}
+	// Snapshots are published all through the arrival window; sessions
+	// and max_requests may end the arrivals earlier.
+	if snaps := horizon * 1000 / sc.Router.SnapshotIntervalMs; w.DurationS > 0 && w.Sessions == 0 && w.MaxRequests == 0 && snaps > MaxSnapshots {
+		return d.errPath("router.snapshot_interval_ms", "the arrival window (%g s) takes %.3g snapshots at this interval; lcctl simulates at most %d: use a longer interval, a shorter workload.duration_s (--duration-s), or set max_requests (--max-requests)",
+			horizon, snaps, MaxSnapshots)
+	}
 	return nil
 }
 
@@ -569,8 +677,8 @@ func (c *ConsistentHashSpec) check(d *decoder, path string) error {
 
 func (s *StickyLeastLoadedSpec) check(d *decoder, path string) error {
 	switch {
-	case s.SessionExpirationS < 0:
-		return d.errPath(path+".session_expiration_s", "must be ≥ 0")
+	case s.SessionExpirationS < 0 || s.SessionExpirationS > MaxSeconds:
+		return d.errPath(path+".session_expiration_s", "must be 0–%g", MaxSeconds)
 	case s.MaxSessions < 0:
 		return d.errPath(path+".max_sessions", "must be ≥ 0")
 	case s.MaxSessionIDBytes < 0:
@@ -583,14 +691,14 @@ func (w *WorkloadSpec) check(d *decoder) error {
 	switch {
 	case w.SessionRate < 0 || w.SessionRate > 1e7:
 		return d.errPath("workload.session_rate", "must be 0–10000000")
-	case w.DurationS < 0:
-		return d.errPath("workload.duration_s", "must be ≥ 0")
+	case w.DurationS < 0 || w.DurationS > MaxSeconds:
+		return d.errPath("workload.duration_s", "must be 0–%g", MaxSeconds)
 	case w.Sessions < 0:
 		return d.errPath("workload.sessions", "must be ≥ 0")
 	case w.MaxRequests < 0:
 		return d.errPath("workload.max_requests", "must be ≥ 0")
-	case w.MaxContextTokens < 1:
-		return d.errPath("workload.max_context_tokens", "must be ≥ 1")
+	case w.MaxContextTokens < 1 || w.MaxContextTokens > MaxTokens:
+		return d.errPath("workload.max_context_tokens", "must be 1–%d", int64(MaxTokens))
 	case w.PayloadShare < 0 || w.PayloadShare > 1:
 		return d.errPath("workload.payload_share", "must be 0–1")
 	}
@@ -601,17 +709,17 @@ func (w *WorkloadSpec) check(d *decoder) error {
 		return d.errPath("workload.session_rate", "must be > 0 without a trace")
 	}
 	for _, x := range []struct {
-		path string
-		d    *Dist
-		min  float64
+		path    string
+		d       *Dist
+		min, hi float64
 	}{
-		{"workload.turns", &w.Turns, 1},
-		{"workload.think_time_s", &w.ThinkTimeS, 0},
-		{"workload.first_input_tokens", &w.FirstInputTokens, 0},
-		{"workload.new_input_tokens", &w.NewInputTokens, 0},
-		{"workload.output_tokens", &w.OutputTokens, 0},
+		{"workload.turns", &w.Turns, 1, maxTurns},
+		{"workload.think_time_s", &w.ThinkTimeS, 0, MaxSeconds},
+		{"workload.first_input_tokens", &w.FirstInputTokens, 0, MaxTokens},
+		{"workload.new_input_tokens", &w.NewInputTokens, 0, MaxTokens},
+		{"workload.output_tokens", &w.OutputTokens, 0, MaxTokens},
 	} {
-		if err := x.d.check(d, x.path, x.min); err != nil {
+		if err := x.d.check(d, x.path, x.min, x.hi); err != nil {
 			return err
 		}
 	}
@@ -639,22 +747,25 @@ func (w *WorkloadSpec) check(d *decoder) error {
 		return d.errPath("workload.hot_set.prefixes", "must be 0–1000000")
 	case h.Share < 0 || h.Share > 1:
 		return d.errPath("workload.hot_set.share", "must be 0–1")
-	case h.PrefixTokens < 0:
-		return d.errPath("workload.hot_set.prefix_tokens", "must be ≥ 0")
+	case h.PrefixTokens < 0 || h.PrefixTokens > MaxTokens:
+		return d.errPath("workload.hot_set.prefix_tokens", "must be 0–%d", int64(MaxTokens))
 	case h.ZipfS < 0 || h.ZipfS > 10:
 		return d.errPath("workload.hot_set.zipf_s", "must be 0–10")
 	case h.Share > 0 && h.Prefixes == 0:
 		return d.errPath("workload.hot_set.prefixes", "must be ≥ 1 when share > 0")
 	}
+	if len(w.Bursts) > MaxBursts {
+		return d.errPath(fmt.Sprintf("workload.bursts[%d]", MaxBursts), "at most %d bursts", MaxBursts)
+	}
 	for i, b := range w.Bursts {
 		p := fmt.Sprintf("workload.bursts[%d]", i)
 		switch {
-		case b.StartS < 0:
-			return d.errPath(p+".start_s", "must be ≥ 0")
-		case !(b.DurationS > 0):
-			return d.errPath(p+".duration_s", "must be > 0")
-		case b.EveryS != 0 && b.EveryS < b.DurationS:
-			return d.errPath(p+".every_s", "must be 0 or ≥ duration_s")
+		case b.StartS < 0 || b.StartS > MaxSeconds:
+			return d.errPath(p+".start_s", "must be 0–%g", MaxSeconds)
+		case !(b.DurationS >= MinBurstS) || b.DurationS > MaxSeconds:
+			return d.errPath(p+".duration_s", "must be %g–%g", MinBurstS, MaxSeconds)
+		case b.EveryS != 0 && (b.EveryS < b.DurationS || b.EveryS > MaxSeconds):
+			return d.errPath(p+".every_s", "must be 0, or from duration_s to %g", MaxSeconds)
 		case b.RateMultiplier < 0 || b.RateMultiplier > 1e6:
 			return d.errPath(p+".rate_multiplier", "must be 0–1000000")
 		}
@@ -782,13 +893,19 @@ func (x *Dist) decodeYAML(d *decoder, n *yaml.Node, path string) error {
 	return nil
 }
 
-// check validates parameters; every draw must be ≥ min.
-func (x *Dist) check(d *decoder, path string, lo float64) error {
+// check validates parameters: every draw must be ≥ lo, and every parameter
+// (value, mean, min, max) at most hi. Draws beyond hi (a long tail) are
+// clamped where they are used.
+func (x *Dist) check(d *decoder, path string, lo, hi float64) error {
 	bad := func(field, msg string) error { return d.errPath(path+field, "%s", msg) }
+	tooBig := func(field string) error { return bad(field, fmt.Sprintf("must be at most %g", hi)) }
 	switch x.Kind {
 	case DistConstant:
 		if x.Value < lo {
 			return bad("", fmt.Sprintf("must be ≥ %g", lo))
+		}
+		if x.Value > hi {
+			return tooBig("")
 		}
 	case DistExponential:
 		if !(x.Mean > 0) {
@@ -809,6 +926,15 @@ func (x *Dist) check(d *decoder, path string, lo float64) error {
 		if x.Min > x.Max {
 			return bad(".min", "must be ≤ max")
 		}
+	}
+	if x.Kind != DistConstant && x.Kind != DistUniform && x.Mean > hi {
+		return tooBig(".mean")
+	}
+	if (x.HasMin || x.Kind == DistUniform) && x.Min > hi {
+		return tooBig(".min")
+	}
+	if (x.HasMax || x.Kind == DistUniform) && x.Max > hi {
+		return tooBig(".max")
 	}
 	if x.HasMin && x.Min < lo {
 		return bad(".min", fmt.Sprintf("must be ≥ %g", lo))

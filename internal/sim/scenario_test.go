@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -69,6 +70,24 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"unbounded", "clusters: [{id: a}]\nworkload: {duration_s: 0}\n", `workload: unbounded workload`},
 		{"cluster id bytes", "clusters: [{id: \"a\\tb\"}]\n", `clusters[0].id: must be 1–256 printable ASCII bytes`},
 		{"nan", "clusters: [{id: a, rtt_ms: .nan}]\n", `clusters[0].rtt_ms: want a finite number`},
+		// Times and token counts beyond int64 nanoseconds used to wrap
+		// silently (a warm-up of 1e300 s measured everything, a TTL of
+		// 1e300 s expired every entry at once, a 1e300-token input was
+		// negative); huge workloads, bursts and windows ran for hours.
+		{"huge duration", "clusters: [{id: a}]\nworkload: {duration_s: 1e12, session_rate: 0.000001}\n", `test.yaml:2:24: workload.duration_s: must be 0–1e+08`},
+		{"huge warm-up", "clusters: [{id: a}]\nwarmup_s: 1e300\nworkload: {duration_s: 10}\n", `test.yaml:2:11: warmup_s: must be 0–1e+08`},
+		{"huge ttl", "clusters: [{id: a}]\ngateway: {ttl_s: 1e300}\nworkload: {duration_s: 10}\n", `test.yaml:2:18: gateway.ttl_s: must be > 0 and at most 1e+08`},
+		{"huge event time", "clusters: [{id: a}]\nevents: [{at_s: 1e300, cluster: a, action: fail}]\n", `events[0].at_s: must be 0–1e+08`},
+		{"huge slo", "clusters: [{id: a}]\nslo_ttft_ms: 1e300\n", `slo_ttft_ms: must be > 0 and at most 1e+11`},
+		{"huge input", "clusters: [{id: a}]\nworkload: {first_input_tokens: 1e300}\n", `test.yaml:2:32: workload.first_input_tokens: must be at most 1.099511627776e+12`},
+		{"huge mean output", "clusters: [{id: a}]\nworkload: {output_tokens: {distribution: exponential, mean: 1e15}}\n", `workload.output_tokens.mean: must be at most`},
+		{"huge think time", "clusters: [{id: a}]\nworkload: {think_time_s: {distribution: uniform, min: 0, max: 1e10}}\n", `workload.think_time_s.max: must be at most 1e+08`},
+		{"huge prefix", "clusters: [{id: a}]\nworkload: {hot_set: {prefixes: 1, share: 1, prefix_tokens: 9223372036854775807}}\n", `workload.hot_set.prefix_tokens: must be 0–1099511627776`},
+		{"tiny burst", "clusters: [{id: a}]\nworkload: {bursts: [{start_s: 0, duration_s: 1e-12, every_s: 1e-12}]}\n", `workload.bursts[0].duration_s: must be 0.001–1e+08`},
+		{"burst windows", "clusters: [{id: a}]\nworkload: {duration_s: 100000000, session_rate: 0.00001, bursts: [{start_s: 0, duration_s: 0.001, every_s: 0.001}]}\n", `workload.bursts: the bursts repeat 1e+11 times`},
+		{"huge workload", "clusters: [{id: a}]\nworkload: {duration_s: 100000, session_rate: 10000000}\n", `test.yaml:2:11: workload: about 4e+12 requests per policy`},
+		{"huge workload wraps int64", "clusters: [{id: a}]\nrouter: {snapshot_interval_ms: 10000}\nworkload: {duration_s: 100000000, session_rate: 10000000, turns: {distribution: geometric, mean: 1000000}}\n", `workload: about 9.22e+18 requests per policy`},
+		{"snapshots", "clusters: [{id: a}]\nrouter: {snapshot_interval_ms: 1}\nworkload: {duration_s: 1000000, session_rate: 0.01}\n", `router.snapshot_interval_ms: the arrival window (1e+06 s) takes 1e+09 snapshots`},
 		{"alias bomb", "a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nclusters: [{id: a}]\n", `unknown field "a"`},
 	}
 	for _, c := range cases {
@@ -261,4 +280,20 @@ func FuzzReadTrace(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLoadEndlessFile: a scenario or lb-config path naming an endless
+// device was read with os.ReadFile until memory ran out (23 GB before the
+// kernel killed lcctl, ignoring SIGTERM meanwhile).
+func TestLoadEndlessFile(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no /dev/zero on Windows")
+	}
+	if _, err := LoadScenario("/dev/zero"); err == nil || !strings.Contains(err.Error(), "/dev/zero: larger than lcctl's 16777216-byte limit") {
+		t.Fatalf("LoadScenario(/dev/zero): %v", err)
+	}
+	sc := mustScenario(t, "clusters: [{id: a}]\nworkload: {duration_s: 1}\n")
+	if _, err := ResolvePolicies(sc, Selection{ConfigFiles: []string{"/dev/zero"}}); err == nil || !strings.Contains(err.Error(), "larger than lcctl's") {
+		t.Fatalf("--config /dev/zero: %v", err)
+	}
 }

@@ -1,6 +1,10 @@
 package sim
 
 import (
+	"errors"
+	"runtime"
+	"sync/atomic"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -502,5 +506,72 @@ router: {snapshot_interval_ms: 100}
 				t.Errorf("%s cluster %s: utilisation %.4f: the scenario should load the clusters", r.Policy, cr.ClusterID, cr.Utilization)
 			}
 		}
+	}
+}
+
+func TestRunAllStopsWhenCancelled(t *testing.T) {
+	sc := mustScenario(t, `
+clusters: [{id: a}, {id: b}]
+workload: {session_rate: 1000, duration_s: 100000, max_requests: 3000000}
+`)
+	pols, err := ResolvePolicies(sc, Selection{Names: []string{"round-robin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var issued atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		_, err := RunAll(ctx, sc, pols, &issued)
+		done <- err
+	}()
+	for issued.Load() == 0 {
+		runtime.Gosched()
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("RunAll after cancel: %v, want context.Canceled", err)
+	}
+	if n := issued.Load(); n >= 3000000 {
+		t.Fatalf("the run finished (%d requests) instead of stopping", n)
+	}
+}
+
+func TestRequestsThatNeverFinishGiveUp(t *testing.T) {
+	defer func(b int64) { snapshotBudget = b }(snapshotBudget)
+	snapshotBudget = 100_000 // MaxSnapshots takes about 10 s
+	sc := mustScenario(t, `
+clusters: [{id: a}]
+workload: {duration_s: 1, session_rate: 5, turns: 1, first_input_tokens: 1e12}
+`)
+	pols, err := ResolvePolicies(sc, Selection{Names: []string{"round-robin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = RunAll(context.Background(), sc, pols, nil)
+	if err == nil || !strings.Contains(err.Error(), "requests take too long to finish") {
+		t.Fatalf("err = %v, want the give-up error", err)
+	}
+}
+
+func TestLongTailDrawsSaturate(t *testing.T) {
+	sc := mustScenario(t, `
+clusters: [{id: a, prefill_tps: 1e9, decode_tps: 1e9}]
+workload:
+  duration_s: 5
+  session_rate: 2
+  turns: 2
+  think_time_s: {distribution: lognormal, mean: 100000000, sigma: 10}
+  output_tokens: {distribution: lognormal, mean: 1000000000000, sigma: 10}
+`)
+	if got := satNs(math.Inf(1)); got != maxDurNs {
+		t.Fatalf("satNs(+Inf) = %d", got)
+	}
+	if got := satTokens(1e300); got != MaxTokens {
+		t.Fatalf("satTokens(1e300) = %d", got)
+	}
+	res := mustRun(t, sc, "round-robin")[0]
+	if res.Requests == 0 || res.SimulatedS <= 0 || res.InputTokens < 0 || res.TTFTMs.Max < 0 {
+		t.Fatalf("requests %d, simulated %v s, input %d, TTFT max %v", res.Requests, res.SimulatedS, res.InputTokens, res.TTFTMs.Max)
 	}
 }

@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"math"
+
 	"context"
 	"errors"
 	"fmt"
@@ -461,5 +463,45 @@ func TestScanLimitCounts(t *testing.T) {
 		} else if !rep.Complete || rep.Truncated || rep.Keys != 300 || rep.Matched != total {
 			t.Errorf("%s: want complete with %d matched of 300 keys, report %+v", what, total, rep)
 		}
+	}
+}
+
+func TestEvictRateOutOfRange(t *testing.T) {
+	_, c := connectShared(t)
+	ctx := context.Background()
+	keys := seed(t, c, "rate-range", 3, time.Hour, "cluster-q")
+	for _, r := range []float64{1e-300, 1e-10, 0.009, -1, math.NaN(), math.Inf(1), 1e300} {
+		_, err := c.Evict(ctx, store.EvictOptions{Cluster: "cluster-q", Apply: true, MaxRate: r})
+		if err == nil || !strings.Contains(err.Error(), "want 0 (no limit) or 0.01-1e+09 deletions per second") {
+			t.Errorf("max rate %v: %v", r, err)
+		}
+	}
+	for k := range keys {
+		if _, err := c.Get(ctx, k); err != nil {
+			t.Fatalf("%s after refused evictions: %v", k, err)
+		}
+	}
+}
+
+func TestPutLongestTTL(t *testing.T) {
+	_, c := connectShared(t)
+	ctx := context.Background()
+	key := store.Key("fn-alpha", "company/model", "mt:v1:session:longest-ttl")
+	if err := c.Put(ctx, key, "cluster-b", store.MaxTTL, store.PutAlways); err != nil {
+		t.Fatal(err)
+	}
+	e, err := c.Get(ctx, key)
+	if err != nil {
+		t.Fatalf("get after a put with MaxTTL: %v", err)
+	}
+	if e.Cluster != "cluster-b" || e.TTL() < store.MaxTTL-time.Hour {
+		t.Fatalf("got %+v with ttl %v, want cluster-b with about %v", e, e.TTL(), store.MaxTTL)
+	}
+	other := store.Key("fn-alpha", "company/model", "mt:v1:session:too-long-ttl")
+	if err := c.Put(ctx, other, "cluster-b", 2562047*time.Hour, store.PutAlways); err == nil || !strings.Contains(err.Error(), "over 100 years") {
+		t.Fatalf("put with a 292-year TTL: %v, want the over-100-years error", err)
+	}
+	if _, err := c.Get(ctx, other); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the refused put wrote the key: %v", err)
 	}
 }

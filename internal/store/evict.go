@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"sync"
 	"time"
@@ -133,13 +132,23 @@ type EvictReport struct {
 	Elapsed time.Duration `json:"-"`
 }
 
+// MinEvictRate and MaxEvictRate bound EvictOptions.MaxRate (deletions per
+// second) when it is not 0. Below one deletion per 100 s the pacing
+// arithmetic (round start + keys / rate, a time.Duration) overflowed and
+// the limit silently disappeared; above 10^9 the rate is no limit at all
+// and the rounds shrank to one key.
+const (
+	MinEvictRate = 0.01
+	MaxEvictRate = 1e9
+)
+
 func (o *EvictOptions) withDefaults() (EvictOptions, error) {
 	out := *o
 	if err := ValidateValue(out.Cluster); err != nil {
 		return out, fmt.Errorf("evict: %w", err)
 	}
-	if out.MaxRate < 0 || math.IsNaN(out.MaxRate) || math.IsInf(out.MaxRate, 0) {
-		return out, fmt.Errorf("max rate %v must be a finite number >= 0", out.MaxRate)
+	if !(out.MaxRate == 0 || (out.MaxRate >= MinEvictRate && out.MaxRate <= MaxEvictRate)) {
+		return out, fmt.Errorf("max rate %v: want 0 (no limit) or %v-%v deletions per second", out.MaxRate, MinEvictRate, MaxEvictRate)
 	}
 	switch {
 	case out.Sample == 0:

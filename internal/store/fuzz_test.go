@@ -52,7 +52,7 @@ func FuzzParseTTL(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if d < time.Millisecond || d%time.Millisecond != 0 {
+		if d < time.Millisecond || d > MaxTTL || d%time.Millisecond != 0 {
 			t.Fatalf("accepted %q as %v", s, d)
 		}
 		if ValidateTTL(d) != nil {

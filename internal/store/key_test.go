@@ -404,7 +404,7 @@ func TestValidateValue(t *testing.T) {
 }
 
 func TestParseTTL(t *testing.T) {
-	good := map[string]string{"10m": "10m0s", "1ms": "1ms", " 90s ": "1m30s", "1500ms": "1.5s", "720h": "720h0m0s"}
+	good := map[string]string{"10m": "10m0s", "1ms": "1ms", " 90s ": "1m30s", "1500ms": "1.5s", "720h": "720h0m0s", "876000h": "876000h0m0s"}
 	for in, want := range good {
 		d, err := ParseTTL(in)
 		if err != nil || d.String() != want {
@@ -421,6 +421,10 @@ func TestParseTTL(t *testing.T) {
 		"10 m":          "invalid ttl",
 		"1e3ms":         "invalid ttl",
 		"999999999999h": "invalid ttl",
+		// An Olric member's expiry (now + ttl in int64 ns) overflowed:
+		// `put --ttl 2562047h --yes` reported success and stored nothing.
+		"876001h":  "over 100 years",
+		"2562047h": "over 100 years",
 	}
 	for in, want := range bad {
 		if _, err := ParseTTL(in); err == nil || !strings.Contains(err.Error(), want) {
@@ -448,8 +452,11 @@ func TestParseAddrs(t *testing.T) {
 		"h:http":         "not a number",
 		"redis://h:3320": "is a URL",
 		"h:1,h:1":        "listed twice",
-		"::1:3320":       "not host:port",
-		"h\x00x:1":       "offset 1",
+		// Seeds are tried one after the other, each up to the timeouts:
+		// 100 unreachable seeds kept lcctl silent for over three minutes.
+		strings.Repeat("h:1,", MaxSeeds) + "h:2": "33 addresses: give at most 32 seeds",
+		"::1:3320":                               "not host:port",
+		"h\x00x:1":                               "offset 1",
 	}
 	for in, want := range bad {
 		if _, err := ParseAddrs(in); err == nil || !strings.Contains(err.Error(), want) {
@@ -474,6 +481,10 @@ func TestReadSessionLines(t *testing.T) {
 		`{"model":5,"affinity_key":"k"}`,
 		`{"routing_key":"r","client_model":"r/m","affinity_key":"k"}`,
 		`   `,
+		// encoding/json keeps the last of repeated fields: this line
+		// used to hash "b" without a word.
+		`{"model":"m","affinity_key":"a","affinity_key":"b"}`,
+		`[{"model":"m","affinity_key":"k"}]`,
 	}, "\n")
 	type res struct {
 		line int
@@ -491,8 +502,10 @@ func TestReadSessionLines(t *testing.T) {
 		{9, "", "never eligible"},
 		{10, "lc:v1:9d908ecfb6b256def8b49a7c504e6c889c4b0e41fe6ce3e01863dd7b61a20aa0", ""},
 		{11, "", "not valid UTF-8"},
-		{12, "", "cannot unmarshal number"},
+		{12, "", `field "model" must be a string, not a number`},
 		{13, "", "do not also give"},
+		{15, "", `field "affinity_key" is given twice`},
+		{16, "", "want a JSON object of session fields, got an array"},
 	}
 	var got []res
 	err := ReadSessionLines(strings.NewReader(in), func(l BatchLine) error {

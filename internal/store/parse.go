@@ -47,14 +47,25 @@ func unwrapParse(err error) error {
 	return errors.New(msg)
 }
 
+// MaxTTL is the longest TTL lcctl writes: 100 years (876000h). An Olric
+// member turns PX into an expiry as (ttl + now) in int64 nanoseconds since
+// 1970 (olric v0.7.4 internal/dmap/put.go), which wraps around for TTLs
+// over about 236 years from today: the entry is then stored already
+// expired, and a put that reports success leaves nothing behind.
+const MaxTTL = 100 * 365 * 24 * time.Hour
+
 // ValidateTTL refuses TTLs Olric would mishandle: Olric receives the TTL as
 // whole milliseconds (PX), and a value under 1 ms becomes PX 0, which the
 // client omits, so the entry would never expire (gateway.md §5.1 derived
-// note, olric.md §4.2). It therefore requires d >= 1ms and a whole number of
+// note, olric.md §4.2); a TTL over MaxTTL overflows the member's expiry.
+// It therefore requires 1ms <= d <= MaxTTL and a whole number of
 // milliseconds.
 func ValidateTTL(d time.Duration) error {
 	if d < time.Millisecond {
 		return fmt.Errorf("ttl %v is under 1ms: Olric would store the entry without expiry", d)
+	}
+	if d > MaxTTL {
+		return fmt.Errorf("ttl %v is over 100 years (%v): Olric computes the expiry as now + ttl in int64 nanoseconds, which overflows, and stores the entry already expired", d, MaxTTL)
 	}
 	if d%time.Millisecond != 0 {
 		return fmt.Errorf("ttl %v is not a whole number of milliseconds: Olric stores TTLs in ms", d)
@@ -62,16 +73,25 @@ func ValidateTTL(d time.Duration) error {
 	return nil
 }
 
+// MaxSeeds bounds the seed list: seeds are tried in order, each up to the
+// dial and request timeouts, so a long list of unreachable addresses
+// (every pod IP pasted in) would keep lcctl silent for minutes.
+const MaxSeeds = 32
+
 // ParseAddrs parses a comma-separated list of Olric member addresses
 // ("host:port[,host:port]", as --olric and LCCTL_OLRIC_ADDRS take them).
 // Spaces around items are ignored. Every item must be host:port with a
 // non-empty host (IPv6 in brackets) and a decimal port 1-65535; URLs,
-// empty items and duplicates are errors that name the item's position.
+// empty items, duplicates and more than MaxSeeds items are errors that name
+// the item's position.
 func ParseAddrs(s string) ([]string, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, errors.New("no Olric address given: use --olric host:port[,host:port] or LCCTL_OLRIC_ADDRS")
 	}
 	items := strings.Split(s, ",")
+	if len(items) > MaxSeeds {
+		return nil, fmt.Errorf("%d addresses: give at most %d seeds; any one reachable member is enough, lcctl learns the others from it (seeds are tried one after the other, each up to the dial and request timeouts)", len(items), MaxSeeds)
+	}
 	out := make([]string, 0, len(items))
 	seen := make(map[string]bool, len(items))
 	for i, raw := range items {

@@ -114,15 +114,18 @@ type BatchLine struct {
 }
 
 // DecodeSessionLine decodes one JSON object into a SessionInput and resolves
-// it. Invalid UTF-8, unknown fields, trailing data after the object,
-// non-string values and JSON null are errors; so are inputs Resolve
-// refuses.
+// it. Invalid UTF-8, anything but an object, unknown or repeated fields,
+// trailing data after the object, non-string values and JSON null are
+// errors that name the field; so are inputs Resolve refuses.
 func DecodeSessionLine(line []byte) (SessionInput, Session, error) {
 	var in SessionInput
 	if !utf8.Valid(line) {
 		// encoding/json would silently turn invalid bytes into U+FFFD and so
 		// hash different bytes than the gateway saw.
 		return SessionInput{}, Session{}, errors.New("line is not valid UTF-8")
+	}
+	if err := checkSessionObject(line); err != nil {
+		return SessionInput{}, Session{}, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
@@ -132,11 +135,6 @@ func DecodeSessionLine(line []byte) (SessionInput, Session, error) {
 	if rest := bytes.TrimSpace(line[dec.InputOffset():]); len(rest) > 0 {
 		return SessionInput{}, Session{}, errors.New("trailing data after the JSON object")
 	}
-	// A JSON null decodes to a nil pointer, indistinguishable from an absent
-	// field; refuse it so "routing_key": null never silently means "".
-	if bytes.Contains(line, []byte("null")) && hasNullField(line) {
-		return SessionInput{}, Session{}, errors.New("fields must be strings, not null")
-	}
 	s, err := in.Resolve()
 	if err != nil {
 		return SessionInput{}, Session{}, err
@@ -144,19 +142,68 @@ func DecodeSessionLine(line []byte) (SessionInput, Session, error) {
 	return in, s, nil
 }
 
-// hasNullField reports whether the top-level object in line has a field
-// whose value is JSON null.
-func hasNullField(line []byte) bool {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(line, &raw); err != nil {
-		return false
+// sessionFields are SessionInput's JSON field names.
+var sessionFields = map[string]bool{"routing_key": true, "model": true, "client_model": true,
+	"affinity_key": true, "session_id": true, "source": true}
+
+// checkSessionObject walks the top-level JSON value of line: it must be an
+// object of known fields, each given once, with string values. A JSON null
+// would decode to a nil pointer, indistinguishable from an absent field
+// ("routing_key": null must never silently mean ""); encoding/json keeps
+// the last of repeated fields, so {"affinity_key":"a",…,"affinity_key":"b"}
+// would silently hash "b".
+func checkSessionObject(line []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("not a JSON object of session fields: %v", err)
 	}
-	for _, v := range raw {
-		if string(bytes.TrimSpace(v)) == "null" {
-			return true
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("want a JSON object of session fields, got %s", jsonKind(tok))
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("not a JSON object of session fields: %v", err)
+		}
+		name, _ := tok.(string)
+		switch {
+		case !sessionFields[name]:
+			return fmt.Errorf("unknown field %q (want routing_key, model or client_model, and affinity_key or session_id with source)", name)
+		case seen[name]:
+			return fmt.Errorf("field %q is given twice", name)
+		}
+		seen[name] = true
+		if tok, err = dec.Token(); err != nil {
+			return fmt.Errorf("not a JSON object of session fields: %v", err)
+		}
+		if _, ok := tok.(string); !ok {
+			return fmt.Errorf("field %q must be a string, not %s", name, jsonKind(tok))
 		}
 	}
-	return false
+	return nil
+}
+
+// jsonKind names the JSON value a token starts.
+func jsonKind(tok json.Token) string {
+	switch v := tok.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number, float64:
+		return "a number"
+	case string:
+		return "a string"
+	case json.Delim:
+		if v == '[' {
+			return "an array"
+		}
+		return "an object"
+	}
+	return "something else"
 }
 
 // ReadSessionLines reads JSON lines from r, one SessionInput object per

@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
@@ -46,3 +48,28 @@ func NewStyles(w io.Writer, color bool) *Styles {
 // Renderer returns the lipgloss renderer bound to the output, for tables and
 // other composite widgets.
 func (s *Styles) Renderer() *lipgloss.Renderer { return s.r }
+
+// Printable returns s with every control character (C0, DEL and C1; tab
+// and newline included) replaced by its Go escape (\x1b, \u009b), so data
+// from scrapes, stores or files cannot send escape sequences to the
+// terminal (recolour, clear or retitle it). Text without control
+// characters is returned unchanged.
+func Printable(s string) string {
+	if strings.IndexFunc(s, isControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < 0x80 && isControl(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case isControl(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) }

@@ -232,7 +232,7 @@ func (o *Original) unchanged() error {
 }
 
 func (o *Original) writeBackup(fsys FS, path string) error {
-	if cur, err := os.ReadFile(path); err == nil {
+	if cur, err := readAtMost(path, int64(len(o.Data))+1); err == nil {
 		if bytes.Equal(cur, o.Data) {
 			return nil
 		}
@@ -280,4 +280,16 @@ func (o *Original) write(fsys FS, path string, data []byte, check func() error) 
 		return fmt.Errorf("cannot write %s: %w (the original is unchanged)", path, unwrap(err))
 	}
 	return nil
+}
+
+// readAtMost reads up to n bytes of path: enough to compare an existing
+// backup with the original (one byte more tells a longer file apart),
+// without reading an endless file (a FILE.bak linked to /dev/zero) whole.
+func readAtMost(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
 }

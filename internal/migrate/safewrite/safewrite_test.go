@@ -297,6 +297,25 @@ func TestReplaceRefusesHardLinkAndExistingBackup(t *testing.T) {
 	}
 }
 
+// TestBackupLinkedToEndlessFile: an existing FILE.bak that is a link to
+// /dev/zero was read whole (os.ReadFile) to compare it with the original,
+// until memory ran out. Only as many bytes as the original has (and one
+// more) are compared now; the backup is refused as different.
+func TestBackupLinkedToEndlessFile(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero on this system")
+	}
+	dir, path := setup(t, 0o644)
+	if err := os.Symlink("/dev/zero", path+".bak"); err != nil {
+		t.Fatal(err)
+	}
+	o, _ := Read(path, 1<<20)
+	if _, err := Replace(o, []byte(migrated), Options{Backup: true}); !errors.Is(err, ErrBackupExists) {
+		t.Fatalf("err %v, want ErrBackupExists", err)
+	}
+	intact(t, dir, path, 0o644, "lb-config.json.bak")
+}
+
 func TestReadRefuses(t *testing.T) {
 	dir, path := setup(t, 0o644)
 	if _, err := Read(dir, 1<<20); !errors.Is(err, ErrNotRegular) {

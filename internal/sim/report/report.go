@@ -82,9 +82,13 @@ func WriteText(w io.Writer, d *Document, st *ui.Styles) error {
 	}
 	var b strings.Builder
 	s := &d.Scenario
-	fmt.Fprintf(&b, "%s %s\n", st.Bold.Render("scenario"), s.Name)
+	// Names and the description come from files: no control characters
+	// to the terminal (a multi-line description keeps its lines).
+	fmt.Fprintf(&b, "%s %s\n", st.Bold.Render("scenario"), ui.Printable(s.Name))
 	if s.Description != "" {
-		fmt.Fprintf(&b, "  %s\n", s.Description)
+		for _, l := range strings.Split(strings.TrimRight(s.Description, "\n"), "\n") {
+			fmt.Fprintf(&b, "  %s\n", ui.Printable(l))
+		}
 	}
 	fmt.Fprintf(&b, "  seed %d, TTFT SLO %g ms, warm-up %g s, %d clusters\n", s.Seed, s.SLOTTFTMs, s.WarmupS, len(s.Clusters))
 	fmt.Fprintf(&b, "  %s\n\n", windowNote(d))
@@ -93,7 +97,7 @@ func WriteText(w io.Writer, d *Document, st *ui.Styles) error {
 	rows := [][]string{}
 	for _, r := range d.Policies {
 		rows = append(rows, []string{
-			r.Policy,
+			ui.Printable(r.Policy),
 			fmt.Sprintf("%d", r.Requests),
 			fmt.Sprintf("%.2f", r.GoodputRPS),
 			fmtMs(r.TTFTMs.P50), fmtMs(r.TTFTMs.P90), fmtMs(r.TTFTMs.P99),
@@ -110,7 +114,7 @@ func WriteText(w io.Writer, d *Document, st *ui.Styles) error {
 	head = append([]string{"utilisation"}, s.Clusters...)
 	rows = rows[:0]
 	for _, r := range d.Policies {
-		row := []string{r.Policy}
+		row := []string{ui.Printable(r.Policy)}
 		for _, c := range r.Clusters {
 			row = append(row, pct(c.Utilization))
 		}

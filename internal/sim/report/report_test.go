@@ -275,3 +275,23 @@ func TestSmoothing(t *testing.T) {
 		t.Error("valueAt(nil) ok")
 	}
 }
+
+func TestWriteTextEscapesControlCharacters(t *testing.T) {
+	d := testDoc()
+	d.Scenario.Name = "x\x1b[31m"
+	d.Scenario.Description = "first line\nclears \x1b[2J the screen\n"
+	d.Policies[0].Policy = "p\x1b]0;title\x07"
+	var b bytes.Buffer
+	if err := WriteText(&b, d, nil); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Fatalf("control characters in the text output:\n%q", out)
+	}
+	for _, want := range []string{"scenario x\\x1b[31m\n", "  first line\n  clears \\x1b[2J the screen\n", "p\\x1b]0;title\\x07 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+}
