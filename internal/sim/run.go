@@ -14,6 +14,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/plural"
 )
 
 // RunOptions are the knobs of one policy run that are not part of the
@@ -467,8 +468,8 @@ func (r *runner) loop() error {
 		}
 		e := r.q.pop()
 		if e.at > horizonNs {
-			return fmt.Errorf("simulated time passed %.0f years at %d requests: requests take too long to finish (token counts against prefill_tps and decode_tps)",
-				float64(e.at)/1e9/(365.25*24*3600), r.issued)
+			return fmt.Errorf("simulated time passed %.0f years at %s: requests take too long to finish (token counts against prefill_tps and decode_tps)",
+				float64(e.at)/1e9/(365.25*24*3600), plural.Count(r.issued, "request", "requests"))
 		}
 		r.now = e.at
 		switch e.kind() {
@@ -502,8 +503,8 @@ func (r *runner) loop() error {
 			}
 		case evPublish:
 			if r.published++; r.published > snapshotBudget {
-				return fmt.Errorf("gave up at %.0f s of simulated time after %d snapshots, with %d requests still in flight: requests take too long to finish (token counts against prefill_tps and decode_tps, or a backlog that never drains)",
-					float64(r.now)/1e9, snapshotBudget, r.liveReqs)
+				return fmt.Errorf("gave up at %.0f s of simulated time after %d snapshots, with %s still in flight: requests take too long to finish (token counts against prefill_tps and decode_tps, or a backlog that never drains)",
+					float64(r.now)/1e9, snapshotBudget, plural.Count(r.liveReqs, "request", "requests"))
 			}
 			r.publish(true)
 		case evDeliver:
