@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/suggest"
 )
 
 // algorithmVariants is serde's list of expected variants for an algorithm
@@ -104,7 +105,7 @@ func (c *checker) check(root *Value) {
 
 func unknownTopLevelHint(key string) string {
 	for _, k := range []string{"default", "request_algorithms", "models"} {
-		if strings.EqualFold(k, key) || editDistance(k, key) <= 2 {
+		if strings.EqualFold(k, key) || suggest.Distance(k, key) <= 2 {
 			return fmt.Sprintf("did you mean `%s`? Field names are case-sensitive", k)
 		}
 	}
@@ -134,7 +135,7 @@ func nameHint(name string) string {
 	}
 	best, bestD := "", 3
 	for _, a := range lb.Algorithms {
-		if d := editDistance(norm, a.String()); d < bestD {
+		if d := suggest.Distance(norm, a.String()); d < bestD {
 			best, bestD = a.String(), d
 		}
 	}
@@ -647,7 +648,7 @@ func unsupportedHint(a lb.Algorithm, names []string) string {
 		}
 		best, bestD := "", 3
 		for f := range fieldSpecs {
-			if d := editDistance(n, f); d < bestD || (d == bestD && f < best) {
+			if d := suggest.Distance(n, f); d < bestD || (d == bestD && f < best) {
 				best, bestD = f, d
 			}
 		}
@@ -911,27 +912,6 @@ func (e *Entry) setNoSLO(set present) {
 	}
 	e.NoSLO = true
 	e.Bounded = set["max_queued"] != nil && set["cache_affinity_wait_ms"] != nil
-}
-
-// editDistance is the Levenshtein distance, for "did you mean" hints.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func sortStrings(s []string) { slices.Sort(s) }
