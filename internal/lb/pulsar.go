@@ -3,8 +3,6 @@ package lb
 import (
 	"fmt"
 	"math"
-	"slices"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -236,27 +234,7 @@ func (e *Engine) computeRanking(snap *Snapshot, rv *reqView, d *Decision) []rank
 	for i := range out {
 		keys = append(keys, sortKey{^out[i].key, int32(i)})
 	}
-	cmp := func(a, b sortKey) int {
-		switch {
-		case a.key < b.key:
-			return -1
-		case a.key > b.key:
-			return 1
-		}
-		return strings.Compare(snap.Clusters[out[a.pos].idx].ClusterID, snap.Clusters[out[b.pos].idx].ClusterID)
-	}
-	if len(keys) > smallSort {
-		slices.SortFunc(keys, cmp)
-	} else {
-		for i := 1; i < len(keys); i++ {
-			v := keys[i]
-			j := i
-			for ; j > 0 && cmp(v, keys[j-1]) < 0; j-- {
-				keys[j] = keys[j-1]
-			}
-			keys[j] = v
-		}
-	}
+	sortKeys(keys, func(pos int32) string { return snap.Clusters[out[pos].idx].ClusterID })
 	e.sorted = keys
 	sortedOut := e.rankedSorted[:0]
 	for _, k := range keys {

@@ -294,11 +294,39 @@ func (e *Engine) finishPhase(pt *PhaseTrace, r selResult) {
 // smallSort is the length up to which insertion sort beats slices.SortFunc.
 const smallSort = 12
 
-// sortKey is a compact sort entry: the bucket TTFT's total-order key and
-// the position in ests.
+// sortKey is a compact sort entry: the total-order key and the position
+// in the caller's slice (ests or the Pulsar ranking).
 type sortKey struct {
 	key uint64
 	pos int32
+}
+
+// sortKeys orders keys by (key, id) in place, id(pos) giving the cluster id
+// of the entry at pos: ids are unique, so the order is strict. Both the
+// bucket walk (wait-and-widen.md §3.3 step 4) and the Pulsar ranking
+// (pulsar.md §4.4) sort this way. id is called only on equal keys.
+func sortKeys(keys []sortKey, id func(pos int32) string) {
+	cmp := func(a, b sortKey) int {
+		switch {
+		case a.key < b.key:
+			return -1
+		case a.key > b.key:
+			return 1
+		}
+		return strings.Compare(id(a.pos), id(b.pos))
+	}
+	if len(keys) > smallSort {
+		slices.SortFunc(keys, cmp)
+		return
+	}
+	for i := 1; i < len(keys); i++ {
+		v := keys[i]
+		j := i
+		for ; j > 0 && cmp(v, keys[j-1]) < 0; j-- {
+			keys[j] = keys[j-1]
+		}
+		keys[j] = v
+	}
 }
 
 // sortEsts orders the survivors by (bucket TTFT in total order, cluster id
@@ -310,27 +338,7 @@ func (e *Engine) sortEsts(ests []est, snap *Snapshot) []int32 {
 	for i := range ests {
 		keys = append(keys, sortKey{totalKey(ests[i].bucket), int32(i)})
 	}
-	cmp := func(a, b sortKey) int {
-		switch {
-		case a.key < b.key:
-			return -1
-		case a.key > b.key:
-			return 1
-		}
-		return strings.Compare(snap.Clusters[ests[a.pos].idx].ClusterID, snap.Clusters[ests[b.pos].idx].ClusterID)
-	}
-	if len(keys) > smallSort {
-		slices.SortFunc(keys, cmp)
-	} else {
-		for i := 1; i < len(keys); i++ {
-			v := keys[i]
-			j := i
-			for ; j > 0 && cmp(v, keys[j-1]) < 0; j-- {
-				keys[j] = keys[j-1]
-			}
-			keys[j] = v
-		}
-	}
+	sortKeys(keys, func(pos int32) string { return snap.Clusters[ests[pos].idx].ClusterID })
 	e.sorted = keys
 	order := e.order32[:0]
 	for _, k := range keys {
