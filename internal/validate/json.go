@@ -184,21 +184,63 @@ func (p *jsonParser) enter() error {
 	return nil
 }
 
-func (p *jsonParser) object() (*Value, error) {
+// open starts an object or an array at its opening byte: it enters one
+// level of nesting and reads up to the first member or item. done is true
+// when the container is empty (close follows at once; v is complete). eof
+// is serde_json's message for input that ends inside the container.
+func (p *jsonParser) open(kind Kind, close byte, eof string) (v *Value, done bool, err error) {
 	if err := p.enter(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	v := &Value{Kind: KindObject, Start: p.pt.at(p.i)}
-	p.i++ // {
+	v = &Value{Kind: kind, Start: p.pt.at(p.i)}
+	p.i++ // { or [
 	p.skipWS()
 	if p.i >= len(p.data) {
-		return nil, p.fail("EOF while parsing an object")
+		return nil, false, p.fail(eof)
 	}
-	if p.data[p.i] == '}' {
+	if p.data[p.i] == close {
 		p.i++
 		v.End = p.i
 		p.depth--
-		return v, nil
+		return v, true, nil
+	}
+	return v, false, nil
+}
+
+// next reads what follows a member or an item of v: a comma and the start
+// of the next one, or close, which ends v (done). eof and expected are
+// serde_json's messages for input that ends there and for any other byte.
+func (p *jsonParser) next(v *Value, close byte, eof, expected string) (done bool, err error) {
+	p.skipWS()
+	if p.i >= len(p.data) {
+		return false, p.fail(eof)
+	}
+	switch p.data[p.i] {
+	case ',':
+		p.i++
+		p.skipWS()
+		if p.i < len(p.data) && p.data[p.i] == close {
+			return false, p.fail("trailing comma")
+		}
+		if p.i >= len(p.data) {
+			// serde_json expects the next member's or item's value here.
+			return false, p.fail("EOF while parsing a value")
+		}
+		return false, nil
+	case close:
+		p.i++
+		v.End = p.i
+		p.depth--
+		return true, nil
+	default:
+		return false, p.fail(expected)
+	}
+}
+
+func (p *jsonParser) object() (*Value, error) {
+	v, done, err := p.open(KindObject, '}', "EOF while parsing an object")
+	if err != nil || done {
+		return v, err // v is nil after an error
 	}
 	for {
 		if p.i >= len(p.data) {
@@ -230,47 +272,20 @@ func (p *jsonParser) object() (*Value, error) {
 			return nil, err
 		}
 		v.Members = append(v.Members, Member{Key: key, KeyStart: keyStart, KeyEnd: keyEnd, Value: val})
-		p.skipWS()
-		if p.i >= len(p.data) {
-			return nil, p.fail("EOF while parsing an object")
+		done, err := p.next(v, '}', "EOF while parsing an object", "expected `,` or `}`")
+		if err != nil {
+			return nil, err
 		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-			p.skipWS()
-			if p.i < len(p.data) && p.data[p.i] == '}' {
-				return nil, p.fail("trailing comma")
-			}
-			if p.i >= len(p.data) {
-				// serde_json expects the next key's value here.
-				return nil, p.fail("EOF while parsing a value")
-			}
-		case '}':
-			p.i++
-			v.End = p.i
-			p.depth--
+		if done {
 			return v, nil
-		default:
-			return nil, p.fail("expected `,` or `}`")
 		}
 	}
 }
 
 func (p *jsonParser) array() (*Value, error) {
-	if err := p.enter(); err != nil {
-		return nil, err
-	}
-	v := &Value{Kind: KindArray, Start: p.pt.at(p.i)}
-	p.i++ // [
-	p.skipWS()
-	if p.i >= len(p.data) {
-		return nil, p.fail("EOF while parsing a list")
-	}
-	if p.data[p.i] == ']' {
-		p.i++
-		v.End = p.i
-		p.depth--
-		return v, nil
+	v, done, err := p.open(KindArray, ']', "EOF while parsing a list")
+	if err != nil || done {
+		return v, err // v is nil after an error
 	}
 	for {
 		if p.i >= len(p.data) {
@@ -281,27 +296,12 @@ func (p *jsonParser) array() (*Value, error) {
 			return nil, err
 		}
 		v.Items = append(v.Items, item)
-		p.skipWS()
-		if p.i >= len(p.data) {
-			return nil, p.fail("EOF while parsing a list")
+		done, err := p.next(v, ']', "EOF while parsing a list", "expected `,` or `]`")
+		if err != nil {
+			return nil, err
 		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-			p.skipWS()
-			if p.i < len(p.data) && p.data[p.i] == ']' {
-				return nil, p.fail("trailing comma")
-			}
-			if p.i >= len(p.data) {
-				return nil, p.fail("EOF while parsing a value")
-			}
-		case ']':
-			p.i++
-			v.End = p.i
-			p.depth--
+		if done {
 			return v, nil
-		default:
-			return nil, p.fail("expected `,` or `]`")
 		}
 	}
 }
