@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"bytes"
-	"fmt"
 	"strings"
 
 	"github.com/lcctl/lcctl/internal/validate"
@@ -47,9 +46,7 @@ func (r *jsonRenderer) detect(root *validate.Value) {
 		}
 		first := v.Members[0]
 		if r.colon == "" {
-			if c := string(r.data[first.KeyEnd:first.Value.Start.Offset]); strings.Count(c, ":") == 1 && strings.Trim(c, " \t:") == "" && !strings.ContainsAny(c, "\r\n") {
-				r.colon = c
-			}
+			r.colon = r.colonOf(first)
 		}
 		between := r.data[v.Start.Offset+1 : first.KeyStart.Offset]
 		if bytes.ContainsRune(between, '\n') {
@@ -84,6 +81,16 @@ func (r *jsonRenderer) detect(root *validate.Value) {
 	}
 }
 
+// colonOf returns the bytes between m's key and its value when they are a
+// single ':' with spaces or tabs around it on one line, "" otherwise.
+func (r *jsonRenderer) colonOf(m validate.Member) string {
+	c := string(r.data[m.KeyEnd:m.Value.Start.Offset])
+	if strings.Count(c, ":") == 1 && strings.Trim(c, " \t:") == "" && !strings.ContainsAny(c, "\r\n") {
+		return c
+	}
+	return ""
+}
+
 // walk renders the changes below n. indent is the whitespace that starts
 // the line of n's key; multiline reports whether n's parent object lays
 // its members out one per line (new objects then do the same).
@@ -111,21 +118,9 @@ func (r *jsonRenderer) object(n *node, parentML bool) error {
 	o := n.orig
 	open, close := o.Start.Offset, o.End-1
 	k := len(o.Members)
-	kept := make([]bool, k)
-	var added []*member
-	for _, m := range n.members {
-		if m.orig == nil {
-			added = append(added, m)
-			continue
-		}
-		if len(added) > 0 {
-			return fmt.Errorf("internal error: a new member precedes an existing one")
-		}
-		i := memberIndex(o, m.orig)
-		if i < 0 {
-			return fmt.Errorf("internal error: member %q not found in its object", m.key)
-		}
-		kept[i] = true
+	kept, added, err := n.split("object")
+	if err != nil {
+		return err
 	}
 	ml := parentML
 	if k > 0 {
@@ -164,8 +159,7 @@ func (r *jsonRenderer) object(n *node, parentML bool) error {
 	}
 	colon := r.colon
 	if k > 0 {
-		first := o.Members[0]
-		if c := string(r.data[first.KeyEnd:first.Value.Start.Offset]); strings.Count(c, ":") == 1 && strings.Trim(c, " \t:") == "" && !strings.ContainsAny(c, "\r\n") {
+		if c := r.colonOf(o.Members[0]); c != "" {
 			colon = c
 		}
 	}
@@ -218,15 +212,6 @@ func (r *jsonRenderer) object(n *node, parentML bool) error {
 		}
 	}
 	return nil
-}
-
-func memberIndex(o *validate.Value, m *validate.Member) int {
-	for i := range o.Members {
-		if &o.Members[i] == m {
-			return i
-		}
-	}
-	return -1
 }
 
 // member renders `"key": value` for a new member whose line starts with

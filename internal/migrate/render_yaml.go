@@ -126,22 +126,9 @@ func (r *yamlRenderer) walk(n *node, p *slot) error {
 // then recurses into the members it keeps.
 func (r *yamlRenderer) mapping(n *node, yn *yaml.Node) error {
 	o := n.orig
-	k := len(o.Members)
-	kept := make([]bool, k)
-	var added []*member
-	for _, m := range n.members {
-		if m.orig == nil {
-			added = append(added, m)
-			continue
-		}
-		if len(added) > 0 {
-			return fmt.Errorf("internal error: a new member precedes an existing one")
-		}
-		i := memberIndex(o, m.orig)
-		if i < 0 {
-			return fmt.Errorf("internal error: member %q not found in its mapping", m.key)
-		}
-		kept[i] = true
+	kept, added, err := n.split("mapping")
+	if err != nil {
+		return err
 	}
 	// The members first: an insertion they make at the same offset as this
 	// mapping's own appended members (the line after the last member) must

@@ -3,6 +3,7 @@ package migrate
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 
 	"github.com/lcctl/lcctl/internal/validate"
@@ -33,6 +34,42 @@ type member struct {
 	val *node
 	// orig is the input member; nil for a member the planner added.
 	orig *validate.Member
+}
+
+// split divides n's members for the renderers: kept[i] reports whether
+// the input member n.orig.Members[i] is still there, added lists the
+// members the planner appended, in order. It returns an internal error
+// when a new member precedes an existing one or a member is not one of
+// n.orig's; what names the container in that message ("object",
+// "mapping").
+func (n *node) split(what string) (kept []bool, added []*member, err error) {
+	o := n.orig
+	kept = make([]bool, len(o.Members))
+	for _, m := range n.members {
+		if m.orig == nil {
+			added = append(added, m)
+			continue
+		}
+		if len(added) > 0 {
+			return nil, nil, fmt.Errorf("internal error: a new member precedes an existing one")
+		}
+		i := memberIndex(o, m.orig)
+		if i < 0 {
+			return nil, nil, fmt.Errorf("internal error: member %q not found in its %s", m.key, what)
+		}
+		kept[i] = true
+	}
+	return kept, added, nil
+}
+
+// memberIndex returns the index of m in o.Members (by address), or -1.
+func memberIndex(o *validate.Value, m *validate.Member) int {
+	for i := range o.Members {
+		if &o.Members[i] == m {
+			return i
+		}
+	}
+	return -1
 }
 
 // newTree copies v and returns the copy plus the index from input values
