@@ -19,7 +19,9 @@ import (
 	"github.com/lcctl/lcctl/internal/lb"
 )
 
-// Error is one decoding problem at a position.
+// Error is one decoding problem at a position in one of lcctl's own input
+// files. The simulator's scenario, trace and policy files report the same
+// type (sim.InputError).
 type Error struct {
 	// File is the file name as given; Line and Col are 1-based (0 =
 	// unknown).

@@ -8,41 +8,16 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lcctl/lcctl/internal/formats"
 )
 
-// InputError is a problem in a scenario or trace file: what is wrong and
-// where (file:line:col and the field path). Line and Col are 1-based; 0
-// means unknown.
-type InputError struct {
-	// File is the file name as given.
-	File string
-	// Line and Col locate the offending value.
-	Line, Col int
-	// Path is the field path, e.g. `clusters[2].prefill_tps`; "" for the
-	// whole document.
-	Path string
-	// Msg says what is wrong.
-	Msg string
-}
-
-// Error renders "file:line:col: path: message".
-func (e *InputError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-		if e.Col > 0 {
-			fmt.Fprintf(&b, ":%d", e.Col)
-		}
-	}
-	b.WriteString(": ")
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+// InputError is a problem in a scenario, trace or policy file: what is
+// wrong and where (File, 1-based Line and Col with 0 for unknown, and the
+// field path, e.g. `clusters[2].prefill_tps`, "" for the whole document).
+// It is the same type as formats.Error, whose Error method renders
+// "file:line:col: path: message".
+type InputError = formats.Error
 
 // pos is a 1-based line and column.
 type pos struct{ line, col int }
