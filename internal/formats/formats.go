@@ -85,6 +85,17 @@ func (d *decoder) err() error {
 	return d.errs
 }
 
+// fromNode decodes n with decode and a fresh decoder for file, returning
+// the value, or nil and the Errors collected.
+func fromNode[T any](n *yaml.Node, file, path string, decode func(*decoder, *yaml.Node, string) *T) (*T, error) {
+	d := &decoder{file: file}
+	v := decode(d, n, path)
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
 // parseRoot parses data (YAML 1.2 superset of JSON) into its document
 // node's content.
 func parseRoot(file string, data []byte) (*yaml.Node, error) {

@@ -22,12 +22,7 @@ func DecodeRequest(file string, data []byte) (*lb.Request, error) {
 // rule); input_tokens absent or null leaves HasInputTokens false, which
 // the proxy answers with 400 (lb-config.md H4).
 func RequestFromNode(n *yaml.Node, file, path string) (*lb.Request, error) {
-	d := &decoder{file: file}
-	r := d.request(n, path)
-	if err := d.err(); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return fromNode(n, file, path, (*decoder).request)
 }
 
 func (d *decoder) request(n *yaml.Node, path string) *lb.Request {

@@ -23,12 +23,7 @@ func DecodeSnapshot(file string, data []byte) (*lb.Snapshot, error) {
 // SnapshotFromNode decodes a snapshot mapping node; path prefixes error
 // paths (e.g. "snapshot").
 func SnapshotFromNode(n *yaml.Node, file, path string) (*lb.Snapshot, error) {
-	d := &decoder{file: file}
-	s := d.snapshot(n, path)
-	if err := d.err(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return fromNode(n, file, path, (*decoder).snapshot)
 }
 
 func (d *decoder) snapshot(n *yaml.Node, path string) *lb.Snapshot {
