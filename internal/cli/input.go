@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -9,17 +8,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/lcctl/lcctl/internal/readlimit"
 )
 
 // readLimited reads r up to limit bytes; more is an error that names what
 // was read (a file or standard input).
 func readLimited(r io.Reader, what string, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	data, err := readlimit.ReadAll(r, limit)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read %s: %w", what, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("failed to read %s: larger than lcctl's %d-byte input limit", what, limit)
 	}
 	return data, nil
 }
@@ -33,28 +31,20 @@ func readInput(env *Env, name string, limit int64) ([]byte, error) {
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("failed to read %s: %w", name, unwrapPathError(err))
+		return nil, fmt.Errorf("failed to read %s: %w", name, readlimit.Cause(err))
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("failed to read %s: %w", name, unwrapPathError(err))
+		return nil, fmt.Errorf("failed to read %s: %w", name, readlimit.Cause(err))
 	}
 	if st.IsDir() {
 		return nil, fmt.Errorf("failed to read %s: is a directory", name)
 	}
-	if st.Mode().IsRegular() && st.Size() > limit {
-		return nil, fmt.Errorf("failed to read %s: %d bytes is larger than lcctl's %d-byte input limit", name, st.Size(), limit)
+	if err := readlimit.CheckSize(st, limit); err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", name, err)
 	}
 	return readLimited(f, name, limit)
-}
-
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // expandArgs replaces each directory argument by the files below it whose
@@ -98,7 +88,7 @@ func expandArgs(args []string, exts []string) ([]string, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("failed to read directory %s: %w", a, unwrapPathError(err))
+			return nil, fmt.Errorf("failed to read directory %s: %w", a, readlimit.Cause(err))
 		}
 		if len(found) == 0 {
 			return nil, fmt.Errorf("%s: no %s files in this directory", a, strings.Join(exts, "/"))

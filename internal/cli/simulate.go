@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lcctl/lcctl/internal/readlimit"
 	"github.com/lcctl/lcctl/internal/sim"
 	"github.com/lcctl/lcctl/internal/sim/report"
 )
@@ -191,11 +192,11 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 // in it (the charts are written there after the simulation).
 func checkPlotDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return unwrapPathError(err)
+		return readlimit.Cause(err)
 	}
 	f, err := os.CreateTemp(dir, ".lcctl-plot-check-*")
 	if err != nil {
-		return fmt.Errorf("cannot write there: %w", unwrapPathError(err))
+		return fmt.Errorf("cannot write there: %w", readlimit.Cause(err))
 	}
 	name := f.Name()
 	f.Close()
@@ -205,7 +206,7 @@ func checkPlotDir(dir string) error {
 func countTrace(sc *sim.Scenario) (int64, error) {
 	f, err := os.Open(sc.TracePath())
 	if err != nil {
-		return 0, fmt.Errorf("%s: workload.trace: cannot read %s: %w", sc.File, sc.TracePath(), unwrapPathError(err))
+		return 0, fmt.Errorf("%s: workload.trace: cannot read %s: %w", sc.File, sc.TracePath(), readlimit.Cause(err))
 	}
 	defer f.Close()
 	var n int64

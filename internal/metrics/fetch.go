@@ -11,6 +11,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/lcctl/lcctl/internal/readlimit"
 )
 
 // DefaultTimeout bounds one HTTP scrape when Fetcher.Timeout is zero.
@@ -110,7 +112,7 @@ func (f *Fetcher) Fetch(ctx context.Context, src string, keep ...string) (*Scrap
 			_ = fh.Close()
 		}
 		if err != nil {
-			err = &ReadError{Source: src, Err: unwrapPathError(err)}
+			err = &ReadError{Source: src, Err: readlimit.Cause(err)}
 		}
 	}
 	if err != nil {
@@ -191,20 +193,9 @@ func contentTypeNote(ct string) string {
 }
 
 func readLimited(r io.Reader) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxScrapeBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxScrapeBytes {
+	data, err := readlimit.ReadAll(r, MaxScrapeBytes)
+	if _, ok := errors.AsType[*readlimit.TooLargeError](err); ok {
 		return nil, fmt.Errorf("scrape larger than %d bytes", MaxScrapeBytes)
 	}
-	return data, nil
-}
-
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
+	return data, err
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +12,8 @@ import (
 	"reflect"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lcctl/lcctl/internal/readlimit"
 )
 
 // Scenario is one simulation setup, decoded from a YAML scenario file
@@ -412,15 +415,15 @@ func readFileLimited(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
-		return nil, fmt.Errorf("%s: %d bytes is larger than lcctl's %d-byte limit", path, st.Size(), limit)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if int64(len(data)) > limit {
+	data, err := readlimit.ReadFile(f, limit)
+	tl, tooLarge := errors.AsType[*readlimit.TooLargeError](err)
+	switch {
+	case tooLarge && tl.Size >= 0:
+		return nil, fmt.Errorf("%s: %d bytes is larger than lcctl's %d-byte limit", path, tl.Size, limit)
+	case tooLarge:
 		return nil, fmt.Errorf("%s: larger than lcctl's %d-byte limit", path, limit)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return data, nil
 }

@@ -22,6 +22,8 @@ import (
 	"syscall"
 
 	"github.com/google/renameio/v2"
+
+	"github.com/lcctl/lcctl/internal/readlimit"
 )
 
 // Errors returned (wrapped) by Read and Replace; test them with errors.Is.
@@ -66,16 +68,16 @@ type Original struct {
 func Read(path string, limit int64) (*Original, error) {
 	target, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return nil, fmt.Errorf("failed to read %s: %w", path, unwrap(err))
+		return nil, fmt.Errorf("failed to read %s: %w", path, readlimit.Cause(err))
 	}
 	f, err := os.Open(target)
 	if err != nil {
-		return nil, fmt.Errorf("failed to read %s: %w", path, unwrap(err))
+		return nil, fmt.Errorf("failed to read %s: %w", path, readlimit.Cause(err))
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("failed to read %s: %w", path, unwrap(err))
+		return nil, fmt.Errorf("failed to read %s: %w", path, readlimit.Cause(err))
 	}
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("failed to read %s: %w", path, ErrNotRegular)
@@ -83,26 +85,18 @@ func Read(path string, limit int64) (*Original, error) {
 	if st.Size() > limit {
 		return nil, fmt.Errorf("failed to read %s: %d bytes: %w (%d bytes)", path, st.Size(), ErrTooLarge, limit)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("failed to read %s: %w", path, unwrap(err))
-	}
-	if int64(len(data)) > limit {
+	data, err := readlimit.ReadAll(f, limit)
+	if _, ok := errors.AsType[*readlimit.TooLargeError](err); ok {
 		return nil, fmt.Errorf("failed to read %s: %w (%d bytes)", path, ErrTooLarge, limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", path, readlimit.Cause(err))
 	}
 	o := &Original{Path: path, Target: target, Data: data, Mode: st.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), UID: -1, GID: -1}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		o.UID, o.GID, o.Links = int(sys.Uid), int(sys.Gid), uint64(sys.Nlink)
 	}
 	return o, nil
-}
-
-func unwrap(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // Pending is a temporary file that will atomically replace its target.
@@ -188,7 +182,7 @@ func Replace(o *Original, data []byte, opt Options) (backup string, err error) {
 func (o *Original) writable() error {
 	st, err := os.Stat(o.Target)
 	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", o.Path, unwrap(err))
+		return fmt.Errorf("cannot write %s: %w", o.Path, readlimit.Cause(err))
 	}
 	if st.Mode()&0o222 == 0 || syscall.Access(o.Target, 2 /* W_OK */) != nil {
 		return fmt.Errorf("cannot write %s: %w (mode %v); make it writable if it should be migrated", o.Path, ErrReadOnly, st.Mode().Perm())
@@ -199,7 +193,7 @@ func (o *Original) writable() error {
 	dir := filepath.Dir(o.Target)
 	dst, err := os.Stat(dir)
 	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", o.Path, unwrap(err))
+		return fmt.Errorf("cannot write %s: %w", o.Path, readlimit.Cause(err))
 	}
 	if dst.Mode()&0o222 == 0 || syscall.Access(dir, 2|1 /* W_OK|X_OK */) != nil {
 		return fmt.Errorf("cannot write %s: %w (%s, mode %v): lcctl writes a temporary file beside the target and renames it", o.Path, ErrDirReadOnly, dir, dst.Mode().Perm())
@@ -211,12 +205,12 @@ func (o *Original) writable() error {
 func (o *Original) unchanged() error {
 	f, err := os.Open(o.Target)
 	if err != nil {
-		return fmt.Errorf("cannot write %s: %w: %v", o.Path, ErrChanged, unwrap(err))
+		return fmt.Errorf("cannot write %s: %w: %v", o.Path, ErrChanged, readlimit.Cause(err))
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("cannot write %s: %w: %v", o.Path, ErrChanged, unwrap(err))
+		return fmt.Errorf("cannot write %s: %w: %v", o.Path, ErrChanged, readlimit.Cause(err))
 	}
 	if st.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != o.Mode {
 		return fmt.Errorf("cannot write %s: %w (its mode changed)", o.Path, ErrChanged)
@@ -238,7 +232,7 @@ func (o *Original) writeBackup(fsys FS, path string) error {
 		}
 		return fmt.Errorf("cannot back up %s: %s: %w; move it away first", o.Path, path, ErrBackupExists)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("cannot back up %s to %s: %w", o.Path, path, unwrap(err))
+		return fmt.Errorf("cannot back up %s to %s: %w", o.Path, path, readlimit.Cause(err))
 	}
 	if err := o.write(fsys, path, o.Data, nil); err != nil {
 		return fmt.Errorf("cannot back up %s: %w", o.Path, err)
@@ -251,7 +245,7 @@ func (o *Original) writeBackup(fsys FS, path string) error {
 func (o *Original) write(fsys FS, path string, data []byte, check func() error) (err error) {
 	p, err := fsys.NewPending(path, o.Mode&fs.ModePerm)
 	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, unwrap(err))
+		return fmt.Errorf("cannot write %s: %w", path, readlimit.Cause(err))
 	}
 	defer func() {
 		if err != nil {
@@ -259,16 +253,16 @@ func (o *Original) write(fsys FS, path string, data []byte, check func() error) 
 		}
 	}()
 	if _, err := p.Write(data); err != nil {
-		return fmt.Errorf("cannot write %s: %w (the original is unchanged)", path, unwrap(err))
+		return fmt.Errorf("cannot write %s: %w (the original is unchanged)", path, readlimit.Cause(err))
 	}
 	if o.Mode&^fs.ModePerm != 0 {
 		if err := p.Chmod(o.Mode); err != nil {
-			return fmt.Errorf("cannot write %s: setting mode %v: %w", path, o.Mode, unwrap(err))
+			return fmt.Errorf("cannot write %s: setting mode %v: %w", path, o.Mode, readlimit.Cause(err))
 		}
 	}
 	if o.UID >= 0 && o.GID >= 0 && (o.UID != os.Getuid() || o.GID != os.Getgid()) {
 		if err := p.Chown(o.UID, o.GID); err != nil {
-			return fmt.Errorf("cannot write %s: keeping its owner %d:%d: %w (the original is unchanged)", path, o.UID, o.GID, unwrap(err))
+			return fmt.Errorf("cannot write %s: keeping its owner %d:%d: %w (the original is unchanged)", path, o.UID, o.GID, readlimit.Cause(err))
 		}
 	}
 	if check != nil {
@@ -277,7 +271,7 @@ func (o *Original) write(fsys FS, path string, data []byte, check func() error) 
 		}
 	}
 	if err := p.CloseAtomicallyReplace(); err != nil {
-		return fmt.Errorf("cannot write %s: %w (the original is unchanged)", path, unwrap(err))
+		return fmt.Errorf("cannot write %s: %w (the original is unchanged)", path, readlimit.Cause(err))
 	}
 	return nil
 }
