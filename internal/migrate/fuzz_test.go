@@ -17,22 +17,8 @@ import (
 // examples, the repository examples, validate's fuzz corpus files, the
 // golden inputs and the lb-config.md §14 configs used here.
 func fuzzSeeds(f *testing.F) [][]byte {
-	var seeds [][]byte
+	seeds := testutil.LBConfigFiles(f)
 	root := testutil.RepoRoot(f)
-	for _, dir := range []string{
-		filepath.Join(testutil.SharedDir(f), "examples", "lb-config"),
-		filepath.Join(root, "examples", "lb-config"),
-	} {
-		files, err := os.ReadDir(dir)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, e := range files {
-			if data, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil {
-				seeds = append(seeds, data)
-			}
-		}
-	}
 	// Crashers and corpus entries validate keeps (go test fuzz v1 files).
 	corpus, _ := filepath.Glob(filepath.Join(root, "internal", "validate", "testdata", "fuzz", "*", "*"))
 	for _, p := range corpus {

@@ -125,10 +125,7 @@ func TestNoSLOScope(t *testing.T) {
 // TestDocumentSpans checks the positioned tree of every JSON example:
 // byte spans reproduce each literal (migrate splices edits by offset).
 func TestDocumentSpans(t *testing.T) {
-	for _, dir := range []string{
-		filepath.Join(testutil.SharedDir(t), "examples", "lb-config"),
-		filepath.Join(testutil.RepoRoot(t), "examples", "lb-config"),
-	} {
+	for _, dir := range testutil.LBConfigDirs(t) {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 		if len(files) == 0 {
 			t.Fatalf("no JSON examples in %s", dir)

@@ -2,8 +2,6 @@ package validate_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,21 +18,8 @@ import (
 // under testdata/fuzz/FuzzFile and run by plain `go test`.
 func FuzzFile(f *testing.F) {
 	var seeds []string
-	for _, dir := range []string{
-		filepath.Join(testutil.SharedDir(f), "examples", "lb-config"),
-		filepath.Join(testutil.RepoRoot(f), "examples", "lb-config"),
-	} {
-		files, err := os.ReadDir(dir)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, e := range files {
-			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-			if err != nil {
-				f.Fatal(err)
-			}
-			seeds = append(seeds, string(data))
-		}
+	for _, data := range testutil.LBConfigFiles(f) {
+		seeds = append(seeds, string(data))
 	}
 	seeds = append(seeds,
 		`[]`, `["pulsar-wait-and-widen",{},{"m":"random"}]`, `{"default":{"pulsar":null}}`,
