@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -359,30 +358,12 @@ func TestDemoUsage(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and a polling reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestDemoKeep: --keep leaves the member running, with the seeded
 // sessions, until the context ends (Ctrl-C), and then exits 0.
 func TestDemoKeep(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errb syncBuffer
+	var out, errb testutil.SyncBuffer
 	s := &ui.Streams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string {
 		if k == "NO_COLOR" {
 			return "1"

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lcctl/lcctl/internal/store"
 	"github.com/lcctl/lcctl/internal/store/storetest"
+	"github.com/lcctl/lcctl/internal/testutil"
 	"github.com/lcctl/lcctl/internal/ui"
 )
 
@@ -454,27 +455,9 @@ func TestStoreBadInput(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestStoreServeDev(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		s := &ui.Streams{In: strings.NewReader(""), Out: &out, Err: io.Discard, Getenv: func(string) string { return "" }}
