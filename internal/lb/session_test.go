@@ -1,6 +1,9 @@
 package lb
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // session.md §10 worked examples (pww setup of pulsar.md §10; session
 // config: flag on, X 300, scale 0.1, n 2, k 1).
@@ -247,4 +250,97 @@ func TestSessionSelectionLabel(t *testing.T) {
 	if off.SessionSelection(&d, "") != "" {
 		t.Error("unclassified decisions record nothing")
 	}
+}
+
+// wwKeyWithGroup returns a session key whose wait-and-widen ring group
+// over clusters A–E (k members, flag on, no hint) is exactly want: the
+// "given premise" of session.md §10 S7–S10, which take the ring group as
+// given rather than computing it.
+func wwKeyWithGroup(t *testing.T, cfg *AlgorithmConfig, want ...string) string {
+	t.Helper()
+	s := snapOf(cl("A", free), cl("B", free), cl("C", free), cl("D", free), cl("E", free))
+	for i := 0; i < 10000; i++ {
+		k := fmt.Sprintf("session-%d", i)
+		d := decide(t, cfg, s, rq(key(k)))
+		if equalStrings(ids(s, d.AffinityGroup), want) {
+			return k
+		}
+	}
+	t.Fatalf("no key among 10000 has the ring group %v", want)
+	return ""
+}
+
+// wwSnap is clusters A–E in snapshot order, the listed ones full and the
+// others free.
+func wwSnap(fullIDs ...string) *Snapshot {
+	var cs []Cluster
+	for _, id := range []string{"A", "B", "C", "D", "E"} {
+		st := free
+		for _, f := range fullIDs {
+			if f == id {
+				st = full
+			}
+		}
+		cs = append(cs, cl(id, st))
+	}
+	return snapOf(cs...)
+}
+
+// session.md §10 S7, S8, S9 and S10 as decisions (TestSessionS7S9InsertAndTruncate
+// checks only the promoted order): wait-and-widen, flag on, X 300, scale
+// 0.1, n 2, with a key whose ring group is the example's premise.
+func TestSessionS7toS10WaitAndWidenDecisions(t *testing.T) {
+	cfg2 := cfgOf(WaitAndWiden, withK(2), withX(300), withScale(0.1), withN(2), withSessions())
+	k2 := wwKeyWithGroup(t, cfg2, "A", "B")
+
+	// S7: hint C outside the group [A, B] => [C, A], B dropped.
+	all := wwSnap()
+	d := decide(t, cfg2, all, rq(key(k2), last("C")))
+	if d.Session != SessionReturning || !d.Promoted || !equalStrings(ids(all, d.AffinityOrder), []string{"C", "A"}) {
+		t.Fatalf("S7: state %v promoted %v order %v", d.Session, d.Promoted, ids(all, d.AffinityOrder))
+	}
+	wantOneOf(t, d, "C", "A")
+	if d.RankDepth != 1 {
+		t.Fatalf("S7 all free: rank depth %d, want 1", d.RankDepth)
+	}
+	onlyB := wwSnap("A", "C", "D", "E")
+	wantWait(t, decide(t, cfg2, onlyB, rq(key(k2), last("C"))), 300)
+	wantWait(t, decide(t, cfg2, onlyB, rq(key(k2), last("C"), at(100))), 200)
+	wantDispatch(t, decide(t, cfg2, onlyB, rq(key(k2), last("C"), at(300))), "B", 3)
+
+	// S8: hint B inside the group => [B, A], same members, promoted.
+	d = decide(t, cfg2, all, rq(key(k2), last("B")))
+	if d.Session != SessionReturning || !d.Promoted || !equalStrings(ids(all, d.AffinityOrder), []string{"B", "A"}) {
+		t.Fatalf("S8: state %v promoted %v order %v", d.Session, d.Promoted, ids(all, d.AffinityOrder))
+	}
+	wantOneOf(t, d, "B", "A")
+	if d.RankDepth != 1 {
+		t.Fatalf("S8: rank depth %d, want 1", d.RankDepth)
+	}
+
+	// S9: k = 1, premise group [A], hint D => [D]; D full, the rest free:
+	// at 100 ms the request waits 200 ms more for D (A left the group).
+	cfg1 := cfgOf(WaitAndWiden, withK(1), withX(300), withScale(0.1), withN(2), withSessions())
+	k1 := wwKeyWithGroup(t, cfg1, "A")
+	onlyDFull := wwSnap("D")
+	d = decide(t, cfg1, onlyDFull, rq(key(k1), last("D"), at(100)))
+	if !d.Promoted || !equalStrings(ids(onlyDFull, d.AffinityOrder), []string{"D"}) {
+		t.Fatalf("S9: promoted %v order %v", d.Promoted, ids(onlyDFull, d.AffinityOrder))
+	}
+	wantWait(t, d, 200)
+
+	// S10: new session (no hint), group [A, B]; A full, B free => X 0,
+	// scale 1, the affinity phase picks B at rank depth 1.
+	d = decide(t, cfg2, wwSnap("A"), rq(key(k2)))
+	if d.Session != SessionNew || d.AffinityWait != 0 || d.Trace == nil || len(d.Trace.Phases) == 0 || d.Trace.Phases[0].Scale != 1 {
+		t.Fatalf("S10: state %v X %v trace %+v", d.Session, d.AffinityWait, d.Trace)
+	}
+	wantDispatch(t, d, "B", 1)
+	// A and B full, C the only free cluster: no wait, the global phase
+	// picks C at elapsed 0 with rank depth 3 (len(order) + 1) ...
+	onlyC := wwSnap("A", "B", "D", "E")
+	wantDispatch(t, decide(t, cfg2, onlyC, rq(key(k2))), "C", 3)
+	// ... where the flag off waits X = 300 ms.
+	off := cfgOf(WaitAndWiden, withK(2), withX(300), withScale(0.1), withN(2))
+	wantWait(t, decide(t, off, onlyC, rq(key(k2))), 300)
 }

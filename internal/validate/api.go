@@ -2,6 +2,7 @@ package validate
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -81,7 +82,16 @@ func (c *checker) config() *lb.Config {
 // -0.0 (rejected for unsigned fields, lb-config.md §7.2 and §14 example 50)
 // rather than the YAML integer 0. Every other JSON number reads the same
 // under the YAML 1.2 core schema.
+//
+// src that is not valid UTF-8 is ignored (byte offsets unknown; lines and
+// columns kept): yaml.v3 also reads UTF-16 with a byte-order mark,
+// transcoding it before parsing, so src's bytes are then not the text the
+// node's positions count in. (Fuzz crasher
+// testdata/fuzz/FuzzNode/11ba52126104cb5a.)
 func Node(node *yaml.Node, src []byte, file string) *Result {
+	if !utf8.Valid(src) {
+		src = nil
+	}
 	body := node
 	for body.Kind == yaml.DocumentNode && len(body.Content) > 0 {
 		body = body.Content[0]
