@@ -52,15 +52,45 @@ func readInput(env *Env, name string, limit int64) ([]byte, error) {
 // cannot be read (so that it is reported); other arguments stay as given.
 // A readable directory without such files is an error.
 func expandArgs(args []string, exts []string) ([]string, error) {
-	var out []string
+	inputs, err := expandInputs(args, exts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(inputs))
+	for i, in := range inputs {
+		if in.EmptyDir {
+			return nil, fmt.Errorf("%s: no %s files in this directory", in.Name, strings.Join(exts, "/"))
+		}
+		out[i] = in.Name
+	}
+	return out, nil
+}
+
+// input is one file to read, as found by expandInputs.
+type input struct {
+	// Name is the path as given, or below a directory argument; "-" is
+	// standard input.
+	Name string
+	// FromDir is true for a file found by searching a directory argument
+	// (the user did not name it).
+	FromDir bool
+	// EmptyDir is true for a readable directory argument that holds no
+	// file with one of the extensions searched for.
+	EmptyDir bool
+}
+
+// expandInputs is expandArgs without the empty-directory error: a readable
+// directory argument holding no file with one of exts stays in the list, in
+// argument order, marked EmptyDir.
+func expandInputs(args []string, exts []string) (inputs []input, err error) {
 	for _, a := range args {
 		if a == "-" {
-			out = append(out, a)
+			inputs = append(inputs, input{Name: a})
 			continue
 		}
 		st, err := os.Stat(a)
 		if err != nil || !st.IsDir() {
-			out = append(out, a)
+			inputs = append(inputs, input{Name: a})
 			continue
 		}
 		// A symbolic link to a directory (a Kubernetes volume, a
@@ -91,10 +121,13 @@ func expandArgs(args []string, exts []string) ([]string, error) {
 			return nil, fmt.Errorf("failed to read directory %s: %w", a, readlimit.Cause(err))
 		}
 		if len(found) == 0 {
-			return nil, fmt.Errorf("%s: no %s files in this directory", a, strings.Join(exts, "/"))
+			inputs = append(inputs, input{Name: a, EmptyDir: true})
+			continue
 		}
 		slices.Sort(found)
-		out = append(out, found...)
+		for _, f := range found {
+			inputs = append(inputs, input{Name: f, FromDir: true})
+		}
 	}
-	return out, nil
+	return inputs, nil
 }

@@ -77,7 +77,10 @@ just the first, each with a stable code, file:line:col, the field path and the
 algorithm; rollout warnings cover what changes at the last-cluster release.
 
 A FILE of "-" is read from standard input; a directory is searched for
-*.json, *.yaml and *.yml files. Codes are listed in docs/diagnostics.md.
+*.json, *.yaml and *.yml files. A search skips, and lists, the files that
+are lcctl's other inputs (snapshots, scenarios, case files, gateway Helm
+values); files you name are always checked. Codes are listed in
+docs/diagnostics.md.
 
 --fail-on CODE,... also fails on the findings with those codes, whatever
 their severity: --fail-on LC2001 checks that no no-SLO pulsar-wait-and-widen
@@ -89,6 +92,7 @@ not JSON/YAML.`,
 		Example: `  lcctl validate lb-config.json
   lcctl validate --fail-on LC2001 lb-config.json     # after lcctl migrate: no no-SLO entry left
   lcctl validate --strict --output json configs/
+  lcctl validate examples/*                          # the lb-configs among the examples
   kubectl get cm llm-request-router -o jsonpath='{.data.lb-config\.json}' | lcctl validate -`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -112,6 +116,11 @@ type validateReport struct {
 	SchemaVersion int `json:"schema_version"`
 	// Files has one report per file, in argument order.
 	Files []validateFileReport `json:"files"`
+	// Skipped lists, in argument order, the files a directory search found
+	// that are other lcctl inputs (snapshots, scenarios, case files,
+	// gateway Helm values) and the directories without .json/.yaml/.yml
+	// files; none of them is checked.
+	Skipped []validateSkip `json:"skipped"`
 	// Valid is true when no file has an error (or, with --strict, a
 	// warning; with --fail-on, a finding with a listed code).
 	Valid bool `json:"valid"`
@@ -186,19 +195,34 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 	if stdin > 1 {
 		return Usagef("standard input (-) can be given only once")
 	}
-	files, err := expandArgs(args, []string{".json", ".yaml", ".yml"})
+	exts := []string{".json", ".yaml", ".yml"}
+	files, err := expandInputs(args, exts)
 	if err != nil {
 		return UsageErr(err)
 	}
-	report := validateReport{SchemaVersion: 1, Valid: true}
+	report := validateReport{SchemaVersion: 1, Valid: true, Files: []validateFileReport{}, Skipped: []validateSkip{}}
 	results := make([]*validate.Result, 0, len(files))
 	unreadable := 0
-	for _, name := range files {
+	for _, in := range files {
+		name := in.Name
+		if in.EmptyDir {
+			report.Skipped = append(report.Skipped, validateSkip{File: name, Reason: "no .json/.yaml/.yml files below it"})
+			continue
+		}
 		var r *validate.Result
 		data, err := readInput(env, name, validate.MaxInputBytes)
-		if err != nil {
+		switch {
+		case err != nil:
 			r = validate.ReadFailure(name, err)
-		} else {
+		case in.FromDir && format == validate.FormatUnknown:
+			// A directory search (lcctl validate examples/*) also finds
+			// lcctl's own inputs; those are listed, not checked.
+			if kind := otherInputKind(name, data); kind != "" {
+				report.Skipped = append(report.Skipped, validateSkip{File: name, Reason: kind})
+				continue
+			}
+			fallthrough
+		default:
 			r = validate.FileAs(name, data, format)
 		}
 		results = append(results, r)
@@ -214,6 +238,10 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 		report.Infos += fr.Infos
 		report.Files = append(report.Files, fr)
 	}
+	if len(results) == 0 {
+		// Only directories were given and none holds an lb-config.
+		return Usagef("no lb-config to check: %s", describeSkipped(report.Skipped))
+	}
 	if env.Global.JSON() {
 		enc := json.NewEncoder(env.Out)
 		enc.SetIndent("", "  ")
@@ -225,7 +253,7 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 	}
 	switch {
 	case unreadable > 0:
-		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%d of %d files could not be read as JSON or YAML (see the LC1000/LC1001/LC11xx findings)", unreadable, len(files))}
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%d of %d files could not be read as JSON or YAML (see the LC1000/LC1001/LC11xx findings)", unreadable, len(results))}
 	case !report.Valid:
 		return ErrFindings
 	}
@@ -360,8 +388,32 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 			}
 		}
 	}
-	if len(results) > 1 {
-		fmt.Fprintf(w, "\n%s checked: %d failed; %s, %s, %s\n", plural.Count(len(results), "file", "files"), invalid,
-			plural.Count(report.Errors, "error", "errors"), plural.Count(report.Warnings, "warning", "warnings"), plural.Count(report.Infos, "info", "infos"))
+	if len(report.Skipped) > 0 && !opts.Quiet {
+		fmt.Fprintf(w, "\n%s\n", st.Faint.Render("skipped, not lb-configs:"))
+		for _, s := range report.Skipped {
+			fmt.Fprintf(w, "  %s  %s\n", printable(s.File), st.Faint.Render(s.Reason))
+		}
 	}
+	if len(results) > 1 || len(report.Skipped) > 0 {
+		skipped := ""
+		if len(report.Skipped) > 0 {
+			skipped = fmt.Sprintf("; %d skipped", len(report.Skipped))
+		}
+		fmt.Fprintf(w, "\n%s checked: %d failed; %s, %s, %s%s\n", plural.Count(len(results), "file", "files"), invalid,
+			plural.Count(report.Errors, "error", "errors"), plural.Count(report.Warnings, "warning", "warnings"), plural.Count(report.Infos, "info", "infos"), skipped)
+	}
+}
+
+// describeSkipped says what was skipped, for the error when nothing is
+// left to check: the first three entries and how many more.
+func describeSkipped(skipped []validateSkip) string {
+	var parts []string
+	for i, s := range skipped {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more skipped", len(skipped)-3))
+			break
+		}
+		parts = append(parts, s.File+": "+s.Reason)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/lcctl/lcctl/internal/testutil"
 	"github.com/lcctl/lcctl/internal/ui"
 )
 
@@ -107,5 +109,98 @@ func TestValidateUnreadableSubdirectory(t *testing.T) {
 	code = Main(context.Background(), []string{"validate", private, filepath.Join(dir, "ok")}, s)
 	if code != ExitUsage || !strings.Contains(out.String(), "LC1000 V1 "+private) || !strings.Contains(out.String(), "a.json (json) valid") {
 		t.Errorf("exit %d:\n%s%s", code, out.String(), errb.String())
+	}
+}
+
+// TestValidateExamplesGlob runs what an operator types in a clone,
+// `lcctl validate examples/*`: every lb-config among the examples gets its
+// per-file result, the other inputs (snapshots, scenarios, Helm values, a
+// folder of scrapes) are listed as skipped, and the exit code is 1 exactly
+// because mistakes.yaml has errors.
+func TestValidateExamplesGlob(t *testing.T) {
+	args, err := filepath.Glob(filepath.Join(testutil.RepoRoot(t), "examples", "*"))
+	if err != nil || len(args) == 0 {
+		t.Fatalf("glob examples/*: %v %v", args, err)
+	}
+	var out, errb bytes.Buffer
+	s := &ui.Streams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
+	code := Main(context.Background(), append([]string{"--output", "json", "validate"}, args...), s)
+	var rep validateReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("exit %d, stderr %s, output not JSON: %v\n%s", code, errb.String(), err, out.String())
+	}
+	if code != ExitFindings {
+		t.Errorf("exit %d, want 1 (mistakes.yaml has errors); stderr: %s", code, errb.String())
+	}
+	checked := map[string]bool{}
+	for _, f := range rep.Files {
+		base := filepath.Base(f.File)
+		checked[base] = true
+		if !f.Readable {
+			t.Errorf("%s: unreadable", f.File)
+		}
+		if (f.Errors > 0) != (base == "mistakes.yaml") {
+			t.Errorf("%s: %d errors", f.File, f.Errors)
+		}
+	}
+	lbConfigs, _ := filepath.Glob(filepath.Join(testutil.RepoRoot(t), "examples", "lb-config", "*"))
+	explainConfigs, _ := filepath.Glob(filepath.Join(testutil.RepoRoot(t), "examples", "explain", "*.lb-config.yaml"))
+	for _, f := range append(lbConfigs, explainConfigs...) {
+		if !checked[filepath.Base(f)] {
+			t.Errorf("%s was not checked", f)
+		}
+	}
+	if len(rep.Files) != len(lbConfigs)+len(explainConfigs) {
+		t.Errorf("%d files checked, want the %d lb-configs", len(rep.Files), len(lbConfigs)+len(explainConfigs))
+	}
+	skipped := map[string]string{}
+	for _, s := range rep.Skipped {
+		skipped[filepath.ToSlash(s.File)] = s.Reason
+	}
+	for suffix, reason := range map[string]string{
+		"examples/explain/rank1-full.snapshot.yaml": "routing snapshot",
+		"examples/scenarios/saturated-rank1.yaml":   "simulation scenario",
+		"examples/gateway/values-stage2.yaml":       "Helm values",
+		"examples/metrics":                          "no .json/.yaml/.yml files",
+	} {
+		found := false
+		for f, r := range skipped {
+			if strings.HasSuffix(f, suffix) {
+				found = true
+				if !strings.Contains(r, reason) {
+					t.Errorf("%s skipped as %q, want %q", f, r, reason)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s not listed as skipped: %v", suffix, skipped)
+		}
+	}
+}
+
+// TestOtherInputKind: only files that decode cleanly as another lcctl
+// input are skipped; anything that could be an lb-config, broken or not,
+// is checked.
+func TestOtherInputKind(t *testing.T) {
+	for _, c := range []struct {
+		name, data, want string
+	}{
+		{"snapshot", "model: m\nclusters:\n  - cluster_id: A\n    stats: {last_mean_input_tps: 1, max_input_tps: 1, num_running_queries: 0, max_engine_concurrency: 1}\n", "routing snapshot"},
+		{"scenario", "name: s\nclusters:\n  - {id: a}\nworkload: {session_rate: 1, duration_s: 10}\n", "simulation scenario"},
+		{"values", "llmApiGateway:\n  config: {}\n", "Helm values"},
+		{"lb-config", `{"default": "pulsar"}`, ""},
+		{"lb-config next to a foreign key", "models: {}\nclusters: []\n", ""},
+		{"empty mapping", "{}", ""},
+		{"misspelt lb-config", `{"modls": {"m": "pulsar"}}`, ""},
+		{"positional lb-config", `["pulsar"]`, ""},
+		{"syntax error", "models: [", ""},
+		{"two documents", "model: m\n---\nmodel: n\n", ""},
+		{"scalar", "pulsar", ""},
+		{"snapshot with a typo", "model: m\nclusterz: []\n", ""},
+	} {
+		got := otherInputKind(c.name+".yaml", []byte(c.data))
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }

@@ -93,7 +93,7 @@ func TestPlanIsSafe(t *testing.T) {
 						t.Errorf("step %s: %s: %v", s.Name, rel, err)
 					}
 					if !embeddedHas(rel) {
-						t.Errorf("step %s: %s is not built into lcctl (examples.FS)", s.Name, rel)
+						t.Errorf("step %s: %s is not built into lcctl (lcctl.Examples)", s.Name, rel)
 					}
 				}
 			}

@@ -8,7 +8,7 @@ import (
 	"path"
 	"path/filepath"
 
-	"github.com/lcctl/lcctl/examples"
+	"github.com/lcctl/lcctl"
 )
 
 // Example files the plan uses, relative to the examples folder
@@ -50,7 +50,7 @@ type Examples struct {
 	// gateway/, as it appears in printed command lines.
 	Dir string
 	// Embedded is true when Dir is a temporary copy of the files built
-	// into lcctl (examples.FS).
+	// into lcctl (lcctl.Examples).
 	Embedded bool
 }
 
@@ -82,7 +82,7 @@ func FindExamples(dir string) (ex Examples, cleanup func() error, err error) {
 		return Examples{}, noop, fmt.Errorf("copy the built-in examples: %w", err)
 	}
 	cleanup = func() error { return os.RemoveAll(tmp) }
-	if err := extract(examples.FS, tmp); err != nil {
+	if err := extract(lcctl.Examples, tmp); err != nil {
 		_ = cleanup()
 		return Examples{}, noop, fmt.Errorf("copy the built-in examples to %s: %w", tmp, err)
 	}
@@ -127,8 +127,8 @@ func extract(fsys fs.FS, dir string) error {
 }
 
 // embeddedHas reports whether the built-in copy holds rel (used by tests
-// to keep examples.FS and RequiredFiles in step).
+// to keep lcctl.Examples and RequiredFiles in step).
 func embeddedHas(rel string) bool {
-	_, err := fs.Stat(examples.FS, path.Clean(rel))
+	_, err := fs.Stat(lcctl.Examples, path.Clean(rel))
 	return err == nil
 }
