@@ -437,6 +437,25 @@ func (p *jsonParser) unicodeEscape() (rune, error) {
 // non-negative integer literals that fit, i64 for negative ones that fit
 // (but "-0" is the float -0.0), f64 for everything else; an f64 that
 // overflows is "number out of range" (lb-config.md §7.2).
+// requiredDigits consumes the digits of a fraction or exponent, at least
+// one: none is serde_json's "EOF while parsing a value" at the end of the
+// input and "invalid number" before any other byte.
+func (p *jsonParser) requiredDigits() error {
+	n := 0
+	for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
+		p.i++
+		n++
+	}
+	switch {
+	case n > 0:
+		return nil
+	case p.i >= len(p.data):
+		return p.fail("EOF while parsing a value")
+	default:
+		return p.fail("invalid number")
+	}
+}
+
 func (p *jsonParser) number() (*Value, error) {
 	start := p.i
 	neg := false
@@ -466,16 +485,8 @@ func (p *jsonParser) number() (*Value, error) {
 	if p.i < len(p.data) && p.data[p.i] == '.' {
 		isFloat = true
 		p.i++
-		n := 0
-		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
-			p.i++
-			n++
-		}
-		if n == 0 {
-			if p.i >= len(p.data) {
-				return nil, p.fail("EOF while parsing a value")
-			}
-			return nil, p.fail("invalid number")
+		if err := p.requiredDigits(); err != nil {
+			return nil, err
 		}
 	}
 	if p.i < len(p.data) && (p.data[p.i] == 'e' || p.data[p.i] == 'E') {
@@ -484,16 +495,8 @@ func (p *jsonParser) number() (*Value, error) {
 		if p.i < len(p.data) && (p.data[p.i] == '+' || p.data[p.i] == '-') {
 			p.i++
 		}
-		n := 0
-		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
-			p.i++
-			n++
-		}
-		if n == 0 {
-			if p.i >= len(p.data) {
-				return nil, p.fail("EOF while parsing a value")
-			}
-			return nil, p.fail("invalid number")
+		if err := p.requiredDigits(); err != nil {
+			return nil, err
 		}
 	}
 	lit := string(p.data[start:p.i])
