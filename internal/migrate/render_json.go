@@ -138,25 +138,10 @@ func (r *jsonRenderer) object(n *node, parentML bool) error {
 	}
 	// Removals: each run of removed members goes with the separators that
 	// follow it, or, at the end of the object, with the one before it.
-	allGone := k > 0
-	for i := 0; i < k; {
-		if kept[i] {
-			allGone = false
-			i++
-			continue
-		}
-		j := i
-		for j+1 < k && !kept[j+1] {
-			j++
-		}
-		switch {
-		case j < k-1:
-			r.out.add(o.Members[i].KeyStart.Offset, o.Members[j+1].KeyStart.Offset, "")
-		case i > 0:
-			r.out.add(o.Members[i-1].Value.End, o.Members[j].Value.End, "")
-		}
-		i = j + 1
-	}
+	allGone := removeRuns(kept,
+		func(i int) int { return o.Members[i].KeyStart.Offset },
+		func(i int) int { return o.Members[i].Value.End },
+		func(from, to int) { r.out.add(from, to, "") })
 	colon := r.colon
 	if k > 0 {
 		if c := r.colonOf(o.Members[0]); c != "" {

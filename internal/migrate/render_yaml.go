@@ -279,25 +279,10 @@ func (r *yamlRenderer) flowMapping(n *node, yn *yaml.Node, kept []bool, added []
 		}
 		valEnd[i] = e
 	}
-	allGone := k > 0
-	for i := 0; i < k; {
-		if kept[i] {
-			allGone = false
-			i++
-			continue
-		}
-		j := i
-		for j+1 < k && !kept[j+1] {
-			j++
-		}
-		switch {
-		case j < k-1:
-			r.out.add(keyStart[i], keyStart[j+1], "")
-		case i > 0:
-			r.out.add(valEnd[i-1], valEnd[j], "")
-		}
-		i = j + 1
-	}
+	allGone := removeRuns(kept,
+		func(i int) int { return keyStart[i] },
+		func(i int) int { return valEnd[i] },
+		func(from, to int) { r.out.add(from, to, "") })
 	if len(added) == 0 && !allGone {
 		return nil
 	}

@@ -275,3 +275,35 @@ func (n *node) sameAs(v *validate.Value) bool {
 	}
 	return n.text == v.Text
 }
+
+// removeRuns deletes the members of an object that are not kept (kept[i]
+// for member i, which starts at keyStart(i) and whose value ends at
+// valEnd(i), byte offsets): each run of removed members is cut together
+// with the separators that follow it, or, for a run that ends the object,
+// with the separator before it; cut receives each [from, to) span. It
+// reports whether every member is removed (false for an empty object), in
+// which case the caller rebuilds the object's inside. Shared by the JSON
+// and YAML flow renderers.
+func removeRuns(kept []bool, keyStart, valEnd func(int) int, cut func(from, to int)) (allGone bool) {
+	k := len(kept)
+	allGone = k > 0
+	for i := 0; i < k; {
+		if kept[i] {
+			allGone = false
+			i++
+			continue
+		}
+		j := i
+		for j+1 < k && !kept[j+1] {
+			j++
+		}
+		switch {
+		case j < k-1:
+			cut(keyStart(i), keyStart(j+1))
+		case i > 0:
+			cut(valEnd(i-1), valEnd(j))
+		}
+		i = j + 1
+	}
+	return allGone
+}
