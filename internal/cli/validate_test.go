@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/lcctl/lcctl/internal/testutil"
 	"github.com/lcctl/lcctl/internal/ui"
 )
@@ -203,4 +205,37 @@ func TestOtherInputKind(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
+}
+
+// FuzzOtherInputKind: never a panic, and a mapping with an lb-config field
+// at its top level is never skipped.
+func FuzzOtherInputKind(f *testing.F) {
+	for _, seed := range []string{
+		"model: m\nclusters:\n  - cluster_id: A\n",
+		"name: s\nclusters:\n  - {id: a}\nworkload: {session_rate: 1}\n",
+		"llmApiGateway: {config: {}}\n",
+		`{"models": {"m": "pulsar"}}`,
+		"- name: c\n  config: {}\n",
+		"&a [*a]",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		kind := otherInputKind("fuzz.yaml", data)
+		if kind == "" {
+			return
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) != 1 {
+			t.Fatalf("skipped as %q, but it is not one YAML document (%v)", kind, err)
+		}
+		if top := doc.Content[0]; top.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(top.Content); i += 2 {
+				switch top.Content[i].Value {
+				case "default", "request_algorithms", "models":
+					t.Fatalf("skipped as %q with the lb-config field %q", kind, top.Content[i].Value)
+				}
+			}
+		}
+	})
 }
