@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -99,6 +100,9 @@ func fromNode[T any](n *yaml.Node, file, path string, decode func(*decoder, *yam
 // parseRoot parses data (YAML 1.2 superset of JSON) into its document
 // node's content.
 func parseRoot(file string, data []byte) (*yaml.Node, error) {
+	if err := CheckUTF8(file, data); err != nil {
+		return nil, Errors{err}
+	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
@@ -125,6 +129,31 @@ func parseRoot(file string, data []byte) (*yaml.Node, error) {
 		return nil, Errors{{File: file, Msg: "empty input"}}
 	}
 	return doc.Content[0], nil
+}
+
+// CheckUTF8 returns nil when data is UTF-8 text, and otherwise an *Error
+// at its first invalid byte (line and column in characters, 1-based).
+// yaml.v3 would transcode UTF-16 with a byte-order mark and read other
+// bytes as Latin-1, so positions in its errors would not match the file;
+// every YAML input of lcctl is checked first, as lcctl validate does.
+func CheckUTF8(file string, data []byte) *Error {
+	if utf8.Valid(data) {
+		return nil
+	}
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			break
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += size
+	}
+	return &Error{File: file, Line: line, Col: col, Msg: "not UTF-8 text (save the file as UTF-8; UTF-16 and other encodings are not read)"}
 }
 
 // resolve follows aliases.

@@ -201,3 +201,29 @@ expect: {outcome: dispatch, session_state: null, never: [B], rank_depth: 1, retr
 		}
 	}
 }
+
+// TestNotUTF8: UTF-16 (which yaml.v3 would transcode) and Latin-1 input
+// are refused at the first invalid byte, for every decoder.
+func TestNotUTF8(t *testing.T) {
+	utf16 := []byte("\xff\xfem\x00o\x00d\x00e\x00l\x00")
+	latin1 := []byte("model: m\nclusters: [\xe9]\n")
+	for name, decode := range map[string]func(string, []byte) error{
+		"snapshot": func(f string, d []byte) error { _, err := DecodeSnapshot(f, d); return err },
+		"request":  func(f string, d []byte) error { _, err := DecodeRequest(f, d); return err },
+		"cases":    func(f string, d []byte) error { _, err := DecodeCases(f, d); return err },
+	} {
+		for _, c := range []struct {
+			data      []byte
+			line, col int
+		}{{utf16, 1, 1}, {latin1, 2, 12}} {
+			err := decode("in.yaml", c.data)
+			var errs Errors
+			if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Line != c.line || errs[0].Col != c.col || !strings.Contains(errs[0].Msg, "not UTF-8") {
+				t.Errorf("%s %q: %v, want not UTF-8 at %d:%d", name, c.data, err, c.line, c.col)
+			}
+		}
+	}
+	if err := CheckUTF8("ok", []byte("é: ü\n")); err != nil {
+		t.Errorf("UTF-8 refused: %v", err)
+	}
+}

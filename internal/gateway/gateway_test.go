@@ -394,3 +394,13 @@ func TestValidateRules(t *testing.T) {
 		t.Errorf("TTL 2562047h with the local store: %v", messages(ps))
 	}
 }
+
+// TestValuesNotUTF8: Helm values that are not UTF-8 are a syntax error at
+// the first invalid byte.
+func TestValuesNotUTF8(t *testing.T) {
+	_, err := ParseValues(NamedInput{Name: "v.yaml", Data: []byte("llmApiGateway:\n  x: \xe9\n")})
+	var se *SyntaxError
+	if !errors.As(err, &se) || se.Pos.Line != 2 || se.Pos.Col != 6 || !strings.Contains(se.Msg, "not UTF-8") {
+		t.Fatalf("got %v, want not UTF-8 at 2:6", err)
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lcctl/lcctl/internal/formats"
 )
 
 // ChartDefaults is the origin recorded for values a Helm values file does
@@ -416,6 +418,9 @@ func decodeValues(file string, data []byte) (doc *yaml.Node, err error) {
 			doc, err = nil, &SyntaxError{Pos: Pos{File: file}, Msg: fmt.Sprintf("YAML decoder failure: %v", r)}
 		}
 	}()
+	if e := formats.CheckUTF8(file, data); e != nil {
+		return nil, &SyntaxError{Pos: Pos{File: file, Line: e.Line, Col: e.Col}, Msg: e.Msg}
+	}
 	var nodes []*yaml.Node
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	for {

@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/lcctl/lcctl/internal/formats"
 	"github.com/lcctl/lcctl/internal/readlimit"
 )
 
@@ -438,6 +439,9 @@ func ParseScenario(name string, data []byte) (sc *Scenario, err error) {
 			sc, err = nil, &InputError{File: name, Msg: fmt.Sprintf("cannot decode: %v", r)}
 		}
 	}()
+	if err := formats.CheckUTF8(name, data); err != nil {
+		return nil, err
+	}
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {

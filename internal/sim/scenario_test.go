@@ -297,3 +297,13 @@ func TestLoadEndlessFile(t *testing.T) {
 		t.Fatalf("--config /dev/zero: %v", err)
 	}
 }
+
+// TestScenarioNotUTF8: a UTF-16 scenario is refused at 1:1 rather than
+// transcoded with positions that do not match the file.
+func TestScenarioNotUTF8(t *testing.T) {
+	_, err := ParseScenario("s.yaml", []byte("\xff\xfen\x00a\x00m\x00e\x00"))
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Line != 1 || ie.Col != 1 || !strings.Contains(ie.Msg, "not UTF-8") {
+		t.Fatalf("got %v, want not UTF-8 at 1:1", err)
+	}
+}
