@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -253,7 +254,7 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 	}
 	switch {
 	case unreadable > 0:
-		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%d of %d files could not be read as JSON or YAML (see the LC1000/LC1001/LC11xx findings)", unreadable, len(results))}
+		return &ExitError{Code: ExitUsage, Err: unreadableError(unreadable, len(results))}
 	case !report.Valid:
 		return ErrFindings
 	}
@@ -416,4 +417,18 @@ func describeSkipped(skipped []validateSkip) string {
 		parts = append(parts, s.File+": "+s.Reason)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// unreadableError is the exit-2 summary when files could not be read:
+// "the file could not be read" for a single file, "2 of 5 files could not
+// be read" otherwise.
+func unreadableError(unreadable, total int) error {
+	const see = " as JSON or YAML (see the LC1000/LC1001/LC11xx findings)"
+	switch {
+	case total == 1:
+		return errors.New("the file could not be read" + see)
+	case unreadable == total:
+		return fmt.Errorf("none of the %d files could be read"+see, total)
+	}
+	return fmt.Errorf("%d of %d files could not be read"+see, unreadable, total)
 }
