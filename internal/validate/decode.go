@@ -130,7 +130,7 @@ func syntaxDiag(file string, data []byte, pt *posTracker, err error) Diagnostic 
 			pos.Offset = se.off
 		}
 	case se.line > 0:
-		pos = Pos{Offset: se.off, Line: se.line}
+		pos = Pos{Offset: se.off, Line: se.line, Col: se.col}
 	case se.off >= 0:
 		pos = pt.at(se.off)
 	default:

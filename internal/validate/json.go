@@ -26,6 +26,8 @@ type syntaxError struct {
 	// line overrides the line computed from off (YAML errors, which
 	// yaml.v3 reports by line only); 0 means compute it.
 	line int
+	// col, with line, is the 1-based column in characters; 0 = unknown.
+	col int
 	// code is the diagnostic code; empty means CodeSyntax (V1).
 	code Code
 	// node is the YAML node at fault, when known.

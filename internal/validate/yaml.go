@@ -177,6 +177,9 @@ func yamlSyntaxError(err error, data []byte) error {
 	li := newLineIndex(data)
 	if m := yamlLineMsg.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
+		if col := syntaxColumn(data, line); col > 0 {
+			return &syntaxError{msg: "YAML syntax error: " + m[2], off: li.offset(line, col), line: line, col: col}
+		}
 		return &syntaxError{msg: "YAML syntax error: " + m[2], off: li.lineStart(line), line: line}
 	}
 	return &syntaxError{msg: "YAML syntax error: " + strings.TrimPrefix(msg, "yaml: "), off: -1}
