@@ -21,4 +21,3 @@ func TestSharedConformance(t *testing.T) {
 func TestUpstreamConformance(t *testing.T) {
 	RunCaseFiles(t, filepath.Join("testdata", "upstream"), 500)
 }
-
