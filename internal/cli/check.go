@@ -138,8 +138,8 @@ func runCheckMetrics(ctx context.Context, env *Env, opts *checkMetricsOptions) e
 		return metrics.RatesOver(sc.After.Time.Sub(sc.Before.Time))
 	}
 	if gw != nil {
-		if gw.Err != nil {
-			out.Errors = append(out.Errors, gw.Err.Error())
+		if !preflight.ScrapeCheck(rep.Group(preflight.GroupGatewayMetrics), true, "--gateway", gw) {
+			out.Errors = append(out.Errors, scrapeErrText(gw))
 			failedSource = true
 		} else {
 			snap := metrics.ExtractGateway(gw.After)
@@ -152,8 +152,8 @@ func runCheckMetrics(ctx context.Context, env *Env, opts *checkMetricsOptions) e
 		}
 	}
 	if sg != nil {
-		if sg.Err != nil {
-			out.Errors = append(out.Errors, sg.Err.Error())
+		if !preflight.ScrapeCheck(rep.Group(preflight.GroupStargateMetrics), false, "--stargate", sg) {
+			out.Errors = append(out.Errors, scrapeErrText(sg))
 			failedSource = true
 		} else {
 			snap := metrics.ExtractStargate(sg.After, opts.StargatePrefix)
@@ -228,6 +228,14 @@ func windowTitle(w metrics.Window) string {
 
 // renderMetricsText prints the report as text; model is the --model
 // filter ("" for every model).
+// scrapeErrText is the error of a source that could not be scraped.
+func scrapeErrText(sc *preflight.Scrapes) string {
+	if sc.Err == nil {
+		return sc.Source + ": no scrape"
+	}
+	return sc.Err.Error()
+}
+
 func renderMetricsText(env *Env, r *MetricsReport, model string) error {
 	w := env.Out
 	h := func(s string) string { return env.Style.Header.Render(s) }

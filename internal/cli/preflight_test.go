@@ -243,9 +243,23 @@ func TestCheckMetrics(t *testing.T) {
 		t.Errorf("olric errors: exit %d\n%s", code, out)
 	}
 	// An unreachable URL exits 1 with the error on stderr.
-	code, _, errOut = runLcctlStdin(t, "", nil, "check", "metrics", "--gateway", srv.URL+"/missing.prom")
-	if code != 1 || !strings.Contains(errOut, "HTTP status 404") {
-		t.Errorf("missing URL: exit %d %q", code, errOut)
+	code, out, errOut = runLcctlStdin(t, "", nil, "check", "metrics", "--gateway", srv.URL+"/missing.prom")
+	if code != 1 || !strings.Contains(errOut, "HTTP status 404") || !strings.Contains(out, "✖ gateway metrics can be scraped") {
+		t.Errorf("missing URL: exit %d %q\n%s", code, errOut, out)
+	}
+	// In JSON the failed source fails the verdicts too, next to a source
+	// that was read.
+	code, out, _ = runLcctlStdin(t, "", nil, "--output", "json", "check", "metrics", "--gateway", srv.URL+"/missing.prom", "--stargate", metricsFixture("stargate-healthy.prom"))
+	var failed struct {
+		Gateway  *struct{} `json:"gateway"`
+		Stargate *struct{} `json:"stargate"`
+		Errors   []string  `json:"errors"`
+		Verdicts struct {
+			Success bool `json:"success"`
+		} `json:"verdicts"`
+	}
+	if err := json.Unmarshal([]byte(out), &failed); err != nil || code != 1 || failed.Verdicts.Success || len(failed.Errors) != 1 || failed.Gateway != nil || failed.Stargate == nil {
+		t.Errorf("missing URL in JSON: exit %d, err %v, %+v\n%s", code, err, failed, out)
 	}
 	// Usage and input errors exit 2.
 	for _, tc := range []struct {

@@ -387,6 +387,20 @@ func olricChecks(ctx context.Context, g *checks.Group, in Inputs) {
 	g.Add(checks.OK(CheckOlricReadWrite, tRW, fmt.Sprintf("DMap %q", dmap)).WithDetails(rep.Details...))
 }
 
+// ScrapeCheck adds the scrape check of one metrics source to g
+// (CheckGatewayScrape when gatewaySource, else CheckStargateScrape): ok
+// with the number of families read, failed with the scrape error and a hint
+// naming flag (the option that gave the source), skipped when sc is nil.
+// It reports whether the scrape can be judged further. lcctl check metrics
+// uses it so that a source that cannot be scraped fails its group there as
+// it does in preflight.
+func ScrapeCheck(g *checks.Group, gatewaySource bool, flag string, sc *Scrapes) bool {
+	if gatewaySource {
+		return scrapeCheck(g, CheckGatewayScrape, "gateway", flag, sc)
+	}
+	return scrapeCheck(g, CheckStargateScrape, "Stargate", flag, sc)
+}
+
 func scrapeCheck(g *checks.Group, id, what, flag string, sc *Scrapes) bool {
 	title := what + " metrics can be scraped"
 	if sc == nil {
