@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lcctl/lcctl/internal/checks"
 	"github.com/lcctl/lcctl/internal/gateway"
@@ -64,6 +66,27 @@ Exit codes: 0 no check failed; 1 a check failed (or warned, with --strict);
       --stargate-metrics http://llm-request-router:9090/metrics --interval 60s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("stage") {
+				return Usagef("--stage is required: 1, 2 or 3")
+			}
+			// An input option given an empty value is an unset variable
+			// in a script, not a wish to skip its checks: refuse it
+			// rather than pass with those checks skipped.
+			for _, name := range []string{"config", "gateway-env", "gateway-values", "stargate-metrics", "gateway-metrics"} {
+				fl := cmd.Flags().Lookup(name)
+				if !fl.Changed {
+					continue
+				}
+				vals := []string{fl.Value.String()}
+				if sv, ok := fl.Value.(pflag.SliceValue); ok {
+					vals = sv.GetSlice()
+				}
+				for _, v := range vals {
+					if strings.TrimSpace(v) == "" {
+						return Usagef("--%s is empty (an unset variable?): give a file, a URL or -, or leave the option out", name)
+					}
+				}
+			}
 			return runPreflight(cmd.Context(), env, opts, conn)
 		},
 	}
@@ -120,6 +143,14 @@ func runPreflight(ctx context.Context, env *Env, opts *preflightOptions, conn *c
 		}
 		in.OlricAddrs = o.Addrs
 		in.Prober = preflight.StoreProber{Options: o}
+	}
+
+	if opts.Config == "" && opts.GatewayEnv == "" && len(opts.GatewayValues) == 0 && opts.StargateMetrics == "" && opts.GatewayMetrics == "" && len(in.OlricAddrs) == 0 {
+		// Every check would be skipped and the run would pass.
+		return Usagef("nothing to check: give at least one of --config, --gateway-env or --gateway-values, --olric, --stargate-metrics, --gateway-metrics")
+	}
+	if opts.Stage == 1 && len(in.OlricAddrs) > 0 {
+		fmt.Fprintf(env.Err, "lcctl: note: the Olric checks start at stage 2 (the gateway store); --olric is not used at stage 1\n")
 	}
 
 	if opts.Config != "" {
@@ -190,6 +221,10 @@ func runPreflight(ctx context.Context, env *Env, opts *preflightOptions, conn *c
 	}
 	if report.Failed(opts.Strict) {
 		return ErrFindings
+	}
+	if sum := report.Summary(); sum.OK+sum.Warn+sum.Fail == 0 {
+		// Inputs were given, but none applies at this stage.
+		return Usagef("nothing was checked at stage %d: every check was skipped (the reasons are listed above)", opts.Stage)
 	}
 	return nil
 }
