@@ -296,9 +296,15 @@ func (p *planner) entry(e *validate.Entry) {
 	switch e.Role {
 	case validate.RoleDefault, validate.RoleRequestAlgorithm:
 		if !p.opts.sharedInScope() {
+			hint := "migrate it in a run without --only"
+			if p.opts.Strategy == Pulsar && e.Role == validate.RoleRequestAlgorithm && e.KeyAlgorithm == lb.PulsarWaitAndWiden && !e.Bounded {
+				// A run without --only would refuse it (M7): say what
+				// does work instead of sending the operator in a circle.
+				hint = m7Hint
+			}
 			p.note(SeverityWarning, "W1", e.Path,
 				fmt.Sprintf("%s is shared by every model and --only limits this run to %s, so it is left as it is; it still loses the eligible-primary shortcut at the upgrade", describeEntry(e), strings.Join(p.opts.Only, ", ")),
-				"migrate it in a run without --only")
+				hint)
 			return
 		}
 	case validate.RoleModel, validate.RoleModelRequestAlgorithm:
@@ -338,13 +344,17 @@ func (p *planner) entry(e *validate.Entry) {
 	}
 }
 
+// m7Hint says what to do with a request_algorithms entry keyed
+// pulsar-wait-and-widen that --strategy pulsar cannot rewrite (M7).
+const m7Hint = "only --strategy bounded can migrate this entry (it stays pulsar-wait-and-widen under the same key), and a bounded entry needs a Stargate with the affinity wait (#2288): on an older release, bound it in the same rollout as the binary upgrade (docs/rollout.md#version-safety)"
+
 // refuseKey explains M7 / V19 for a request_algorithms entry whose key
 // would not match the target algorithm.
 func (p *planner) refuseKey(e *validate.Entry) {
 	if p.opts.Strategy == Pulsar && e.KeyAlgorithm == lb.PulsarWaitAndWiden {
 		p.refuse("M7", e.Path,
 			fmt.Sprintf("%s cannot switch to pulsar: a request_algorithms key must name its entry's algorithm (V19: \"request_algorithms key pulsar-wait-and-widen does not match configured algorithm pulsar\"), and moving the entry under a pulsar key would change which x-routing-method value selects it", describeEntry(e)),
-			"use --strategy bounded for this entry (it stays pulsar-wait-and-widen under the same key), or leave it out with --only")
+			m7Hint+"; to switch the models to pulsar now, list them with --only")
 		return
 	}
 	target := "pulsar-wait-and-widen"
