@@ -423,7 +423,7 @@ func (r *demoRunner) runSimulateStep(ctx context.Context, s demo.Step, res *demo
 	}
 	code := r.invoke(ctx, c.Args, true, &out, errw, false)
 	cj := demoCommandJSON{Command: c.Line(), Args: c.Args, ExitCode: code, ExpectedExitCodes: c.Expect,
-		AsDesigned: c.Expected(code), Meaning: c.Meaning, Output: rawJSON(out.Bytes()), Stderr: errb.String()}
+		AsDesigned: c.Expected(code), Meaning: c.Meaning, Output: rawJSON(out.Bytes(), jsonLinesCommand(c.Args)), Stderr: errb.String()}
 	res.add(cj)
 	if code != 0 {
 		if !r.json {
@@ -470,7 +470,7 @@ func (r *demoRunner) runCommand(ctx context.Context, c demo.Command, capture boo
 	var out, errb bytes.Buffer
 	if r.json {
 		cj.ExitCode = r.invoke(ctx, c.Args, true, &out, &errb, false)
-		cj.Output, cj.Stderr = rawJSON(out.Bytes()), errb.String()
+		cj.Output, cj.Stderr = rawJSON(out.Bytes(), jsonLinesCommand(c.Args)), errb.String()
 	} else {
 		r.commandLine(c)
 		var w io.Writer = r.env.Out
@@ -582,19 +582,33 @@ func shortDuration(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
+// jsonLinesCommand reports whether lcctl args print JSON lines with
+// --output json (store scan streams a line per entry, then a summary
+// line), so that their output is always an array, even when it holds only
+// the summary (--summary-only).
+func jsonLinesCommand(args []string) bool {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "store" && args[i+1] == "scan" {
+			return true
+		}
+	}
+	return false
+}
+
 // rawJSON turns a command's output into one JSON value: a document as it
-// is, JSON lines as an array, nothing as null, anything else as a string.
-func rawJSON(b []byte) json.RawMessage {
+// is, JSON lines as an array (always an array when lines is set, even for
+// one line), nothing as null, anything else as a string.
+func rawJSON(b []byte, lines bool) json.RawMessage {
 	t := bytes.TrimSpace(b)
 	if len(t) == 0 {
 		return json.RawMessage("null")
 	}
-	if json.Valid(t) {
+	if !lines && json.Valid(t) {
 		return json.RawMessage(t)
 	}
-	lines := bytes.Split(t, []byte("\n"))
-	arr := make([]json.RawMessage, 0, len(lines))
-	for _, l := range lines {
+	parts := bytes.Split(t, []byte("\n"))
+	arr := make([]json.RawMessage, 0, len(parts))
+	for _, l := range parts {
 		l = bytes.TrimSpace(l)
 		if len(l) == 0 {
 			continue

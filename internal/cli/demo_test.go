@@ -228,6 +228,16 @@ func TestDemoJSON(t *testing.T) {
 	if evict.Applied || evict.Candidates != 59 {
 		t.Fatalf("evict: %+v", evict)
 	}
+	// store scan prints JSON lines: an array even with only the summary
+	// line (--summary-only), so the type does not depend on the count.
+	var scan []struct {
+		Type    string `json:"type"`
+		Entries int    `json:"entries"`
+	}
+	mustDecode(t, d.Steps[4].Commands[0].Output, &scan)
+	if len(scan) != 1 || scan[0].Type != "summary" || scan[0].Entries < 300 {
+		t.Fatalf("scan: %+v", scan)
+	}
 	fe := d.Steps[5].FlagEffects
 	if len(fe) != 2 || fe[0].Algorithm != "wait-and-widen" || fe[1].Algorithm != "pulsar-wait-and-widen" {
 		t.Fatalf("flag effects: %+v", fe)
