@@ -150,6 +150,10 @@ type validateFileReport struct {
 	NoSLOEntries []string `json:"no_slo_entries"`
 	// Diagnostics are the findings, sorted by position.
 	Diagnostics []validateDiagnostic `json:"diagnostics"`
+	// LooksLike says which other lcctl input a file with errors appears
+	// to be ("a routing snapshot (lcctl explain --snapshot)"); "" when it
+	// is none of them.
+	LooksLike string `json:"looks_like"`
 }
 
 // validateDiagnostic is one finding in a validateFileReport, the JSON form
@@ -226,8 +230,15 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 		default:
 			r = validate.FileAs(name, data, format)
 		}
+		looksLike := ""
+		if err == nil && r.Counts.Errors > 0 && !r.Unreadable() {
+			// A named snapshot, scenario or values file fails as an
+			// lb-config; say what it looks like instead.
+			looksLike = otherInputKind(name, data)
+		}
 		results = append(results, r)
 		fr := fileReport(r)
+		fr.LooksLike = looksLike
 		if !fr.Readable {
 			unreadable++
 		}
@@ -355,6 +366,9 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 		}
 		counts := []string{plural.Count(fr.Errors, "error", "errors"), plural.Count(fr.Warnings, "warning", "warnings"), plural.Count(fr.Infos, "info", "infos")}
 		fmt.Fprintf(w, "%s %s %s  %s\n", st.Header.Render(printable(r.File)), st.Faint.Render("("+fr.Format+")"), status, st.Faint.Render(strings.Join(counts, ", ")))
+		if fr.LooksLike != "" {
+			fmt.Fprintf(w, "  %s this looks like %s, not an lb-config\n", st.Info.Render("note:"), fr.LooksLike)
+		}
 		for _, d := range r.Diagnostics {
 			if opts.Quiet && d.Severity == validate.SeverityInfo {
 				continue
@@ -423,7 +437,7 @@ func describeSkipped(skipped []validateSkip) string {
 // "the file could not be read" for a single file, "2 of 5 files could not
 // be read" otherwise.
 func unreadableError(unreadable, total int) error {
-	const see = " as JSON or YAML (see the LC1000/LC1001/LC11xx findings)"
+	const see = " (missing, unreadable, or not JSON/YAML: see the LC1000/LC1001/LC11xx findings)"
 	switch {
 	case total == 1:
 		return errors.New("the file could not be read" + see)

@@ -89,6 +89,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"string number", "clusters: [{cluster_id: A, rtt_ms: '5'}]\n", "must be a number"},
 		{"duplicate key", "clusters: []\nclusters: []\n", `duplicate key "clusters"`},
 		{"missing clusters", "model: m\n", `missing required field "clusters"`},
+		{"an lb-config", "{\"default\": \"pulsar\", \"models\": {}}\n", `s.yaml:1:2: default: this is a Stargate lb-config (top-level "default"), not a snapshot: give it with --config`},
 		{"priority too large", "clusters: [{cluster_id: A, stats: {queue_time_estimate_ms_by_priority: {4294967296: 1}}}]\n", "out of range"},
 		{"string priority too large", `{"clusters": [{"cluster_id": "A", "stats": {"queue_time_estimate_ms_by_priority": {"4294967296": 1}}}]}`, "out of range"},
 		{"string priority not a number", `{"clusters": [{"cluster_id": "A", "stats": {"queue_time_estimate_ms_by_priority": {"p4": 1}}}]}`, "must be a non-negative integer"},

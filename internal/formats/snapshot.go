@@ -28,6 +28,17 @@ func SnapshotFromNode(n *yaml.Node, file, path string) (*lb.Snapshot, error) {
 
 func (d *decoder) snapshot(n *yaml.Node, path string) *lb.Snapshot {
 	s := &lb.Snapshot{}
+	if path == "" && n.Kind == yaml.MappingNode {
+		// An lb-config given as the snapshot: one error that says so
+		// rather than an unknown-field error per top-level key.
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			switch k := n.Content[i]; k.Value {
+			case "default", "models", "request_algorithms":
+				d.errf(k, k.Value, "this is a Stargate lb-config (top-level %q), not a snapshot: give it with --config, and the cluster state with --snapshot", k.Value)
+				return s
+			}
+		}
+	}
 	var clustersNode *yaml.Node
 	d.fields(n, path, func(key string, k, v *yaml.Node) bool {
 		p := join(path, key)
