@@ -212,12 +212,7 @@ func num(w metrics.Window, v float64) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
-func pctOf(p *float64) string {
-	if p == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f%%", *p*100)
-}
+func pctOf(p *float64) string { return metrics.Pct(p) }
 
 func windowTitle(w metrics.Window) string {
 	if w.Mode == metrics.ModeRates {

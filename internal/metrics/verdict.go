@@ -98,12 +98,24 @@ func (o VerdictOptions) timeout() time.Duration {
 	return DefaultLookupTimeout
 }
 
-func pct(p *float64) string {
+// Pct formats a ratio (0..1) as a percentage with one decimal; "n/a" for
+// nil. A share that is not zero never prints as 0.0 % or 100.0 %: it is
+// "<0.1%" or ">99.9%", so a handful of errors among many requests stays
+// visible.
+func Pct(p *float64) string {
 	if p == nil {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.1f%%", *p*100)
+	v := *p * 100
+	switch {
+	case v > 0 && v < 0.05:
+		return "<0.1%"
+	case v < 100 && v >= 99.95:
+		return ">99.9%"
+	}
+	return fmt.Sprintf("%.1f%%", v)
 }
+
 
 func count(v float64) string {
 	if v == float64(int64(v)) {
@@ -156,7 +168,7 @@ func GatewayVerdicts(r GatewayReport, o VerdictOptions) []checks.Result {
 	hit := r.Lookups[ResultHit]
 	lookupLine := fmt.Sprintf("%s lookups %s: hit %s, miss %s, error %s, timeout %s, skipped %s (hit ratio %s)",
 		count(r.LookupsTotal), windowNote(r.Window), count(hit), count(r.Lookups[ResultMiss]),
-		count(r.Lookups[ResultError]), count(r.Lookups[ResultTimeout]), count(r.Lookups[ResultSkipped]), pct(r.HitRatio))
+		count(r.Lookups[ResultError]), count(r.Lookups[ResultTimeout]), count(r.Lookups[ResultSkipped]), Pct(r.HitRatio))
 	switch {
 	case r.LookupsTotal == 0:
 		reason := "no lookups " + windowNote(r.Window)
@@ -202,7 +214,7 @@ func GatewayVerdicts(r GatewayReport, o VerdictOptions) []checks.Result {
 		if ratioP == nil {
 			return
 		}
-		line := fmt.Sprintf("%s: %s of %s (%s)", what, count(bad), count(den), pct(ratioP))
+		line := fmt.Sprintf("%s: %s of %s (%s)", what, count(bad), count(den), Pct(ratioP))
 		lines = append(lines, line)
 		switch {
 		case *ratioP > th.MaxFailureRatio && den >= th.MinSamples:
@@ -358,7 +370,7 @@ func StargateSessionVerdicts(r StargateReport, models []string, o VerdictOptions
 		}
 		ret, stale, nw := m.State(StateReturning), m.State(StateStale), m.State(StateNew)
 		line := fmt.Sprintf("%s classified %s: new %s, returning %s, stale %s (returning share %s)",
-			count(m.Total), windowNote(r.Window), count(nw.Total()), count(ret.Total()), count(stale.Total()), pct(m.ReturningShare))
+			count(m.Total), windowNote(r.Window), count(nw.Total()), count(ret.Total()), count(stale.Total()), Pct(m.ReturningShare))
 		switch {
 		case ret.Total() == 0 && stale.Total() == 0 && m.Total >= th.MinSamples:
 			out = append(out, checks.Fail(CheckStargateReturn, tReturn,
@@ -368,7 +380,7 @@ func StargateSessionVerdicts(r StargateReport, models []string, o VerdictOptions
 			out = append(out, checks.Warn(CheckStargateReturn, tReturn, fmt.Sprintf("only %s classified requests (fewer than %s)", count(m.Total), count(th.MinSamples)),
 				"re-run with more traffic, or with --interval over a longer window").WithSubject(model).WithDetails(line))
 		case m.ReturningShare != nil && *m.ReturningShare < th.MinReturningShare:
-			out = append(out, checks.Warn(CheckStargateReturn, tReturn, fmt.Sprintf("returning share %s is below %.0f%%", pct(m.ReturningShare), th.MinReturningShare*100),
+			out = append(out, checks.Warn(CheckStargateReturn, tReturn, fmt.Sprintf("returning share %s is below %.0f%%", Pct(m.ReturningShare), th.MinReturningShare*100),
 				"check the gateway hit ratio and lookup errors (gateway-metrics.*); payload-only sessions never return").WithSubject(model).WithDetails(line))
 		default:
 			out = append(out, checks.OK(CheckStargateReturn, tReturn, line).WithSubject(model))
@@ -378,13 +390,13 @@ func StargateSessionVerdicts(r StargateReport, models []string, o VerdictOptions
 			continue
 		}
 		sline := fmt.Sprintf("returning: primary (last cluster) %s, fallback %s; stale share %s",
-			pct(m.ReturningPrimaryShare), pct(m.ReturningFallbackShare), pct(m.StaleShare))
+			Pct(m.ReturningPrimaryShare), Pct(m.ReturningFallbackShare), Pct(m.StaleShare))
 		var warns []string
 		if m.ReturningPrimaryShare != nil && *m.ReturningPrimaryShare < th.MinStickiness {
-			warns = append(warns, fmt.Sprintf("only %s of returning requests went to their last cluster (the last cluster could not take them within the wait and widening budget)", pct(m.ReturningPrimaryShare)))
+			warns = append(warns, fmt.Sprintf("only %s of returning requests went to their last cluster (the last cluster could not take them within the wait and widening budget)", Pct(m.ReturningPrimaryShare)))
 		}
 		if m.StaleShare != nil && *m.StaleShare > th.MaxStaleShare {
-			warns = append(warns, fmt.Sprintf("stale share %s above %.0f%%: hints name clusters that are no longer candidates (renamed or removed clusters, sessions crossing regions)", pct(m.StaleShare), th.MaxStaleShare*100))
+			warns = append(warns, fmt.Sprintf("stale share %s above %.0f%%: hints name clusters that are no longer candidates (renamed or removed clusters, sessions crossing regions)", Pct(m.StaleShare), th.MaxStaleShare*100))
 		}
 		if len(warns) > 0 {
 			out = append(out, checks.Warn(CheckStargateSticky, tSticky, strings.Join(warns, "; "),
