@@ -300,9 +300,13 @@ func subcommandNames(cmd *cobra.Command) []string {
 func Main(ctx context.Context, args []string, streams *ui.Streams) int {
 	root := NewRootCommand(streams)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	helpFor := "lcctl"
+	if cmd != nil {
+		helpFor = cmd.CommandPath()
 	}
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		// Ctrl-C or SIGTERM: say so, not just "context canceled".
@@ -324,7 +328,9 @@ func Main(ctx context.Context, args []string, streams *ui.Streams) int {
 	msg := err.Error()
 	fmt.Fprintf(streams.Err, "lcctl: %s\n", msg)
 	if strings.HasPrefix(msg, "unknown command") || strings.Contains(msg, "arg(s)") || strings.HasPrefix(msg, "unknown flag") || strings.Contains(msg, "flag needs an argument") {
-		fmt.Fprintln(streams.Err, "Run 'lcctl --help' for usage.")
+		// The help of the command that refused the arguments, not the
+		// root's.
+		fmt.Fprintf(streams.Err, "Run '%s --help' for usage.\n", helpFor)
 		return ExitUsage
 	}
 	return ExitFindings

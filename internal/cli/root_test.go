@@ -81,3 +81,18 @@ func TestUnknownSubcommandSuggests(t *testing.T) {
 		t.Errorf("store scan --help lost its use line:\n%s", out)
 	}
 }
+
+// TestArgErrorsPointToTheCommandHelp: a command refusing its arguments
+// points to its own --help, not the root's.
+func TestArgErrorsPointToTheCommandHelp(t *testing.T) {
+	for _, args := range [][]string{{"migrate", "--strategy", "bounded"}, {"validate"}, {"store", "get", "a", "b", "c"}} {
+		code, out, errs := runLcctlStdin(t, "", nil, args...)
+		path := "lcctl " + args[0]
+		if args[0] == "store" {
+			path = "lcctl store get"
+		}
+		if code != cli.ExitUsage || out != "" || !strings.Contains(errs, "Run '"+path+" --help' for usage.") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and a pointer to %s --help", args, code, out, errs, path)
+		}
+	}
+}
