@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/spf13/cobra"
 
 	"github.com/lcctl/lcctl/internal/plural"
@@ -335,7 +336,7 @@ func needsEscape(r rune) bool {
 
 // printValidateText renders results grouped per file.
 func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, report *validateReport, opts *validateOptions) {
-	invalid := 0
+	invalid, printed := 0, 0
 	for i, r := range results {
 		fr := report.Files[i]
 		failed := opts.fails(fr) || !fr.Readable
@@ -351,6 +352,7 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 		if opts.Quiet && shown == 0 && !failed {
 			continue
 		}
+		printed++
 		var status string
 		switch {
 		case !fr.Readable:
@@ -404,9 +406,15 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 		}
 	}
 	if len(report.Skipped) > 0 && !opts.Quiet {
+		printed++
 		fmt.Fprintf(w, "\n%s\n", st.Faint.Render("skipped, not lb-configs:"))
+		width := 0
 		for _, s := range report.Skipped {
-			fmt.Fprintf(w, "  %s  %s\n", printable(s.File), st.Faint.Render(s.Reason))
+			width = max(width, lipgloss.Width(printable(s.File)))
+		}
+		for _, s := range report.Skipped {
+			name := printable(s.File)
+			fmt.Fprintf(w, "  %s%s  %s\n", name, strings.Repeat(" ", width-lipgloss.Width(name)), st.Faint.Render(s.Reason))
 		}
 	}
 	if len(results) > 1 || len(report.Skipped) > 0 {
@@ -414,7 +422,11 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 		if len(report.Skipped) > 0 {
 			skipped = fmt.Sprintf("; %d skipped", len(report.Skipped))
 		}
-		fmt.Fprintf(w, "\n%s checked: %d failed; %s, %s, %s%s\n", plural.Count(len(results), "file", "files"), invalid,
+		if printed > 0 {
+			// A blank line separates the summary from what was printed.
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s checked: %d failed; %s, %s, %s%s\n", plural.Count(len(results), "file", "files"), invalid,
 			plural.Count(report.Errors, "error", "errors"), plural.Count(report.Warnings, "warning", "warnings"), plural.Count(report.Infos, "info", "infos"), skipped)
 	}
 }
