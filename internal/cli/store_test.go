@@ -523,3 +523,16 @@ func TestScanSummaryPlurals(t *testing.T) {
 		t.Errorf("plural counts:\n%s", b.String())
 	}
 }
+
+// TestStoreProbeUnreachable: a probe that cannot connect names the
+// address once: the step line says FAILED, the error (on stderr) says why,
+// and the dial error does not repeat the seed.
+func TestStoreProbeUnreachable(t *testing.T) {
+	r := lcctl(t, "", nil, "store", "--olric", "127.0.0.1:1", "--dial-timeout", "1s", "probe")
+	if r.code != 1 || !regexp.MustCompile(`(?m)^connect\s+FAILED \S+$`).MatchString(r.out) {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", r.code, r.out, r.err)
+	}
+	if n := strings.Count(r.out+r.err, "127.0.0.1:1"); n != 1 || !strings.Contains(r.err, "connection refused") {
+		t.Errorf("the address appears %d times, want once:\nstdout:\n%s\nstderr:\n%s", n, r.out, r.err)
+	}
+}
