@@ -297,6 +297,11 @@ func TestStoreScanEvictStats(t *testing.T) {
 			if e["cluster"] != "cluster-c" || e["valid"] != true || e["ttl_ms"].(float64) < 3.5e6 || e["expires_at"] == nil {
 				t.Errorf("entry %v", e)
 			}
+			for _, k := range []string{"expires_at", "written_at"} {
+				if v, _ := e[k].(string); !storeTimeRE.MatchString(v) {
+					t.Errorf("entry %s %q: want RFC 3339 UTC with 3 fractional digits", k, v)
+				}
+			}
 		case "summary":
 			if err := json.Unmarshal(sc.Bytes(), &summary); err != nil {
 				t.Fatal(err)
@@ -534,5 +539,27 @@ func TestStoreProbeUnreachable(t *testing.T) {
 	}
 	if n := strings.Count(r.out+r.err, "127.0.0.1:1"); n != 1 || !strings.Contains(r.err, "connection refused") {
 		t.Errorf("the address appears %d times, want once:\nstdout:\n%s\nstderr:\n%s", n, r.out, r.err)
+	}
+}
+
+// storeTimeRE is the documented format of store times.
+var storeTimeRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
+
+// TestStoreTimeFormat: expires_at (Olric: ms) and written_at (Olric: ns)
+// share one format, RFC 3339 UTC with exactly three fractional digits
+// (trailing zeros kept, nanoseconds truncated).
+func TestStoreTimeFormat(t *testing.T) {
+	loc := time.FixedZone("x", 3600)
+	e := store.Entry{Key: "k", Cluster: "c", Valid: true,
+		ExpiresAt: time.Date(2026, 11, 30, 1, 10, 14, 150e6, loc),
+		WrittenAt: time.Date(2026, 11, 30, 0, 10, 14, 11028687, loc),
+		ReadAt:    time.Date(2026, 11, 30, 0, 10, 20, 0, loc)}
+	j := newEntryJSON(e)
+	if *j.ExpiresAt != "2026-11-30T00:10:14.150Z" || *j.WrittenAt != "2026-11-29T23:10:14.011Z" {
+		t.Errorf("expires_at %q, written_at %q", *j.ExpiresAt, *j.WrittenAt)
+	}
+	e.ExpiresAt = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	if got := formatStoreTime(e.ExpiresAt); got != "2026-11-30T00:00:00.000Z" {
+		t.Errorf("whole second: %q", got)
 	}
 }
