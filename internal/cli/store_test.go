@@ -563,3 +563,40 @@ func TestStoreTimeFormat(t *testing.T) {
 		t.Errorf("whole second: %q", got)
 	}
 }
+
+// TestScanProgressLine: the progress line counts entries "shown" only
+// when they are printed; --summary-only prints none, so it says "read".
+func TestScanProgressLine(t *testing.T) {
+	p := store.ScanProgress{Keys: 301, Entries: 301, Matched: 301, Elapsed: 1234 * time.Millisecond}
+	for _, c := range []struct {
+		o    storeScanOptions
+		want string
+	}{
+		{storeScanOptions{}, "scanning d: 301 keys, 301 entries, 301 shown (1.2s)"},
+		{storeScanOptions{summaryOnly: true}, "scanning d: 301 keys, 301 entries read (1.2s)"},
+		{storeScanOptions{summaryOnly: true, cluster: "cluster-c"}, "scanning d: 301 keys, 301 entries read, 301 pointing to cluster-c (1.2s)"},
+	} {
+		if got := scanProgressLine("d", p, &c.o); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.o, got, c.want)
+		}
+	}
+	// On a terminal stderr, a real --summary-only scan draws that line.
+	cl := storeCluster(t)
+	a := storeArgs(t)
+	c, err := store.Connect(context.Background(), store.Options{Addrs: cl.Addrs(), DMap: a[4]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := store.SeedDemo(context.Background(), c, store.DemoSessions(5), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	s := &ui.Streams{In: strings.NewReader(""), Out: &out, Err: &errb, ErrTTY: true, Getenv: func(string) string { return "" }}
+	if code := Main(context.Background(), storeArgs(t, "scan", "--summary-only"), s); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "5 entries read (") || strings.Contains(errb.String(), "shown") {
+		t.Errorf("progress on stderr: %q", errb.String())
+	}
+}
