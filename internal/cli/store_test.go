@@ -600,3 +600,45 @@ func TestScanProgressLine(t *testing.T) {
 		t.Errorf("progress on stderr: %q", errb.String())
 	}
 }
+
+// TestEvictNoMatchHint: an evict that finds nothing names the clusters
+// the scan saw (most entries first, at most five) and a close one, and
+// still exits 0.
+func TestEvictNoMatchHint(t *testing.T) {
+	per := map[string]int{"cluster-a": 149, "cluster-b": 92, "cluster-c": 59}
+	for _, c := range []struct{ cluster, want string }{
+		{"nosuch", "no entry points to nosuch; the scan saw cluster-a (149), cluster-b (92), cluster-c (59)"},
+		{"clustr-b", `no entry points to clustr-b; the scan saw cluster-a (149), cluster-b (92), cluster-c (59); did you mean "cluster-b"?`},
+	} {
+		if got := evictNoMatchHint(c.cluster, per); got != c.want {
+			t.Errorf("%s: %q, want %q", c.cluster, got, c.want)
+		}
+	}
+	if got := evictNoMatchHint("x", map[string]int{}); got != "" {
+		t.Errorf("empty scan: %q", got)
+	}
+	many := map[string]int{"a": 1, "b": 7, "c": 3, "d": 3, "e": 9, "f": 2, "g": 5}
+	if got, want := evictNoMatchHint("zzz", many), "the scan saw e (9), b (7), g (5), c (3), d (3), … (7 clusters in all)"; !strings.HasSuffix(got, want) {
+		t.Errorf("%q, want the suffix %q", got, want)
+	}
+
+	cl := storeCluster(t)
+	a := storeArgs(t)
+	c, err := store.Connect(context.Background(), store.Options{Addrs: cl.Addrs(), DMap: a[4]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := store.SeedDemo(context.Background(), c, store.DemoSessions(30), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	r := runStore(t, 0, "evict", "--cluster", "cluster-x")
+	if !strings.Contains(r.out, "dry run: 0 entries point to cluster-x") || !regexp.MustCompile(`note: no entry points to cluster-x; the scan saw cluster-\w \(\d+\), `).MatchString(r.err) {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", r.out, r.err)
+	}
+	// Entries to evict: no note.
+	r = runStore(t, 0, "evict", "--cluster", "cluster-a")
+	if strings.Contains(r.err, "note:") {
+		t.Errorf("note with candidates: %s", r.err)
+	}
+}
