@@ -15,6 +15,7 @@ import (
 	"github.com/lcctl/lcctl/internal/readlimit"
 	"github.com/lcctl/lcctl/internal/sim"
 	"github.com/lcctl/lcctl/internal/sim/report"
+	"github.com/lcctl/lcctl/internal/ui"
 )
 
 // simulateOptions are the flags of `lcctl simulate`.
@@ -180,12 +181,50 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 	if env.Global.JSON() {
 		err = report.WriteJSON(env.Out, doc)
 	} else {
+		for _, n := range defaultEntryNotes(policies, results) {
+			fmt.Fprintf(env.Err, "%s %s\n", env.ErrStyle.Info.Render("note:"), n)
+		}
 		err = report.WriteText(env.Out, doc, env.Style)
 	}
 	if err != nil {
 		return err
 	}
 	return plotErr
+}
+
+// defaultEntryNotes says, for each policy read from an lb-config that has
+// `models` entries, which workload models have none and so run the
+// config's `default` algorithm with default settings (spec E2), with the
+// algorithm, the keys the file has and a "did you mean" when one is
+// close. A config without `models` routes every model with `default` on
+// purpose: no note. policies and results are in the same order (RunAll).
+func defaultEntryNotes(policies []sim.Policy, results []*sim.Result) []string {
+	var notes []string
+	for i, r := range results {
+		if i >= len(policies) {
+			break
+		}
+		keys := policies[i].ModelKeys()
+		if len(keys) == 0 {
+			continue
+		}
+		list := strings.Join(keys, ", ")
+		if len(keys) > 5 {
+			list = strings.Join(keys[:5], ", ") + fmt.Sprintf(", … (%d in all)", len(keys))
+		}
+		for _, m := range r.Models {
+			if m.Entry != sim.EntryDefault {
+				continue
+			}
+			n := fmt.Sprintf("%s: model %s has no models entry (the file has %s), so it runs the config's default algorithm, %s, with default settings",
+				r.Policy, m.Model, list, m.Algorithm)
+			if m.DidYouMean != "" {
+				n += fmt.Sprintf("; did you mean %q?", m.DidYouMean)
+			}
+			notes = append(notes, ui.Printable(n))
+		}
+	}
+	return notes
 }
 
 // checkPlotDir creates dir if needed and checks that a file can be created

@@ -151,8 +151,84 @@ func TestSimulateConfigFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	if !strings.Contains(out, `"policy": "lc-on"`) || !strings.Contains(out, `"algorithm": "pulsar-wait-and-widen"`) || !strings.Contains(out, `"last_cluster_affinity": true`) {
+	if !strings.Contains(out, `"policy": "lc-on.json"`) || !strings.Contains(out, `"algorithm": "pulsar-wait-and-widen"`) || !strings.Contains(out, `"last_cluster_affinity": true`) {
 		t.Fatalf("output:\n%s", out)
+	}
+}
+
+// TestSimulateConfigDefaultEntry: a scenario model without a models entry
+// in the --config file runs the config's default; simulate says so on
+// stderr (with "did you mean"), in the row's label and in the JSON.
+func TestSimulateConfigDefaultEntry(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "pwaw.json")
+	os.WriteFile(cfg, []byte(`{"default":"power-of-n","models":{"modle":{"algorithm":"pulsar-wait-and-widen","seed":"s","last_cluster_affinity":true}}}`), 0o644)
+	sc := writeScenario(t, cliScenario)
+	code, out, errs := runSim(t, "simulate", "--scenario", sc, "--config", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	wantNote := `note: pwaw.json: model model has no models entry (the file has modle), so it runs the config's default algorithm, power-of-n, with default settings; did you mean "modle"?`
+	if !strings.Contains(errs, wantNote) {
+		t.Errorf("stderr lacks %q:\n%s", wantNote, errs)
+	}
+	if !strings.Contains(out, "\npwaw.json (power-of-n via default)  ") {
+		t.Errorf("row label lacks the resolved algorithm:\n%s", out)
+	}
+	code, out, errs = runSim(t, "simulate", "--scenario", sc, "--config", cfg, "-o", "json")
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Policies []struct {
+			Algorithm           string           `json:"algorithm"`
+			LastClusterAffinity *bool            `json:"last_cluster_affinity"`
+			Models              []map[string]any `json:"models"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	p := doc.Policies[0]
+	if p.Algorithm != "power-of-n" || p.LastClusterAffinity != nil || len(p.Models) != 1 ||
+		p.Models[0]["model"] != "model" || p.Models[0]["entry"] != "default" || p.Models[0]["did_you_mean"] != "modle" {
+		t.Fatalf("policy %+v", p)
+	}
+	// The model's own entry: no note.
+	os.WriteFile(cfg, []byte(`{"default":"power-of-n","models":{"model":{"algorithm":"pulsar","seed":"s"}}}`), 0o644)
+	code, out, errs = runSim(t, "simulate", "--scenario", sc, "--config", cfg)
+	if code != 0 || strings.Contains(errs, "note:") || !strings.Contains(out, "\npwaw.json (pulsar)  ") {
+		t.Fatalf("exit %d, stderr %q, stdout:\n%s", code, errs, out)
+	}
+}
+
+// TestSimulateLastClusterAffinityNull: in the comparison set the flag is
+// true or false for the two algorithms that read it and null elsewhere.
+func TestSimulateLastClusterAffinityNull(t *testing.T) {
+	code, out, errs := runSim(t, "simulate", "--scenario", writeScenario(t, cliScenario), "--compare", "--max-requests", "50", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Policies []struct {
+			Policy              string          `json:"policy"`
+			LastClusterAffinity json.RawMessage `json:"last_cluster_affinity"`
+			Models              json.RawMessage `json:"models"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range doc.Policies {
+		want := "null"
+		if strings.HasSuffix(p.Policy, "/lc-off") {
+			want = "false"
+		} else if strings.HasSuffix(p.Policy, "/lc-on") {
+			want = "true"
+		}
+		if string(p.LastClusterAffinity) != want || string(p.Models) != "null" {
+			t.Errorf("%s: last_cluster_affinity %s (want %s), models %s", p.Policy, p.LastClusterAffinity, want, p.Models)
+		}
 	}
 }
 

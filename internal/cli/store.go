@@ -395,15 +395,26 @@ func newEntryJSON(e store.Entry) entryJSON {
 	}
 	j := entryJSON{Key: e.Key, Found: &found, Cluster: e.Cluster, Valid: &valid, TTLMs: &ttl}
 	if !e.ExpiresAt.IsZero() {
-		s := e.ExpiresAt.UTC().Format(time.RFC3339Nano)
+		s := formatStoreTime(e.ExpiresAt)
 		j.ExpiresAt = &s
 	}
 	if !e.WrittenAt.IsZero() {
-		s := e.WrittenAt.UTC().Format(time.RFC3339Nano)
+		s := formatStoreTime(e.WrittenAt)
 		j.WrittenAt = &s
 	}
 	return j
 }
+
+// storeTimeLayout is the one format of store times (expires_at,
+// written_at; text and JSON): RFC 3339 in UTC with exactly three
+// fractional digits, "2026-11-30T00:10:13.010Z". Olric keeps the expiry
+// in Unix ms, so milliseconds are the precision both times share; the
+// write time's nanoseconds are truncated.
+const storeTimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// formatStoreTime renders t in storeTimeLayout (UTC, milliseconds
+// truncated).
+func formatStoreTime(t time.Time) string { return t.UTC().Format(storeTimeLayout) }
 
 // formatTTL renders a remaining TTL for text output.
 func formatTTL(e store.Entry) string {

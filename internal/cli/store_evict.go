@@ -3,12 +3,15 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/store"
+	"github.com/lcctl/lcctl/internal/suggest"
 )
 
 // DefaultEvictRate is the default --max-rate of `store evict`: deletions
@@ -130,8 +133,45 @@ func runStoreEvict(cmd *cobra.Command, env *Env, conn *connFlags, o *storeEvictO
 	}
 	if rep.Scan.Keys == 0 {
 		emptyHint(env, c.DMap())
+	} else if rep.Candidates == 0 {
+		// Nothing to do is not a failure (exit 0), but a mistyped or
+		// wrong cluster ID should not pass for one without entries.
+		if h := evictNoMatchHint(o.cluster, rep.Scan.PerCluster); h != "" {
+			fmt.Fprintf(env.Err, "%s %s\n", env.ErrStyle.Info.Render("note:"), h)
+		}
 	}
 	return nil
+}
+
+// evictNoMatchHint explains an evict that found no entry of cluster: the
+// clusters the scan did see, the most entries first (at most
+// evictHintClusters of them), and a "did you mean" for a close one; ""
+// when the scan saw no entry at all (emptyHint covers that).
+func evictNoMatchHint(cluster string, perCluster map[string]int) string {
+	const evictHintClusters = 5
+	names := make([]string, 0, len(perCluster))
+	for n := range perCluster {
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if a, b := perCluster[names[i]], perCluster[names[j]]; a != b {
+			return a > b
+		}
+		return names[i] < names[j]
+	})
+	shown := names[:min(len(names), evictHintClusters)]
+	parts := make([]string, len(shown))
+	for i, n := range shown {
+		parts[i] = fmt.Sprintf("%s (%d)", textValue(n), perCluster[n])
+	}
+	list := strings.Join(parts, ", ")
+	if len(names) > len(shown) {
+		list += fmt.Sprintf(", … (%d clusters in all)", len(names))
+	}
+	return fmt.Sprintf("no entry points to %s; the scan saw %s%s", textValue(cluster), list, suggest.DidYouMean(cluster, names))
 }
 
 func writeEvictReport(env *Env, rep store.EvictReport, o *storeEvictOptions) {

@@ -82,10 +82,10 @@ func runStoreGet(cmd *cobra.Command, env *Env, conn *connFlags, o *storeGetOptio
 			if e.ExpiresAt.IsZero() {
 				fmt.Fprintf(w, "ttl          no expiry\n")
 			} else {
-				fmt.Fprintf(w, "ttl          %s (expires %s)\n", formatTTL(e), e.ExpiresAt.UTC().Format(time.RFC3339Nano))
+				fmt.Fprintf(w, "ttl          %s (expires %s)\n", formatTTL(e), formatStoreTime(e.ExpiresAt))
 			}
 			if !e.WrittenAt.IsZero() {
-				fmt.Fprintf(w, "written      %s (%s ago)\n", e.WrittenAt.UTC().Format(time.RFC3339Nano), e.ReadAt.Sub(e.WrittenAt).Truncate(time.Millisecond))
+				fmt.Fprintf(w, "written      %s (%s ago)\n", formatStoreTime(e.WrittenAt), e.ReadAt.Sub(e.WrittenAt).Truncate(time.Millisecond))
 			}
 		} else {
 			fmt.Fprintf(w, "cluster      %s\n", env.Style.Warning.Render("(not found)"))

@@ -42,7 +42,10 @@ delete it and confirm it is gone. Exit status 1 when a step fails.`,
 						mark = env.Style.Error.Render("FAILED")
 					}
 					fmt.Fprintf(env.Out, "%-12s %s %s", s.Name, mark, s.Latency.Truncate(time.Microsecond))
-					if s.Error != "" {
+					// The error that ended the probe goes to stderr once
+					// (below); a step error it does not contain (a
+					// delete after a failed read) is shown here.
+					if s.Error != "" && (perr == nil || !strings.Contains(perr.Error(), s.Error)) {
 						fmt.Fprintf(env.Out, ": %s", s.Error)
 					}
 					fmt.Fprintln(env.Out)

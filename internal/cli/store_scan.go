@@ -83,7 +83,7 @@ func runStoreScan(cmd *cobra.Command, env *Env, conn *connFlags, o *storeScanOpt
 	prog := newProgress(env)
 	opts := store.ScanOptions{Cluster: o.cluster, Limit: o.limit, Count: o.count,
 		Progress: func(p store.ScanProgress) {
-			prog.show("scanning %s: %d keys, %d entries, %d shown (%s)", c.DMap(), p.Keys, p.Entries, p.Matched, p.Elapsed.Truncate(100*time.Millisecond))
+			prog.show("%s", scanProgressLine(c.DMap(), p, o))
 		}}
 	json := env.Global.JSON()
 	rep, err := c.Scan(cmd.Context(), opts, func(e store.Entry) error {
@@ -121,6 +121,23 @@ func runStoreScan(cmd *cobra.Command, env *Env, conn *connFlags, o *storeScanOpt
 		emptyHint(env, c.DMap())
 	}
 	return werr
+}
+
+// scanProgressLine is the terminal progress line of a scan: keys listed,
+// live entries read, and the entries printed so far ("shown"), or with
+// --summary-only, which prints none, the entries read and (with --cluster)
+// how many point to the cluster.
+func scanProgressLine(dmap string, p store.ScanProgress, o *storeScanOptions) string {
+	line := fmt.Sprintf("scanning %s: %s, %s", dmap, plural.Count(p.Keys, "key", "keys"), plural.Count(p.Entries, "entry", "entries"))
+	switch {
+	case !o.summaryOnly:
+		line += fmt.Sprintf(", %d shown", p.Matched)
+	case o.cluster != "":
+		line += fmt.Sprintf(" read, %d pointing to %s", p.Matched, textValue(o.cluster))
+	default:
+		line += " read"
+	}
+	return line + fmt.Sprintf(" (%s)", p.Elapsed.Truncate(100*time.Millisecond))
 }
 
 // absentNote reports a missing entry on stderr, with a hint when the DMap

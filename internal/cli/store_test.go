@@ -297,6 +297,11 @@ func TestStoreScanEvictStats(t *testing.T) {
 			if e["cluster"] != "cluster-c" || e["valid"] != true || e["ttl_ms"].(float64) < 3.5e6 || e["expires_at"] == nil {
 				t.Errorf("entry %v", e)
 			}
+			for _, k := range []string{"expires_at", "written_at"} {
+				if v, _ := e[k].(string); !storeTimeRE.MatchString(v) {
+					t.Errorf("entry %s %q: want RFC 3339 UTC with 3 fractional digits", k, v)
+				}
+			}
 		case "summary":
 			if err := json.Unmarshal(sc.Bytes(), &summary); err != nil {
 				t.Fatal(err)
@@ -521,5 +526,119 @@ func TestScanSummaryPlurals(t *testing.T) {
 	writeScanSummary(&b, store.ScanReport{DMap: "d", Keys: 2, Entries: 0, Complete: true, PerCluster: map[string]int{}}, "")
 	if !strings.Contains(b.String(), ": 2 keys, 0 live entries\n") {
 		t.Errorf("plural counts:\n%s", b.String())
+	}
+}
+
+// TestStoreProbeUnreachable: a probe that cannot connect names the
+// address once: the step line says FAILED, the error (on stderr) says why,
+// and the dial error does not repeat the seed.
+func TestStoreProbeUnreachable(t *testing.T) {
+	r := lcctl(t, "", nil, "store", "--olric", "127.0.0.1:1", "--dial-timeout", "1s", "probe")
+	if r.code != 1 || !regexp.MustCompile(`(?m)^connect\s+FAILED \S+$`).MatchString(r.out) {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", r.code, r.out, r.err)
+	}
+	if n := strings.Count(r.out+r.err, "127.0.0.1:1"); n != 1 || !strings.Contains(r.err, "connection refused") {
+		t.Errorf("the address appears %d times, want once:\nstdout:\n%s\nstderr:\n%s", n, r.out, r.err)
+	}
+}
+
+// storeTimeRE is the documented format of store times.
+var storeTimeRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
+
+// TestStoreTimeFormat: expires_at (Olric: ms) and written_at (Olric: ns)
+// share one format, RFC 3339 UTC with exactly three fractional digits
+// (trailing zeros kept, nanoseconds truncated).
+func TestStoreTimeFormat(t *testing.T) {
+	loc := time.FixedZone("x", 3600)
+	e := store.Entry{Key: "k", Cluster: "c", Valid: true,
+		ExpiresAt: time.Date(2026, 11, 30, 1, 10, 14, 150e6, loc),
+		WrittenAt: time.Date(2026, 11, 30, 0, 10, 14, 11028687, loc),
+		ReadAt:    time.Date(2026, 11, 30, 0, 10, 20, 0, loc)}
+	j := newEntryJSON(e)
+	if *j.ExpiresAt != "2026-11-30T00:10:14.150Z" || *j.WrittenAt != "2026-11-29T23:10:14.011Z" {
+		t.Errorf("expires_at %q, written_at %q", *j.ExpiresAt, *j.WrittenAt)
+	}
+	e.ExpiresAt = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	if got := formatStoreTime(e.ExpiresAt); got != "2026-11-30T00:00:00.000Z" {
+		t.Errorf("whole second: %q", got)
+	}
+}
+
+// TestScanProgressLine: the progress line counts entries "shown" only
+// when they are printed; --summary-only prints none, so it says "read".
+func TestScanProgressLine(t *testing.T) {
+	p := store.ScanProgress{Keys: 301, Entries: 301, Matched: 301, Elapsed: 1234 * time.Millisecond}
+	for _, c := range []struct {
+		o    storeScanOptions
+		want string
+	}{
+		{storeScanOptions{}, "scanning d: 301 keys, 301 entries, 301 shown (1.2s)"},
+		{storeScanOptions{summaryOnly: true}, "scanning d: 301 keys, 301 entries read (1.2s)"},
+		{storeScanOptions{summaryOnly: true, cluster: "cluster-c"}, "scanning d: 301 keys, 301 entries read, 301 pointing to cluster-c (1.2s)"},
+	} {
+		if got := scanProgressLine("d", p, &c.o); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.o, got, c.want)
+		}
+	}
+	// On a terminal stderr, a real --summary-only scan draws that line.
+	cl := storeCluster(t)
+	a := storeArgs(t)
+	c, err := store.Connect(context.Background(), store.Options{Addrs: cl.Addrs(), DMap: a[4]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := store.SeedDemo(context.Background(), c, store.DemoSessions(5), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	s := &ui.Streams{In: strings.NewReader(""), Out: &out, Err: &errb, ErrTTY: true, Getenv: func(string) string { return "" }}
+	if code := Main(context.Background(), storeArgs(t, "scan", "--summary-only"), s); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "5 entries read (") || strings.Contains(errb.String(), "shown") {
+		t.Errorf("progress on stderr: %q", errb.String())
+	}
+}
+
+// TestEvictNoMatchHint: an evict that finds nothing names the clusters
+// the scan saw (most entries first, at most five) and a close one, and
+// still exits 0.
+func TestEvictNoMatchHint(t *testing.T) {
+	per := map[string]int{"cluster-a": 149, "cluster-b": 92, "cluster-c": 59}
+	for _, c := range []struct{ cluster, want string }{
+		{"nosuch", "no entry points to nosuch; the scan saw cluster-a (149), cluster-b (92), cluster-c (59)"},
+		{"clustr-b", `no entry points to clustr-b; the scan saw cluster-a (149), cluster-b (92), cluster-c (59); did you mean "cluster-b"?`},
+	} {
+		if got := evictNoMatchHint(c.cluster, per); got != c.want {
+			t.Errorf("%s: %q, want %q", c.cluster, got, c.want)
+		}
+	}
+	if got := evictNoMatchHint("x", map[string]int{}); got != "" {
+		t.Errorf("empty scan: %q", got)
+	}
+	many := map[string]int{"a": 1, "b": 7, "c": 3, "d": 3, "e": 9, "f": 2, "g": 5}
+	if got, want := evictNoMatchHint("zzz", many), "the scan saw e (9), b (7), g (5), c (3), d (3), … (7 clusters in all)"; !strings.HasSuffix(got, want) {
+		t.Errorf("%q, want the suffix %q", got, want)
+	}
+
+	cl := storeCluster(t)
+	a := storeArgs(t)
+	c, err := store.Connect(context.Background(), store.Options{Addrs: cl.Addrs(), DMap: a[4]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := store.SeedDemo(context.Background(), c, store.DemoSessions(30), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	r := runStore(t, 0, "evict", "--cluster", "cluster-x")
+	if !strings.Contains(r.out, "dry run: 0 entries point to cluster-x") || !regexp.MustCompile(`note: no entry points to cluster-x; the scan saw cluster-\w \(\d+\), `).MatchString(r.err) {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", r.out, r.err)
+	}
+	// Entries to evict: no note.
+	r = runStore(t, 0, "evict", "--cluster", "cluster-a")
+	if strings.Contains(r.err, "note:") {
+		t.Errorf("note with candidates: %s", r.err)
 	}
 }

@@ -16,6 +16,7 @@ package preflight
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -369,14 +370,32 @@ func olricChecks(ctx context.Context, g *checks.Group, in Inputs) {
 	rep := in.Prober.Probe(ctx, in.OlricAddrs, dmap)
 	addrs := strings.Join(in.OlricAddrs, ",")
 	if rep.Reach != nil {
-		g.Add(checks.Fail(CheckOlricReachable, tReach, fmt.Sprintf("%s: %v", addrs, rep.Reach),
+		// store.Connect's error names every seed it tried; name them
+		// here only when the error does not (a failed member listing).
+		reason := rep.Reach.Error()
+		for _, a := range in.OlricAddrs {
+			if !strings.Contains(reason, a) {
+				reason = fmt.Sprintf("%s: %v", addrs, rep.Reach)
+				break
+			}
+		}
+		g.Add(checks.Fail(CheckOlricReachable, tReach, reason,
 			"run lcctl from inside the cluster network (member names are pod IPs, port 3320; a single port-forward is not enough) and check that the gateway pods run Olric"),
 			checks.Skip(CheckOlricReadWrite, tRW, "Olric is not reachable"))
 		return
 	}
-	reason := fmt.Sprintf("%s: %s", addrs, plural.Count(len(rep.Members), "member", "members"))
+	// The members are listed in the details; the --olric seeds are named
+	// only when one of them is not a member name (a Service or a
+	// port-forward), so a member address is printed once.
+	reason := plural.Count(len(rep.Members), "member", "members")
 	if rep.Version != "" {
 		reason += " " + rep.Version
+	}
+	for _, a := range in.OlricAddrs {
+		if !slices.Contains(rep.Members, a) {
+			reason += ", reached through " + addrs
+			break
+		}
 	}
 	g.Add(checks.OK(CheckOlricReachable, tReach, reason).WithDetails(capDetails(rep.Members)...))
 	if rep.ReadWrite != nil {

@@ -271,6 +271,31 @@ func TestOlricChecksMapping(t *testing.T) {
 			t.Errorf("%s: %v", tc.description, got)
 		}
 	}
+	// Each address once: a seed that is a member is named only in the
+	// details; a seed that is not (a Service) in the reason; an error that
+	// names the seed already is not prefixed with it again.
+	for _, tc := range []struct {
+		seed   string
+		rep    ProbeReport
+		reason string
+	}{
+		{"10.0.0.1:3320", ProbeReport{Members: []string{"10.0.0.1:3320"}, Version: "(271 partitions)"}, "1 member (271 partitions)"},
+		{"gw:3320", ProbeReport{Members: []string{"10.0.0.1:3320", "10.0.0.2:3320"}}, "2 members, reached through gw:3320"},
+		{"10.0.0.1:3320", ProbeReport{Reach: errors.New("cannot connect to Olric: unreachable: 10.0.0.1:3320: dial tcp: connection refused")}, "cannot connect to Olric: unreachable: 10.0.0.1:3320: dial tcp: connection refused"},
+		{"10.0.0.1:3320", ProbeReport{Reach: errors.New("members: timeout")}, "10.0.0.1:3320: members: timeout"},
+	} {
+		r := run(t, Inputs{Stage: 2, OlricAddrs: []string{tc.seed}, Prober: fakeProber(tc.rep)})
+		res := r.Find(CheckOlricReachable)[0]
+		if res.Reason != tc.reason {
+			t.Errorf("reason %q, want %q", res.Reason, tc.reason)
+		}
+		text := res.Reason + "\n" + strings.Join(res.Details, "\n")
+		for _, a := range append([]string{tc.seed}, tc.rep.Members...) {
+			if n := strings.Count(text, a); n != 1 {
+				t.Errorf("%q names %s %d times, want once", text, a, n)
+			}
+		}
+	}
 	// Addresses without a prober: skipped with the reason.
 	r := run(t, Inputs{Stage: 2, OlricAddrs: []string{"a:3320"}})
 	if res := r.Find(CheckOlricReachable)[0]; res.Status != skip || !strings.Contains(res.Reason, "no Olric client") {

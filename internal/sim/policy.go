@@ -2,12 +2,15 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/suggest"
 	"github.com/lcctl/lcctl/internal/validate"
 )
 
@@ -83,6 +86,10 @@ type Policy struct {
 	Models map[string]*lb.AlgorithmConfig
 	// Source says where the policy came from ("comparison set", a file).
 	Source string
+	// LBConfig is true for a policy read from an lb-config file (--config,
+	// router.config, policies[].lb_config): Models and Default are that
+	// file's, and Routes says which entry routes each model.
+	LBConfig bool
 	// ConsistentHash and Sticky configure the comparison policies; Seed
 	// is the consistent-hash ring seed.
 	ConsistentHash ConsistentHashSpec
@@ -120,18 +127,79 @@ func (p *Policy) Algorithm(models []string) string {
 }
 
 // LastClusterAffinity reports whether any of the models' entries turns
-// last_cluster_affinity on; nil for comparison policies.
+// last_cluster_affinity on. Only wait-and-widen and pulsar-wait-and-widen
+// read the flag (spec: last-cluster affinity), so it is nil when none of
+// the models is routed by one of them: the other Stargate algorithms and
+// the comparison policies consistent-hash and sticky-least-loaded.
 func (p *Policy) LastClusterAffinity(models []string) *bool {
 	if p.Kind != KindEngine {
 		return nil
 	}
-	on := false
+	applies, on := false, false
 	for _, m := range models {
-		if c := p.configFor(m); c.LastClusterAffinity {
+		c := p.configFor(m)
+		if c.Algorithm != lb.WaitAndWiden && c.Algorithm != lb.PulsarWaitAndWiden {
+			continue
+		}
+		applies = true
+		if c.LastClusterAffinity {
 			on = true
 		}
 	}
+	if !applies {
+		return nil
+	}
 	return &on
+}
+
+// Entries of ModelRoute.Entry.
+const (
+	// EntryModels: the model's own entry under `models`.
+	EntryModels = "models"
+	// EntryDefault: the model has no `models` entry, so Stargate routes it
+	// with the config's `default` algorithm and default settings
+	// (spec E2).
+	EntryDefault = "default"
+)
+
+// ModelRoute says which entry of an lb-config routes one model of the
+// workload (the `models[]` objects of a policy in `lcctl simulate
+// --output json`).
+type ModelRoute struct {
+	// Model is the model name as the workload sends it.
+	Model string `json:"model"`
+	// Algorithm is the canonical name of the algorithm that routes it.
+	Algorithm string `json:"algorithm"`
+	// Entry is EntryModels or EntryDefault.
+	Entry string `json:"entry"`
+	// DidYouMean is the `models` key closest to Model (a likely typo;
+	// suggest.Closest), only for EntryDefault; "" when none is close.
+	DidYouMean string `json:"did_you_mean,omitempty"`
+}
+
+// Routes says, for each of models in order, which entry of the policy's
+// lb-config routes it; nil when the policy is not from an lb-config.
+func (p *Policy) Routes(models []string) []ModelRoute {
+	if !p.LBConfig || p.Kind != KindEngine {
+		return nil
+	}
+	keys := slices.Sorted(maps.Keys(p.Models))
+	out := make([]ModelRoute, 0, len(models))
+	for _, m := range models {
+		mr := ModelRoute{Model: m, Algorithm: p.configFor(m).Algorithm.String(), Entry: EntryModels}
+		if c, ok := p.Models[m]; !ok || c == nil {
+			mr.Entry = EntryDefault
+			mr.DidYouMean, _ = suggest.Closest(m, keys)
+		}
+		out = append(out, mr)
+	}
+	return out
+}
+
+// ModelKeys returns the policy's `models` keys, sorted (lb-config
+// policies; empty for the others).
+func (p *Policy) ModelKeys() []string {
+	return slices.Sorted(maps.Keys(p.Models))
 }
 
 // Selection says which policies to simulate.
@@ -426,9 +494,11 @@ func configFilePolicy(file, name string) (Policy, error) {
 		return Policy{}, fmt.Errorf("%s", strings.Join(msgs, "\n"))
 	}
 	if name == "" {
-		base := filepath.Base(file)
-		name = base[:len(base)-len(filepath.Ext(base))]
+		// The file's name with its extension: "pulsar-wait-and-widen.json"
+		// is a file, not the algorithm of that name, and "pulsar.json"
+		// does not clash with the comparison policy "pulsar".
+		name = filepath.Base(file)
 	}
 	def := lb.DefaultAlgorithmConfig(r.Config.Default)
-	return Policy{Name: name, Kind: KindEngine, Default: &def, Models: r.Config.Models, Source: file}, nil
+	return Policy{Name: name, Kind: KindEngine, Default: &def, Models: r.Config.Models, Source: file, LBConfig: true}, nil
 }

@@ -17,11 +17,16 @@ import (
 type Result struct {
 	// Policy is the policy name; Algorithm its algorithm (canonical name,
 	// "mixed", or a comparison policy's name); LastClusterAffinity the
-	// flag (null for policies without it); Source where it came from.
+	// flag, null unless a model is routed by wait-and-widen or
+	// pulsar-wait-and-widen (Policy.LastClusterAffinity); Source where it
+	// came from.
 	Policy              string `json:"policy"`
 	Algorithm           string `json:"algorithm"`
 	LastClusterAffinity *bool  `json:"last_cluster_affinity"`
 	Source              string `json:"source"`
+	// Models says, per workload model, which entry of the lb-config routes
+	// it (Policy.Routes); null for policies not read from an lb-config.
+	Models []ModelRoute `json:"models"`
 	// Requests counts measured requests; Completed those that finished;
 	// Good those that finished with TTFT ≤ the SLO; Failed the others
 	// (Failures by cause).

@@ -1316,6 +1316,7 @@ func (r *runner) result() *Result {
 		Algorithm:           r.pol.Algorithm(r.models),
 		LastClusterAffinity: r.pol.LastClusterAffinity(r.models),
 		Source:              r.pol.Source,
+		Models:              r.pol.Routes(r.models),
 		Requests:            m.requests,
 		Completed:           m.completed,
 		Good:                m.good,

@@ -182,7 +182,7 @@ func TestConfigFilePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := pols[0]
-	if p.Name != "lc-on" || p.configFor("chat-model").Algorithm != lb.PulsarWaitAndWiden || p.configFor("other").Algorithm != lb.PowerOfN {
+	if p.Name != "lc-on.json" || p.configFor("chat-model").Algorithm != lb.PulsarWaitAndWiden || p.configFor("other").Algorithm != lb.PowerOfN {
 		t.Fatalf("policy %+v", p)
 	}
 	if got := p.Algorithm([]string{"chat-model", "other"}); got != "mixed" {
@@ -190,6 +190,81 @@ func TestConfigFilePolicy(t *testing.T) {
 	}
 	if _, err := ResolvePolicies(sc, Selection{ConfigFiles: []string{bad}}); err == nil || !strings.Contains(err.Error(), "bad.json:1:") {
 		t.Fatalf("bad config: %v", err)
+	}
+}
+
+// TestConfigFileRoutes: each workload model is reported with the entry
+// that routes it; a model without a `models` entry runs `default`, with
+// the close key suggested.
+func TestConfigFileRoutes(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "pulsar.json")
+	os.WriteFile(f, []byte(`{"default":"power-of-n","models":{"chat-modle":{"algorithm":"pulsar-wait-and-widen","seed":"x"},"other":{"algorithm":"pulsar","seed":"y"}}}`), 0o644)
+	sc := mustScenario(t, "clusters: [{id: a}]\nworkload: {models: [{name: chat-model}, {name: other}, {name: zzz}]}\n")
+	// Named with the extension: no clash with the comparison policy "pulsar".
+	pols, err := ResolvePolicies(sc, Selection{Compare: true, ConfigFiles: []string{f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pols[len(pols)-1]
+	if p.Name != "pulsar.json" || !p.LBConfig {
+		t.Fatalf("policy %q, LBConfig %v", p.Name, p.LBConfig)
+	}
+	got := p.Routes([]string{"chat-model", "other", "zzz"})
+	want := []ModelRoute{
+		{Model: "chat-model", Algorithm: "power-of-n", Entry: EntryDefault, DidYouMean: "chat-modle"},
+		{Model: "other", Algorithm: "pulsar", Entry: EntryModels},
+		{Model: "zzz", Algorithm: "power-of-n", Entry: EntryDefault},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("routes %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("route %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	for _, q := range pols[:len(pols)-1] {
+		if q.Routes([]string{"chat-model"}) != nil {
+			t.Errorf("%s: routes for a policy not from an lb-config", q.Name)
+		}
+	}
+}
+
+// TestLastClusterAffinityApplies: the flag is true or false for the
+// policies whose algorithm reads it (wait-and-widen,
+// pulsar-wait-and-widen) and nil for every other policy, Stargate
+// algorithm or comparison policy alike.
+func TestLastClusterAffinityApplies(t *testing.T) {
+	sc := mustScenario(t, "clusters: [{id: a}]\n")
+	pols, err := ResolvePolicies(sc, Selection{Compare: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		PolicyWaitAndWidenOff: "false", PolicyWaitAndWidenOn: "true",
+		PolicyPulsarWaitAndWidenOff: "false", PolicyPulsarWaitAndWidenOn: "true",
+		PolicyPulsar: "null", PolicyPowerOfN: "null", PolicyRoundRobin: "null", PolicyRandom: "null",
+		PolicyConsistentHash: "null", PolicyStickyLeastLoaded: "null",
+	}
+	for _, p := range pols {
+		got := "null"
+		if v := p.LastClusterAffinity([]string{"model"}); v != nil {
+			got = map[bool]string{true: "true", false: "false"}[*v]
+		}
+		if got != want[p.Name] {
+			t.Errorf("%s: last_cluster_affinity %s, want %s", p.Name, got, want[p.Name])
+		}
+	}
+	// A config mixing algorithms has the flag when one of the models'
+	// entries reads it.
+	mixed := Policy{Kind: KindEngine, Default: &lb.AlgorithmConfig{Algorithm: lb.PowerOfN},
+		Models: map[string]*lb.AlgorithmConfig{"m": {Algorithm: lb.WaitAndWiden, LastClusterAffinity: true}}}
+	if v := mixed.LastClusterAffinity([]string{"m", "n"}); v == nil || !*v {
+		t.Errorf("mixed config: %v", v)
+	}
+	if v := mixed.LastClusterAffinity([]string{"n"}); v != nil {
+		t.Errorf("power-of-n only: %v, want nil", *v)
 	}
 }
 

@@ -208,6 +208,11 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 				msg = f.kind.Error() + ": " + msg
 			}
 		}
+		// The dial error names the seed again ("dial tcp 127.0.0.1:1:
+		// connection refused"): the message starts with it already.
+		for _, nw := range []string{"tcp", "tcp4", "tcp6"} {
+			msg = strings.ReplaceAll(msg, "dial "+nw+" "+f.seed+": ", "dial "+nw+": ")
+		}
 		errs[i] = f.seed + ": " + msg
 	}
 	hint := ""

@@ -41,6 +41,12 @@ func TestConnectUnreachable(t *testing.T) {
 	if n := strings.Count(err.Error(), "unreachable"); n != 1 {
 		t.Errorf("error %q says unreachable %d times, want once", err, n)
 	}
+	// Each seed is named once, not again in its dial error.
+	for _, a := range []string{closed, "127.0.0.1:1"} {
+		if n := strings.Count(err.Error(), a); n != 1 {
+			t.Errorf("error %q names %s %d times, want once", err, a, n)
+		}
+	}
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("took %v to give up on two refused seeds", el)
 	}

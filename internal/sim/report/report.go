@@ -97,7 +97,7 @@ func WriteText(w io.Writer, d *Document, st *ui.Styles) error {
 	rows := [][]string{}
 	for _, r := range d.Policies {
 		rows = append(rows, []string{
-			ui.Printable(r.Policy),
+			Label(r),
 			fmt.Sprintf("%d", r.Requests),
 			fmt.Sprintf("%.2f", r.GoodputRPS),
 			fmtMs(r.TTFTMs.P50), fmtMs(r.TTFTMs.P90), fmtMs(r.TTFTMs.P99),
@@ -109,12 +109,15 @@ func WriteText(w io.Writer, d *Document, st *ui.Styles) error {
 	}
 	table(&b, st, head, rows, 1)
 	b.WriteString(st.Faint.Render(fmt.Sprintf("goodput: completed requests with TTFT ≤ %g ms per second after the warm-up; KV reuse: cached / input tokens;", s.SLOTTFTMs)) + "\n")
-	b.WriteString(st.Faint.Render("left last: share of requests with a last-cluster hint served by another cluster (hinted requests in brackets).") + "\n\n")
+	b.WriteString(st.Faint.Render("left last: share of requests with a last-cluster hint served by another cluster (hinted requests in brackets);") + "\n")
+	b.WriteString(st.Faint.Render("failed: requests that did not complete, by cause in brackets: 503 (the router found no capacity within its") + "\n")
+	b.WriteString(st.Faint.Render("wait budget), 400 (the router answered bad request), refused (every attempt turned away by a full, drained or failed") + "\n")
+	b.WriteString(st.Faint.Render("cluster), stream (the cluster failed after the first token).") + "\n\n")
 
 	head = append([]string{"utilisation"}, s.Clusters...)
 	rows = rows[:0]
 	for _, r := range d.Policies {
-		row := []string{ui.Printable(r.Policy)}
+		row := []string{Label(r)}
 		for _, c := range r.Clusters {
 			row = append(row, pct(c.Utilization))
 		}
@@ -170,21 +173,59 @@ func leftShare(r *sim.Result) string {
 	return fmt.Sprintf("%s (%d)", pct(r.LeftLastClusterShare), r.ReturningRequests)
 }
 
+// failed is the failed cell: the count, then the causes in brackets,
+// "236 (all 503)" for one cause and "12 (503: 10, refused: 2)" for
+// several (cause first, so that no two numbers stand side by side).
 func failed(r *sim.Result) string {
 	if r.Failed == 0 {
 		return "0"
 	}
-	var parts []string
-	f := r.Failures
-	for _, x := range []struct {
-		n    int64
+	type cause struct {
 		name string
-	}{{f.Rejected, "503"}, {f.BadRequest, "400"}, {f.Refused, "refused"}, {f.Stream, "stream"}} {
+		n    int64
+	}
+	var causes []cause
+	f := r.Failures
+	for _, x := range []cause{{"503", f.Rejected}, {"400", f.BadRequest}, {"refused", f.Refused}, {"stream", f.Stream}} {
 		if x.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", x.n, x.name))
+			causes = append(causes, x)
 		}
 	}
+	if len(causes) == 1 && causes[0].n == r.Failed {
+		return fmt.Sprintf("%d (all %s)", r.Failed, causes[0].name)
+	}
+	parts := make([]string, len(causes))
+	for i, c := range causes {
+		parts[i] = fmt.Sprintf("%s: %d", c.name, c.n)
+	}
 	return fmt.Sprintf("%d (%s)", r.Failed, strings.Join(parts, ", "))
+}
+
+// Label is the policy's name in text tables. A policy read from an
+// lb-config also shows the algorithm the config resolves to for the
+// workload's models and whether it came from `default` (the models have
+// no `models` entry): "pulsar-wait-and-widen.json (power-of-n via
+// default)", "prod.json (pulsar-wait-and-widen)", "prod.json (mixed, 1 of
+// 2 models via default)". Control characters are escaped (ui.Printable).
+func Label(r *sim.Result) string {
+	name := ui.Printable(r.Policy)
+	if len(r.Models) == 0 {
+		return name
+	}
+	viaDefault := 0
+	for _, m := range r.Models {
+		if m.Entry == sim.EntryDefault {
+			viaDefault++
+		}
+	}
+	alg := ui.Printable(r.Algorithm)
+	switch viaDefault {
+	case 0:
+		return fmt.Sprintf("%s (%s)", name, alg)
+	case len(r.Models):
+		return fmt.Sprintf("%s (%s via default)", name, alg)
+	}
+	return fmt.Sprintf("%s (%s, %d of %d models via default)", name, alg, viaDefault, len(r.Models))
 }
 
 // table writes an aligned table: the first `left` columns left-aligned,

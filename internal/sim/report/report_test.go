@@ -57,7 +57,8 @@ func TestWriteText(t *testing.T) {
 	for _, want := range []string{
 		"scenario t", "seed 3, TTFT SLO 2000 ms",
 		"pulsar-wait-and-widen/lc-off", "9.80", "12.50", "250.0", "12345", "85.1%",
-		"10.0% (200)", "10 (7 503, 3 refused)", "50.0%", "25.0%",
+		"10.0% (200)", "10 (503: 7, refused: 3)", "50.0%", "25.0%",
+		"failed: requests that did not complete, by cause in brackets: 503",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)
@@ -81,6 +82,55 @@ func TestWriteText(t *testing.T) {
 			}
 			break // the first such line is the comparison table's
 		}
+	}
+}
+
+// TestFailedCell: the failed column never puts two numbers side by side
+// ("236 (236 503)" read as 236,503): one cause is "all", several are
+// "cause: count".
+func TestFailedCell(t *testing.T) {
+	for _, c := range []struct {
+		f    sim.FailureCounts
+		want string
+	}{
+		{sim.FailureCounts{}, "0"},
+		{sim.FailureCounts{Rejected: 236}, "236 (all 503)"},
+		{sim.FailureCounts{Refused: 4}, "4 (all refused)"},
+		{sim.FailureCounts{Rejected: 10, BadRequest: 1, Refused: 2, Stream: 3}, "16 (503: 10, 400: 1, refused: 2, stream: 3)"},
+	} {
+		r := &sim.Result{Failures: c.f, Failed: c.f.Rejected + c.f.BadRequest + c.f.Refused + c.f.Stream}
+		if got := failed(r); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
+		}
+	}
+}
+
+// TestLabel: a policy from an lb-config shows the algorithm it resolves
+// to and whether that came from `default`, in both tables.
+func TestLabel(t *testing.T) {
+	def := []sim.ModelRoute{{Model: "chat-model", Algorithm: "power-of-n", Entry: sim.EntryDefault}}
+	own := []sim.ModelRoute{{Model: "m", Algorithm: "pulsar", Entry: sim.EntryModels}}
+	for _, c := range []struct {
+		r    sim.Result
+		want string
+	}{
+		{sim.Result{Policy: "pulsar", Algorithm: "pulsar"}, "pulsar"},
+		{sim.Result{Policy: "pwaw.json", Algorithm: "power-of-n", Models: def}, "pwaw.json (power-of-n via default)"},
+		{sim.Result{Policy: "prod.json", Algorithm: "pulsar", Models: own}, "prod.json (pulsar)"},
+		{sim.Result{Policy: "prod.json", Algorithm: "mixed", Models: append(own, def...)}, "prod.json (mixed, 1 of 2 models via default)"},
+	} {
+		if got := Label(&c.r); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
+	}
+	d := testDoc()
+	d.Policies[0].Policy, d.Policies[0].Algorithm, d.Policies[0].Models = "pwaw.json", "power-of-n", def
+	var b bytes.Buffer
+	if err := WriteText(&b, d, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "\npwaw.json (power-of-n via default)  "); n != 2 {
+		t.Errorf("label in %d tables, want 2:\n%s", n, b.String())
 	}
 }
 
