@@ -116,7 +116,6 @@ func Pct(p *float64) string {
 	return fmt.Sprintf("%.1f%%", v)
 }
 
-
 func count(v float64) string {
 	if v == float64(int64(v)) {
 		return fmt.Sprintf("%d", int64(v))
