@@ -81,6 +81,13 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 		ts.Check(os.WriteFile(ts.MkAbs(args[1]), testutil.GenerateLBConfig(n), 0o644))
 	},
 	// gen-bytes SIZE FILE [SEED]: SIZE pseudo-random bytes (binary data).
+	// mkfifo PATH makes a named pipe (Unix only; scripts guard with [unix]).
+	"mkfifo": func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 1 {
+			ts.Fatalf("usage: mkfifo PATH")
+		}
+		ts.Check(mkfifo(ts.MkAbs(args[0])))
+	},
 	"gen-bytes": func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) < 2 || len(args) > 3 {
 			ts.Fatalf("usage: gen-bytes SIZE FILE [SEED]")

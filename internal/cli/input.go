@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/lcctl/lcctl/internal/readlimit"
+	"github.com/lcctl/lcctl/internal/ui"
 )
 
 // readLimited reads r up to limit bytes; more is an error that names what
@@ -61,6 +62,9 @@ func expandArgs(args []string, exts []string) ([]string, error) {
 		if in.EmptyDir {
 			return nil, fmt.Errorf("%s: no %s files in this directory", in.Name, strings.Join(exts, "/"))
 		}
+		if in.Special != "" {
+			return nil, fmt.Errorf("%s: %s (a directory search reads regular files only)", ui.Printable(in.Name), in.Special)
+		}
 		out[i] = in.Name
 	}
 	return out, nil
@@ -77,6 +81,44 @@ type input struct {
 	// EmptyDir is true for a readable directory argument that holds no
 	// file with one of the extensions searched for.
 	EmptyDir bool
+	// Special, for a name found by a search, says why it is not read: it
+	// is not a regular file ("a named pipe", "a link to a directory").
+	// Opening a named pipe would wait for a writer forever.
+	Special string
+}
+
+// notRegular says why the entry p found by a directory search is not a
+// regular file to read, following symbolic links; "" when it is one (or
+// when it cannot be inspected: reading it then reports the error).
+func notRegular(p string, d fs.DirEntry) string {
+	mode := d.Type()
+	link := mode&fs.ModeSymlink != 0
+	if link {
+		st, err := os.Stat(p)
+		if err != nil {
+			return ""
+		}
+		mode = st.Mode().Type()
+	}
+	what := ""
+	switch {
+	case mode.IsRegular():
+		return ""
+	case mode.IsDir():
+		what = "a directory"
+	case mode&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case mode&fs.ModeSocket != 0:
+		what = "a socket"
+	case mode&fs.ModeDevice != 0:
+		what = "a device"
+	default:
+		what = "a special file"
+	}
+	if link {
+		return "a link to " + what + ", not read"
+	}
+	return what + ", not read"
 }
 
 // expandInputs is expandArgs without the empty-directory error: a readable
@@ -101,6 +143,7 @@ func expandInputs(args []string, exts []string) (inputs []input, err error) {
 			root = a + string(filepath.Separator)
 		}
 		var found []string
+		var special []input
 		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				// An unreadable directory (the argument or an entry below
@@ -113,6 +156,10 @@ func expandInputs(args []string, exts []string) (inputs []input, err error) {
 				return nil
 			}
 			if !d.IsDir() && slices.Contains(exts, strings.ToLower(filepath.Ext(p))) {
+				if why := notRegular(p, d); why != "" {
+					special = append(special, input{Name: p, FromDir: true, Special: why})
+					return nil
+				}
 				found = append(found, p)
 			}
 			return nil
@@ -120,10 +167,11 @@ func expandInputs(args []string, exts []string) (inputs []input, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("failed to read directory %s: %w", a, readlimit.Cause(err))
 		}
-		if len(found) == 0 {
+		if len(found) == 0 && len(special) == 0 {
 			inputs = append(inputs, input{Name: a, EmptyDir: true})
 			continue
 		}
+		inputs = append(inputs, special...)
 		slices.Sort(found)
 		for _, f := range found {
 			inputs = append(inputs, input{Name: f, FromDir: true})

@@ -215,6 +215,10 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 			report.Skipped = append(report.Skipped, validateSkip{File: name, Reason: "no .json/.yaml/.yml files below it"})
 			continue
 		}
+		if in.Special != "" {
+			report.Skipped = append(report.Skipped, validateSkip{File: name, Reason: in.Special})
+			continue
+		}
 		var r *validate.Result
 		data, err := readInput(env, name, validate.MaxInputBytes)
 		switch {
