@@ -177,12 +177,17 @@ func yamlSyntaxError(err error, data []byte) error {
 	li := newLineIndex(data)
 	if m := yamlLineMsg.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		if col := syntaxColumn(data, line); col > 0 {
-			return &syntaxError{msg: "YAML syntax error: " + m[2], off: li.offset(line, col), line: line, col: col}
+		if l, col := syntaxColumn(data, line, m[2]); col > 0 {
+			return &syntaxError{msg: "YAML syntax error: " + m[2], off: li.offset(l, col), line: l, col: col}
 		}
 		return &syntaxError{msg: "YAML syntax error: " + m[2], off: li.lineStart(line), line: line}
 	}
-	return &syntaxError{msg: "YAML syntax error: " + strings.TrimPrefix(msg, "yaml: "), off: -1}
+	text := strings.TrimPrefix(msg, "yaml: ")
+	if l, col := syntaxColumn(data, 0, text); col > 0 {
+		// yaml.v3 names no line for errors on the first line.
+		return &syntaxError{msg: "YAML syntax error: " + text, off: li.offset(l, col), line: l, col: col}
+	}
+	return &syntaxError{msg: "YAML syntax error: " + text, off: -1}
 }
 
 func (c *yamlConverter) offset(n *yaml.Node) int {

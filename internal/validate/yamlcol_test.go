@@ -19,7 +19,12 @@ func TestYAMLSyntaxColumn(t *testing.T) {
 		{"column in characters", "models:\n  m: pulsar\n  bäd: x: y\n", 3, 8, "mapping values are not allowed"},
 		{"tab indentation", "models:\n\tm: pulsar\n", 2, 1, "cannot start any token"},
 		{"reserved character", "models:\n  m: pulsar\n @x\n", 3, 2, "cannot start any token"},
-		{"parsers disagree on the line", "a:\n  - b\n  c: d\n", 1, 0, "did not find expected '-' indicator"},
+		{"not a kind both parsers place alike", "a:\n  - b\n  c: d\n", 1, 0, "did not find expected '-' indicator"},
+		{"first line (yaml.v3 names no line)", "default: a: b\n", 1, 10, "mapping values are not allowed"},
+		{"two problems, yaml.v3 blames the earlier line", "models: {model-a: {algorithm: pulsar, seed: a\n  b}}\nrequest_algorithms: {x: [1, 2}}\n", 2, 0, "did not find expected ',' or ']'"},
+		{"too deep for the second parser", "models: " + strings.Repeat("[", 100) + strings.Repeat("]", 100) + "\nbad: x: y\n", 2, 0, "mapping values are not allowed"},
+		{"shallow enough", "models: " + strings.Repeat("[", 60) + strings.Repeat("]", 60) + "\nbad: x: y\n", 2, 6, "mapping values are not allowed"},
+		{"too deep indentation", "models:\n" + strings.Repeat(" ", 300) + "a: b: c\n", 2, 0, "mapping values are not allowed"},
 	} {
 		r := validate.FileAs("in.yaml", []byte(c.src), validate.FormatYAML)
 		if len(r.Diagnostics) != 1 {
