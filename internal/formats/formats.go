@@ -128,7 +128,69 @@ func parseRoot(file string, data []byte) (*yaml.Node, error) {
 	if len(doc.Content) == 0 {
 		return nil, Errors{{File: file, Msg: "empty input"}}
 	}
+	if err := checkAliasExpansion(file, doc.Content[0]); err != nil {
+		return nil, Errors{err}
+	}
 	return doc.Content[0], nil
+}
+
+// checkAliasExpansion refuses a document whose aliases add more than
+// max(10000, 10 × its node count) nodes when expanded, the bound lcctl
+// validate applies (docs/validate.md): case files are decoded and each
+// case's lb_config validated once per alias, so 2,000 aliases of one large
+// lb_config took seconds and gigabytes. The error is at the first alias.
+func checkAliasExpansion(file string, root *yaml.Node) *Error {
+	raw := 0
+	var first *yaml.Node
+	var count func(n *yaml.Node)
+	count = func(n *yaml.Node) {
+		raw++
+		if n.Kind == yaml.AliasNode {
+			if first == nil {
+				first = n
+			}
+			return
+		}
+		for _, c := range n.Content {
+			count(c)
+		}
+	}
+	count(root)
+	if first == nil {
+		return nil
+	}
+	limit := raw + max(10000, 10*raw)
+	memo := map[*yaml.Node]int{}
+	var size func(n *yaml.Node, depth int) int
+	size = func(n *yaml.Node, depth int) int {
+		if v, ok := memo[n]; ok {
+			return v
+		}
+		if depth > 10000 {
+			return limit + 1
+		}
+		memo[n] = limit + 1 // a node reached again while in progress: a recursive alias
+		total := 1
+		if n.Kind == yaml.AliasNode {
+			if n.Alias != nil {
+				total = size(n.Alias, depth+1)
+			}
+		} else {
+			for _, c := range n.Content {
+				if total += size(c, depth+1); total > limit {
+					total = limit + 1
+					break
+				}
+			}
+		}
+		memo[n] = total
+		return total
+	}
+	if got := size(root, 0); got > limit {
+		return &Error{File: file, Line: first.Line, Col: first.Column,
+			Msg: fmt.Sprintf("YAML aliases expand this document beyond %d values (it has %d of its own): refused as an alias bomb", limit, raw)}
+	}
+	return nil
 }
 
 // CheckUTF8 returns nil when data is UTF-8 text, and otherwise an *Error

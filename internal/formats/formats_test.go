@@ -2,6 +2,7 @@ package formats
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -226,5 +227,32 @@ func TestNotUTF8(t *testing.T) {
 	}
 	if err := CheckUTF8("ok", []byte("é: ü\n")); err != nil {
 		t.Errorf("UTF-8 refused: %v", err)
+	}
+}
+
+// TestAliasExpansionBound: a case file whose aliases repeat one large
+// lb_config thousands of times is refused at the first alias, before any
+// case is validated; a few aliases are fine.
+func TestAliasExpansionBound(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("- name: x\n  lb_config: &l {models: {")
+	for i := 0; i < 1000; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "m%d: {algorithm: pulsar}", i)
+	}
+	b.WriteString("}}\n  expect: {valid: true}\n")
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&b, "- name: y%d\n  lb_config: *l\n  expect: {valid: true}\n", i)
+	}
+	_, err := DecodeCases("c.yaml", []byte(b.String()))
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Line != 5 || !strings.Contains(errs[0].Msg, "alias bomb") {
+		t.Fatalf("got %v, want an alias-bomb error at line 5", err)
+	}
+	few := "- name: x\n  lb_config: &l {models: {}}\n  expect: {valid: true}\n- name: y\n  lb_config: *l\n  expect: {valid: true}\n"
+	if cases, err := DecodeCases("c.yaml", []byte(few)); err != nil || len(cases) != 2 {
+		t.Fatalf("two aliases: %v, %d cases", err, len(cases))
 	}
 }
