@@ -212,7 +212,7 @@ func runMigrate(_ context.Context, env *Env, opts *migrateOptions, args []string
 		}
 	} else {
 		for _, fr := range report.Files {
-			io.WriteString(env.Out, fr.Diff)
+			io.WriteString(env.Out, printableDiffNames(fr.Diff, fr.File))
 		}
 		printMigrateText(env.Err, env.ErrStyle, &report)
 	}
@@ -332,7 +332,7 @@ func printMigrateText(w io.Writer, st *ui.Styles, report *migrateReport) {
 		case statusWriteFailed:
 			status = st.Error.Render("write failed") + st.Faint.Render(" (the original is unchanged)")
 		}
-		fmt.Fprintf(w, "%s %s %s\n", st.Header.Render(fr.File), st.Faint.Render("("+fr.Format+", --strategy "+report.Strategy+")"), status)
+		fmt.Fprintf(w, "%s %s %s\n", st.Header.Render(ui.Printable(fr.File)), st.Faint.Render("("+fr.Format+", --strategy "+report.Strategy+")"), status)
 		// Reasons and losses shared by several changes are printed once,
 		// at their first change (the JSON output repeats them per change).
 		said := map[string]bool{}
@@ -491,4 +491,17 @@ func dropSameFiles(env *Env, files []string) []string {
 		out = append(out, f)
 	}
 	return out
+}
+
+// printableDiffNames escapes the file name in a unified diff's two header
+// lines for the terminal (the JSON output keeps the exact name). The
+// diffed content needs no escaping: JSON and YAML (yaml.v3) refuse raw
+// control characters.
+func printableDiffNames(diff, name string) string {
+	safe := ui.Printable(name)
+	if safe == name {
+		return diff
+	}
+	diff = strings.Replace(diff, "--- "+name+"\n", "--- "+safe+"\n", 1)
+	return strings.Replace(diff, "+++ "+name+"\n", "+++ "+safe+"\n", 1)
 }

@@ -310,7 +310,7 @@ func Main(ctx context.Context, args []string, streams *ui.Streams) int {
 	}
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		// Ctrl-C or SIGTERM: say so, not just "context canceled".
-		fmt.Fprintf(streams.Err, "lcctl: interrupted (%v)\n", err)
+		fmt.Fprintf(streams.Err, "lcctl: interrupted (%s)\n", ui.PrintableLines(err.Error()))
 		var ee *ExitError
 		if errors.As(err, &ee) && ee.Code != ExitOK {
 			return ee.Code
@@ -320,13 +320,15 @@ func Main(ctx context.Context, args []string, streams *ui.Streams) int {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
-			fmt.Fprintf(streams.Err, "lcctl: %v\n", ee.Err)
+			// Messages quote file names and input values: no escape
+			// sequence reaches the terminal.
+			fmt.Fprintf(streams.Err, "lcctl: %s\n", ui.PrintableLines(ee.Err.Error()))
 		}
 		return ee.Code
 	}
 	// cobra's own errors (unknown command, bad args) are usage errors.
 	msg := err.Error()
-	fmt.Fprintf(streams.Err, "lcctl: %s\n", msg)
+	fmt.Fprintf(streams.Err, "lcctl: %s\n", ui.PrintableLines(msg))
 	if strings.HasPrefix(msg, "unknown command") || strings.Contains(msg, "arg(s)") || strings.HasPrefix(msg, "unknown flag") || strings.Contains(msg, "flag needs an argument") {
 		// The help of the command that refused the arguments, not the
 		// root's.

@@ -444,7 +444,7 @@ func describeSkipped(skipped []validateSkip) string {
 			parts = append(parts, fmt.Sprintf("and %d more skipped", len(skipped)-3))
 			break
 		}
-		parts = append(parts, s.File+": "+s.Reason)
+		parts = append(parts, printable(s.File)+": "+s.Reason)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -239,3 +239,32 @@ func FuzzOtherInputKind(f *testing.F) {
 		}
 	})
 }
+
+// TestFileNamesAreEscaped: a file name holding terminal escape sequences
+// reaches neither stdout nor stderr raw, in validate's skip error and
+// migrate's diff and report.
+func TestFileNamesAreEscaped(t *testing.T) {
+	dir := t.TempDir()
+	snap := filepath.Join(dir, "a\x1b[31mRED\x1b[0m\nb.yaml")
+	if err := os.WriteFile(snap, []byte("model: m\nclusters:\n  - cluster_id: A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		s := &ui.Streams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
+		code := Main(context.Background(), args, s)
+		return out.String(), errb.String(), code
+	}
+	out, errs, code := run("validate", dir)
+	if code != ExitUsage || strings.ContainsAny(out+errs, "\x1b") || !strings.Contains(errs, `a\x1b[31mRED\x1b[0m\x0ab.yaml`) {
+		t.Errorf("validate: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	cfg := filepath.Join(dir, "c\x1b]0;pwned\x07.json")
+	if err := os.WriteFile(cfg, []byte(`{"models": {"m": "pulsar-wait-and-widen"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = run("migrate", "--strategy", "bounded", cfg)
+	if code != ExitFindings || strings.ContainsAny(out+errs, "\x1b\x07") || !strings.Contains(out, `+++ `+filepath.Join(dir, `c\x1b]0;pwned\x07.json`)) {
+		t.Errorf("migrate: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}

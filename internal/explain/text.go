@@ -173,7 +173,7 @@ func (p *printer) run(r *Run, main bool) {
 func (p *printer) header(r *Run) {
 	rep := p.rep
 	res := &r.Resolution
-	cfgLine := res.ConfigFile
+	cfgLine := ui.Printable(res.ConfigFile)
 	switch {
 	case cfgLine == "":
 		cfgLine = "none: Stargate's permissive default (E6)"

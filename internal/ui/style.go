@@ -73,3 +73,18 @@ func Printable(s string) string {
 }
 
 func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) }
+
+// PrintableLines is Printable for multi-line text: each line is made
+// printable and the newlines between them are kept. Error messages, which
+// can list one problem per line and quote file names and values, go to the
+// terminal through it.
+func PrintableLines(s string) string {
+	if strings.IndexFunc(s, isControl) < 0 {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = Printable(l)
+	}
+	return strings.Join(lines, "\n")
+}

@@ -16,3 +16,16 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintableLines keeps the newlines of a multi-line message and
+// escapes every other control character.
+func TestPrintableLines(t *testing.T) {
+	got := PrintableLines("a.yaml:1:1: x\n\x1b]0;t\x07b.yaml: y\tz")
+	want := "a.yaml:1:1: x\n\\x1b]0;t\\x07b.yaml: y\\x09z"
+	if got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if s := "plain\ntext"; PrintableLines(s) != s {
+		t.Fatalf("plain text changed: %q", PrintableLines(s))
+	}
+}
