@@ -94,6 +94,12 @@ func displayName(name string) string {
 // checkText refuses binary data and invalid UTF-8 (serde_json and yaml.v3
 // both require UTF-8 text).
 func checkText(file string, data []byte) (Diagnostic, bool) {
+	if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
+		// UTF-16 (or UTF-32) with a byte-order mark: its NUL bytes would
+		// otherwise be reported as binary data at offset 1 or 3.
+		return newDiag(CodeSyntax, file, newPosTracker(data).at(0), "", "",
+			"UTF-16 text (byte-order mark at offset 0): an lb-config is a UTF-8 JSON or YAML text; convert it, e.g. iconv -f UTF-16 -t UTF-8"), true
+	}
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		return newDiag(CodeSyntax, file, newPosTracker(data).at(i), "", "",
 			fmt.Sprintf("binary data: NUL byte at offset %d; an lb-config is a JSON or YAML text", i)), true

@@ -37,3 +37,14 @@ func TestYAMLSyntaxColumn(t *testing.T) {
 		}
 	}
 }
+
+// TestUTF16Refused: UTF-16 with a byte-order mark is named as such at 1:1,
+// not reported as binary data at its first NUL byte.
+func TestUTF16Refused(t *testing.T) {
+	for _, bom := range []string{"\xff\xfe{\x00}\x00", "\xfe\xff\x00{\x00}"} {
+		r := validate.FileAs("u16.json", []byte(bom), validate.FormatUnknown)
+		if len(r.Diagnostics) != 1 || r.Diagnostics[0].Line != 1 || r.Diagnostics[0].Col != 1 || !strings.Contains(r.Diagnostics[0].Message, "UTF-16") || !r.Unreadable() {
+			t.Errorf("%q: %v", bom, r.Diagnostics)
+		}
+	}
+}
