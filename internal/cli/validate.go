@@ -98,6 +98,11 @@ not JSON/YAML.`,
   kubectl get cm llm-request-router -o jsonpath='{.data.lb-config\.json}' | lcctl validate -`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("fail-on") && len(opts.FailOn) == 0 {
+				// --fail-on "$CODES" with CODES unset would turn the
+				// gate off without a word.
+				return Usagef("--fail-on is empty (an unset variable?): give one or more codes, e.g. --fail-on LC2001")
+			}
 			return runValidate(cmd.Context(), env, opts, args)
 		},
 	}
@@ -347,9 +352,13 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 		if failed {
 			invalid++
 		}
+		// -q hides infos, except those that fail the run (--fail-on).
+		hidden := func(d validate.Diagnostic) bool {
+			return opts.Quiet && d.Severity == validate.SeverityInfo && !opts.failOn[d.Code]
+		}
 		shown := 0
 		for _, d := range r.Diagnostics {
-			if !opts.Quiet || d.Severity != validate.SeverityInfo {
+			if !hidden(d) {
 				shown++
 			}
 		}
@@ -376,7 +385,7 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 			fmt.Fprintf(w, "  %s this looks like %s, not an lb-config\n", st.Info.Render("note:"), fr.LooksLike)
 		}
 		for _, d := range r.Diagnostics {
-			if opts.Quiet && d.Severity == validate.SeverityInfo {
+			if hidden(d) {
 				continue
 			}
 			sev := d.Severity.String()
