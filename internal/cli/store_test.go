@@ -59,6 +59,20 @@ func storeArgs(t *testing.T, args ...string) []string {
 	return append([]string{"store", "--olric", cl.AddrList(), "--dmap", dmap}, args...)
 }
 
+// seedTestDMap writes n demo sessions (TTL 1 h) into the test's own DMap
+// (the one storeArgs names).
+func seedTestDMap(t *testing.T, n int) {
+	t.Helper()
+	c, err := store.Connect(context.Background(), store.Options{Addrs: storeCluster(t).Addrs(), DMap: storeArgs(t)[4]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := store.SeedDemo(context.Background(), c, store.DemoSessions(n), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func wantCode(t *testing.T, r result, code int, args []string) {
 	t.Helper()
 	if r.code != code {
@@ -581,16 +595,7 @@ func TestScanProgressLine(t *testing.T) {
 		}
 	}
 	// On a terminal stderr, a real --summary-only scan draws that line.
-	cl := storeCluster(t)
-	a := storeArgs(t)
-	c, err := store.Connect(context.Background(), store.Options{Addrs: cl.Addrs(), DMap: a[4]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := store.SeedDemo(context.Background(), c, store.DemoSessions(5), time.Hour); err != nil {
-		t.Fatal(err)
-	}
+	seedTestDMap(t, 5)
 	var out, errb bytes.Buffer
 	s := &ui.Streams{In: strings.NewReader(""), Out: &out, Err: &errb, ErrTTY: true, Getenv: func(string) string { return "" }}
 	if code := Main(context.Background(), storeArgs(t, "scan", "--summary-only"), s); code != 0 {
@@ -622,16 +627,7 @@ func TestEvictNoMatchHint(t *testing.T) {
 		t.Errorf("%q, want the suffix %q", got, want)
 	}
 
-	cl := storeCluster(t)
-	a := storeArgs(t)
-	c, err := store.Connect(context.Background(), store.Options{Addrs: cl.Addrs(), DMap: a[4]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := store.SeedDemo(context.Background(), c, store.DemoSessions(30), time.Hour); err != nil {
-		t.Fatal(err)
-	}
+	seedTestDMap(t, 30)
 	r := runStore(t, 0, "evict", "--cluster", "cluster-x")
 	if !strings.Contains(r.out, "dry run: 0 entries point to cluster-x") || !regexp.MustCompile(`note: no entry points to cluster-x; the scan saw cluster-\w \(\d+\), `).MatchString(r.err) {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", r.out, r.err)
