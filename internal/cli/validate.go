@@ -307,42 +307,6 @@ func fileReport(r *validate.Result) validateFileReport {
 	return fr
 }
 
-// printable escapes the characters of s that a terminal would act on
-// rather than show — C0 and C1 controls, DEL, and the bidirectional
-// overrides — as \xHH or \u{HHHH}, for text output. Messages quote keys
-// and values from the config as Stargate does (unknown field `X`), so a
-// config could otherwise move the cursor, recolour or clear the
-// operator's terminal, or reorder what it shows. JSON output keeps the
-// exact text.
-func printable(s string) string {
-	clean := true
-	for _, r := range s {
-		if needsEscape(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case !needsEscape(r):
-			b.WriteRune(r)
-		case r < 0x100:
-			fmt.Fprintf(&b, "\\x%02x", r)
-		default:
-			fmt.Fprintf(&b, "\\u{%x}", r)
-		}
-	}
-	return b.String()
-}
-
-func needsEscape(r rune) bool {
-	return r < 0x20 || (r >= 0x7f && r < 0xa0) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
-}
-
 // printValidateText renders results grouped per file.
 func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, report *validateReport, opts *validateOptions) {
 	invalid, printed := 0, 0
@@ -380,7 +344,7 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 			status = st.OK.Render("valid")
 		}
 		counts := []string{plural.Count(fr.Errors, "error", "errors"), plural.Count(fr.Warnings, "warning", "warnings"), plural.Count(fr.Infos, "info", "infos")}
-		fmt.Fprintf(w, "%s %s %s  %s\n", st.Header.Render(printable(r.File)), st.Faint.Render("("+fr.Format+")"), status, st.Faint.Render(strings.Join(counts, ", ")))
+		fmt.Fprintf(w, "%s %s %s  %s\n", st.Header.Render(ui.Printable(r.File)), st.Faint.Render("("+fr.Format+")"), status, st.Faint.Render(strings.Join(counts, ", ")))
 		if fr.LooksLike != "" {
 			fmt.Fprintf(w, "  %s this looks like %s, not an lb-config\n", st.Info.Render("note:"), fr.LooksLike)
 		}
@@ -397,7 +361,7 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 			default:
 				sev = st.Info.Render(fmt.Sprintf("%-7s", sev))
 			}
-			loc := printable(r.File)
+			loc := ui.Printable(r.File)
 			if d.Line > 0 {
 				loc = fmt.Sprintf("%s:%d", loc, d.Line)
 				if d.Col > 0 {
@@ -410,11 +374,11 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 			}
 			fmt.Fprintf(w, "  %s %s %s", sev, st.Bold.Render(rule), loc)
 			if d.Path != "" {
-				fmt.Fprintf(w, " %s", st.Accent.Render(printable(d.Path)))
+				fmt.Fprintf(w, " %s", st.Accent.Render(ui.Printable(d.Path)))
 			}
-			fmt.Fprintf(w, "\n      %s\n", printable(d.Message))
+			fmt.Fprintf(w, "\n      %s\n", ui.Printable(d.Message))
 			if d.Hint != "" {
-				fmt.Fprintf(w, "      %s %s\n", st.Faint.Render("hint:"), printable(d.Hint))
+				fmt.Fprintf(w, "      %s %s\n", st.Faint.Render("hint:"), ui.Printable(d.Hint))
 			}
 		}
 	}
@@ -423,10 +387,10 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 		fmt.Fprintf(w, "\n%s\n", st.Faint.Render("skipped, not lb-configs:"))
 		width := 0
 		for _, s := range report.Skipped {
-			width = max(width, lipgloss.Width(printable(s.File)))
+			width = max(width, lipgloss.Width(ui.Printable(s.File)))
 		}
 		for _, s := range report.Skipped {
-			name := printable(s.File)
+			name := ui.Printable(s.File)
 			fmt.Fprintf(w, "  %s%s  %s\n", name, strings.Repeat(" ", width-lipgloss.Width(name)), st.Faint.Render(s.Reason))
 		}
 	}
@@ -453,7 +417,7 @@ func describeSkipped(skipped []validateSkip) string {
 			parts = append(parts, fmt.Sprintf("and %d more skipped", len(skipped)-3))
 			break
 		}
-		parts = append(parts, printable(s.File)+": "+s.Reason)
+		parts = append(parts, ui.Printable(s.File)+": "+s.Reason)
 	}
 	return strings.Join(parts, "; ")
 }

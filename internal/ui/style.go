@@ -50,10 +50,12 @@ func NewStyles(w io.Writer, color bool) *Styles {
 func (s *Styles) Renderer() *lipgloss.Renderer { return s.r }
 
 // Printable returns s with every control character (C0, DEL and C1; tab
-// and newline included) replaced by its Go escape (\x1b, \u009b), so data
-// from scrapes, stores or files cannot send escape sequences to the
-// terminal (recolour, clear or retitle it). Text without control
-// characters is returned unchanged.
+// and newline included) and every bidirectional formatting character
+// (U+200E, U+200F, U+061C, U+202A–U+202E, U+2066–U+2069) replaced by its
+// Go escape (\x1b, \u009b, \u202e), so data from scrapes, stores or files
+// cannot send escape sequences to the terminal (recolour, clear or retitle
+// it) or reorder what it shows ("\u202egnp.exe" displayed as "exe.png").
+// Text without such characters is returned unchanged.
 func Printable(s string) string {
 	if strings.IndexFunc(s, isControl) < 0 {
 		return s
@@ -72,7 +74,10 @@ func Printable(s string) string {
 	return b.String()
 }
 
-func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) }
+func isControl(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r < 0xa0) || // C0, DEL, C1
+		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c // bidi
+}
 
 // PrintableLines is Printable for multi-line text: each line is made
 // printable and the newlines between them are kept. Error messages, which

@@ -10,6 +10,8 @@ func TestPrintable(t *testing.T) {
 		"a\tb\nc\x00\x7f":     `a\x09b\x0ac\x00\x7f`,
 		"csi\u009b31m":        `csi\u009b31m`,
 		"bell\a and \x1b]0;t": `bell\x07 and \x1b]0;t`,
+		"\u202egnp.exe":       `\u202egnp.exe`,
+		"a\u2066b\u200fc":     `a\u2066b\u200fc`,
 	} {
 		if got := Printable(in); got != want {
 			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
