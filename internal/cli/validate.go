@@ -225,6 +225,7 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 			continue
 		}
 		var r *validate.Result
+		looksLike := ""
 		data, err := readInput(env, name, validate.MaxInputBytes)
 		switch {
 		case err != nil:
@@ -236,15 +237,14 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 				report.Skipped = append(report.Skipped, validateSkip{File: name, Reason: kind})
 				continue
 			}
-			fallthrough
+			r = validate.FileAs(name, data, format)
 		default:
 			r = validate.FileAs(name, data, format)
-		}
-		looksLike := ""
-		if err == nil && r.Counts.Errors > 0 && !r.Unreadable() {
-			// A named snapshot, scenario or values file fails as an
-			// lb-config; say what it looks like instead.
-			looksLike = otherInputKind(name, data)
+			if r.Counts.Errors > 0 && !r.Unreadable() {
+				// A named snapshot, scenario or values file fails as an
+				// lb-config; say what it looks like instead.
+				looksLike = otherInputKind(name, data)
+			}
 		}
 		results = append(results, r)
 		fr := fileReport(r)
