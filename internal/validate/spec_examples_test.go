@@ -22,23 +22,7 @@ var (
 // ../shared/spec/lb-config.md at test time and checks each verdict and
 // each V/W rule named in its reason.
 func TestSpecSection14(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(testutil.SharedDir(t), "spec", "lb-config.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
-	start := strings.Index(text, "## 14. Small examples")
-	end := strings.Index(text, "Header examples")
-	if start < 0 || end < start {
-		t.Fatal("section 14 not found in lb-config.md")
-	}
-	n := 0
-	for _, line := range strings.Split(text[start:end], "\n") {
-		m := specRow.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		n++
+	for _, m := range section14(t) {
 		num, cfg, reason := m[1], m[2], m[3]
 		t.Run("example-"+num, func(t *testing.T) {
 			r := validate.File("example.json", []byte(cfg))
@@ -89,9 +73,6 @@ func TestSpecSection14(t *testing.T) {
 			}
 		})
 	}
-	if n < 60 {
-		t.Errorf("found only %d examples in section 14", n)
-	}
 }
 
 // TestSpecSection14AsConformanceCases feeds every section-14 example to
@@ -101,23 +82,7 @@ func TestSpecSection14(t *testing.T) {
 // unsigned field) is the one where YAML's core schema and serde_json
 // disagree.
 func TestSpecSection14AsConformanceCases(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(testutil.SharedDir(t), "spec", "lb-config.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
-	start := strings.Index(text, "## 14. Small examples")
-	end := strings.Index(text, "Header examples")
-	if start < 0 || end < start {
-		t.Fatal("section 14 not found in lb-config.md")
-	}
-	n := 0
-	for _, line := range strings.Split(text[start:end], "\n") {
-		m := specRow.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		n++
+	for _, m := range section14(t) {
 		var doc yaml.Node
 		if err := yaml.Unmarshal([]byte("- name: example-"+m[1]+"\n  lb_config: "+m[2]+"\n"), &doc); err != nil {
 			t.Fatalf("example %s: %v", m[1], err)
@@ -141,9 +106,6 @@ func TestSpecSection14AsConformanceCases(t *testing.T) {
 			}
 		}
 	}
-	if n < 60 {
-		t.Errorf("found only %d examples in section 14", n)
-	}
 	// Block-style YAML keeps the core schema of lb-config.md §7.4: -0 is 0.
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte("models:\n  m:\n    algorithm: wait-and-widen\n    max_queued: -0\n"), &doc); err != nil {
@@ -152,6 +114,35 @@ func TestSpecSection14AsConformanceCases(t *testing.T) {
 	if r := validate.Node(&doc, nil, "c.yaml"); !r.Valid() {
 		t.Errorf("block YAML -0 rejected:\n%s", dump(r.Diagnostics))
 	}
+}
+
+// section14 returns the rows of the table of small examples in section 14
+// of ../shared/spec/lb-config.md, read at test time: per row the number,
+// the config text and the expected verdict with its reason (specRow's
+// submatches). It fails the test when the section is missing or holds fewer
+// than 60 examples, so a moved table cannot pass silently.
+func section14(t *testing.T) [][]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(testutil.SharedDir(t), "spec", "lb-config.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	start := strings.Index(text, "## 14. Small examples")
+	end := strings.Index(text, "Header examples")
+	if start < 0 || end < start {
+		t.Fatal("section 14 not found in lb-config.md")
+	}
+	var rows [][]string
+	for _, line := range strings.Split(text[start:end], "\n") {
+		if m := specRow.FindStringSubmatch(line); m != nil {
+			rows = append(rows, m)
+		}
+	}
+	if len(rows) < 60 {
+		t.Fatalf("found only %d examples in section 14", len(rows))
+	}
+	return rows
 }
 
 func hasCode(r *validate.Result, c validate.Code) bool {
