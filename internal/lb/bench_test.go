@@ -74,9 +74,7 @@ func benchScenarios() []benchScenario {
 		{"plain", func(*AlgorithmConfig) {}, ""},
 		{"ignore-queue", func(c *AlgorithmConfig) { c.IgnoreQueueTime = true }, ""},
 		{"rtt-only", func(c *AlgorithmConfig) { c.IgnoreQueueTime, c.IgnoreInputProcessingTime = true, true }, ""},
-		{"affinity", func(c *AlgorithmConfig) {
-			c.Seed, c.CacheAffinityBackendSelectionCount, c.CacheAffinityWaitMs, c.CacheAffinityInputTokensScale = "bench", 2, 300, 0.1
-		}, "prefix-key"},
+		{"affinity", setBenchAffinity, "prefix-key"},
 	}
 	for _, w := range ww {
 		for x := 0; x <= 2; x++ {
@@ -163,16 +161,26 @@ func BenchmarkDecideColdKeys(b *testing.B) {
 	}
 }
 
+// setBenchAffinity makes c the wait-and-widen-affinity scenario: an
+// affinity group of 2, a 300 ms affinity wait, prefill scaled by 0.1.
+func setBenchAffinity(c *AlgorithmConfig) {
+	c.Seed, c.CacheAffinityBackendSelectionCount, c.CacheAffinityWaitMs, c.CacheAffinityInputTokensScale = "bench", 2, 300, 0.1
+}
+
+// benchAffinity returns the wait-and-widen-affinity scenario on n
+// clusters: the snapshot, the engine and a request with an affinity key.
+func benchAffinity(n int) (*Snapshot, *Engine, *Request) {
+	c := DefaultAlgorithmConfig(WaitAndWiden)
+	setBenchAffinity(&c)
+	return benchSnapshot(n), NewEngine(&c), &Request{Model: "model-a", RoutingKey: "rk-1", CacheAffinityKey: "prefix-key", InputTokens: 1000, HasInputTokens: true}
+}
+
 // BenchmarkStep is the proxy step (request policy, admission, decision,
 // wait budget) around wait-and-widen-affinity: what the simulator runs.
 func BenchmarkStep(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("wait-and-widen-affinity/clusters=%d", n), func(b *testing.B) {
-			snap := benchSnapshot(n)
-			c := DefaultAlgorithmConfig(WaitAndWiden)
-			c.Seed, c.CacheAffinityBackendSelectionCount, c.CacheAffinityWaitMs, c.CacheAffinityInputTokensScale = "bench", 2, 300, 0.1
-			e := NewEngine(&c)
-			req := &Request{Model: "model-a", RoutingKey: "rk-1", CacheAffinityKey: "prefix-key", InputTokens: 1000, HasInputTokens: true}
+			snap, e, req := benchAffinity(n)
 			rng := rand.New(rand.NewPCG(1, 2))
 			b.ReportAllocs()
 			cpu := startCPU(b)
@@ -189,11 +197,7 @@ func BenchmarkStep(b *testing.B) {
 func BenchmarkDecideTrace(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("wait-and-widen-affinity/clusters=%d", n), func(b *testing.B) {
-			snap := benchSnapshot(n)
-			c := DefaultAlgorithmConfig(WaitAndWiden)
-			c.Seed, c.CacheAffinityBackendSelectionCount, c.CacheAffinityWaitMs, c.CacheAffinityInputTokensScale = "bench", 2, 300, 0.1
-			e := NewEngine(&c)
-			req := &Request{Model: "model-a", RoutingKey: "rk-1", CacheAffinityKey: "prefix-key", InputTokens: 1000, HasInputTokens: true}
+			snap, e, req := benchAffinity(n)
 			rng := rand.New(rand.NewPCG(1, 2))
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
