@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/validate"
 )
 
 // Error is one decoding problem at a position in one of lcctl's own input
@@ -106,20 +108,11 @@ func parseRoot(file string, data []byte) (*yaml.Node, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		line := 0
-		msg := err.Error()
-		var te *yaml.TypeError
-		if errors.As(err, &te) && len(te.Errors) > 0 {
-			msg = te.Errors[0]
+		if errors.Is(err, io.EOF) {
+			return nil, Errors{{File: file, Msg: "not valid YAML or JSON: empty input"}}
 		}
-		if _, after, ok := strings.Cut(msg, "line "); ok {
-			n, _ := strconv.Atoi(strings.TrimRight(strings.SplitN(after, ":", 2)[0], " "))
-			line = n
-		}
-		if err.Error() == "EOF" {
-			msg = "empty input"
-		}
-		return nil, Errors{{File: file, Line: line, Msg: "not valid YAML or JSON: " + strings.TrimPrefix(msg, "yaml: ")}}
+		line, msg := validate.YAMLErrorLine(err)
+		return nil, Errors{{File: file, Line: line, Msg: "not valid YAML or JSON: " + msg}}
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {

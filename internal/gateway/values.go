@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/formats"
+	"github.com/lcctl/lcctl/internal/validate"
 )
 
 // ChartDefaults is the origin recorded for values a Helm values file does
@@ -280,8 +281,6 @@ func deref(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
 // ParseValues reads Helm values files of the gateway chart, later files
 // overriding earlier ones as with `helm -f a.yaml -f b.yaml`, with the
 // chart defaults below them, and renders the environment variables the
@@ -429,13 +428,8 @@ func decodeValues(file string, data []byte) (doc *yaml.Node, err error) {
 			if errors.Is(derr, io.EOF) {
 				break
 			}
-			msg := derr.Error()
-			pos := Pos{File: file}
-			if m := yamlLine.FindStringSubmatch(msg); m != nil {
-				pos.Line, _ = strconv.Atoi(m[1])
-				msg = m[2]
-			}
-			return nil, &SyntaxError{Pos: pos, Msg: "not valid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+			line, msg := validate.YAMLErrorLine(derr)
+			return nil, &SyntaxError{Pos: Pos{File: file, Line: line}, Msg: "not valid YAML: " + msg}
 		}
 		nodes = append(nodes, &n)
 		if len(nodes) > 1 {

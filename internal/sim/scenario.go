@@ -15,6 +15,7 @@ import (
 
 	"github.com/lcctl/lcctl/internal/formats"
 	"github.com/lcctl/lcctl/internal/readlimit"
+	"github.com/lcctl/lcctl/internal/validate"
 )
 
 // Scenario is one simulation setup, decoded from a YAML scenario file
@@ -476,19 +477,8 @@ func ParseScenario(name string, data []byte) (sc *Scenario, err error) {
 }
 
 func yamlError(name string, err error) error {
-	// yaml.v3 errors read "yaml: line N: message".
-	var line int
-	msg := err.Error()
-	if _, e := fmt.Sscanf(msg, "yaml: line %d:", &line); e == nil {
-		if i := bytes.IndexByte([]byte(msg), ':'); i >= 0 {
-			rest := msg[i+1:]
-			if j := bytes.IndexByte([]byte(rest), ':'); j >= 0 {
-				msg = rest[j+1:]
-			}
-		}
-		return &InputError{File: name, Line: line, Msg: "invalid YAML:" + msg}
-	}
-	return &InputError{File: name, Msg: msg}
+	line, msg := validate.YAMLErrorLine(err)
+	return &InputError{File: name, Line: line, Msg: "invalid YAML: " + msg}
 }
 
 // check validates ranges and cross references.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -169,25 +170,96 @@ func countNodes(n *yaml.Node, depth int) int {
 	return total
 }
 
+// yamlParserProblems are the problems yaml.v3's parser (parserc.go), as
+// opposed to its scanner, reports. For these, yaml.v3 (decode.go, fail)
+// prints the 0-based line of its error mark, where scanner errors get the
+// 1-based one: "sample_count: [1, 2}" on line 9 is reported as "line 8".
+// The mark is where the enclosing collection starts, or the problem itself.
+var yamlParserProblems = []string{
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"did not find expected '-' indicator",
+	"did not find expected <document start>",
+	"did not find expected <stream-start>",
+	"did not find expected key",
+	"did not find expected node content",
+	"found duplicate %TAG directive",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found undefined tag handle",
+}
+
+// yamlScannerProblems are the problems of yaml.v3's scanner (scannerc.go)
+// that are worded the same every time; with yamlParserProblems they are
+// the errors yaml.v3 reports through decode.go's fail, which omits the line
+// when it is the first one.
+var yamlScannerProblems = []string{
+	"block sequence entries are not allowed in this context",
+	"could not find expected ':'",
+	"could not find expected directive name",
+	"did not find expected alphabetic or numeric character",
+	"did not find expected comment or line break",
+	"did not find expected digit or '.' character",
+	"did not find expected hexdecimal number",
+	"did not find expected version number",
+	"did not find expected whitespace or line break",
+	"did not find expected whitespace",
+	"did not find the expected '>'",
+	"found a tab character that violates indentation",
+	"found a tab character where an indentation space is expected",
+	"found an indentation indicator equal to 0",
+	"found character that cannot start any token",
+	"found extremely long version number",
+	"found invalid Unicode character escape code",
+	"found unexpected document indicator",
+	"found unexpected end of stream",
+	"found unexpected non-alphabetical character",
+	"found unknown directive name",
+	"found unknown escape character",
+	"mapping keys are not allowed in this context",
+	"mapping values are not allowed in this context",
+}
+
+// YAMLErrorLine splits an error of gopkg.in/yaml.v3 (v3.0.1) into the
+// 1-based line it concerns and its message without the "yaml: line N: "
+// prefix. It reproduces what yaml.v3's decode.go (fail) does to its marks:
+// a parser problem's number is 0-based there and is corrected here (the
+// line where the enclosing collection starts, or the problem's own line),
+// and an error on the first line, which yaml.v3 prints without a line, is
+// line 1. line is 0 when the error names no position (an unknown anchor,
+// a type error, an error that is not yaml.v3's). Every YAML input of lcctl
+// (lb-configs, snapshots, scenarios, Helm values) reports syntax errors
+// through it.
+func YAMLErrorLine(err error) (line int, msg string) {
+	text := err.Error()
+	msg = strings.TrimPrefix(text, "yaml: ")
+	if m := yamlLineMsg.FindStringSubmatch(text); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	switch {
+	case slices.Contains(yamlParserProblems, msg):
+		line++ // 0-based in yaml.v3's text; no line there means line 1
+	case line == 0 && (slices.Contains(yamlScannerProblems, msg) || strings.HasPrefix(msg, "exceeded max depth of ")):
+		line = 1
+	}
+	return line, msg
+}
+
 // yamlSyntaxError turns a yaml.v3 error ("yaml: line 3: did not find
-// expected key") into a syntaxError at the start of that line; yaml.v3 does
-// not report a column.
+// expected key") into a syntaxError on its line (YAMLErrorLine). The
+// column comes from syntaxColumn when it can be trusted, else it is
+// unknown.
 func yamlSyntaxError(err error, data []byte) error {
-	msg := err.Error()
+	line, msg := YAMLErrorLine(err)
 	li := newLineIndex(data)
-	if m := yamlLineMsg.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		if l, col := syntaxColumn(data, line, m[2]); col > 0 {
-			return &syntaxError{msg: "YAML syntax error: " + m[2], off: li.offset(l, col), line: l, col: col}
-		}
-		return &syntaxError{msg: "YAML syntax error: " + m[2], off: li.lineStart(line), line: line}
+	if l, col := syntaxColumn(data, line, msg); col > 0 {
+		return &syntaxError{msg: "YAML syntax error: " + msg, off: li.offset(l, col), line: l, col: col}
 	}
-	text := strings.TrimPrefix(msg, "yaml: ")
-	if l, col := syntaxColumn(data, 0, text); col > 0 {
-		// yaml.v3 names no line for errors on the first line.
-		return &syntaxError{msg: "YAML syntax error: " + text, off: li.offset(l, col), line: l, col: col}
+	if line > 0 {
+		return &syntaxError{msg: "YAML syntax error: " + msg, off: li.lineStart(line), line: line}
 	}
-	return &syntaxError{msg: "YAML syntax error: " + text, off: -1}
+	return &syntaxError{msg: "YAML syntax error: " + msg, off: -1}
 }
 
 func (c *yamlConverter) offset(n *yaml.Node) int {

@@ -43,7 +43,7 @@ func TestYAML(t *testing.T) {
 		{name: "integer key is its text", file: "c.yaml", src: "models:\n  1: pulsar\n", valid: true},
 		{name: "two documents", file: "c.yaml", src: "default: random\n---\ndefault: pulsar\n", want: []want{{validate.CodeYAMLMultiDoc, 2, 1, "", "more than one document"}}},
 		{name: "recursive alias", file: "c.yaml", src: "models: &m\n  m: *m\n", want: []want{{validate.CodeYAMLAlias, 2, 6, "", "recursive alias"}}},
-		{name: "syntax error has a line", file: "c.yaml", src: "models:\n  m: [pulsar\n", want: []want{{validate.CodeSyntax, 1, 0, "", "did not find expected ',' or ']'"}}},
+		{name: "syntax error has a line", file: "c.yaml", src: "models:\n  m: [pulsar\n", want: []want{{validate.CodeSyntax, 2, 0, "", "did not find expected ',' or ']'"}}},
 		{name: "tab-indented JSON is read as JSON", file: "c.json", src: "{\n\t\"models\": {\n\t\t\"m\": \"random\"\n\t}\n}\n", valid: true},
 		{name: "sniffed JSON", file: "-", src: "  {\"default\": \"random\"}", valid: true},
 		{name: "sniffed YAML", file: "-", src: "default: random", valid: true, want: []want{{validate.CodeYAMLInput, 1, 1, "", "YAML"}}},

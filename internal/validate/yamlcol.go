@@ -31,13 +31,13 @@ var columnKinds = []struct {
 }
 
 // syntaxColumn finds the position (1-based line, column in characters) of
-// a YAML syntax error that yaml.v3 reported as msg on line (0 when yaml.v3
-// named no line, which it does for errors on the first line) without a
-// column: yaml.v3 keeps the column of its error mark to itself. The
+// a YAML syntax error that yaml.v3 reported as msg on line (1-based, as
+// YAMLErrorLine gives it) without a column: yaml.v3 keeps the column of its
+// error mark to itself. The
 // document is parsed again with github.com/goccy/go-yaml, whose syntax
 // errors carry the offending token's position. The position is used only
 // when msg is one of columnKinds, go-yaml reports the same kind of problem,
-// and on the same line (line 1 when yaml.v3 named none), so the message
+// and on the same line, so the message
 // (yaml.v3's) and the position describe one problem. It returns 0, 0 when
 // unknown: a different kind of error, an input beyond the bounds above, a
 // disagreement, or a panic in go-yaml.
@@ -49,7 +49,7 @@ func syntaxColumn(data []byte, line int, msg string) (gotLine, col int) {
 			break
 		}
 	}
-	if kind < 0 || !withinColumnBounds(data) {
+	if kind < 0 || line < 1 || !withinColumnBounds(data) {
 		return 0, 0
 	}
 	defer func() {
@@ -66,11 +66,7 @@ func syntaxColumn(data []byte, line int, msg string) (gotLine, col int) {
 	for _, m := range columnKinds[kind].goccy {
 		same = same || strings.Contains(se.Message, m)
 	}
-	want := line
-	if want == 0 {
-		want = 1
-	}
-	if p := se.Token.Position; same && p.Line == want && p.Column > 0 {
+	if p := se.Token.Position; same && p.Line == line && p.Column > 0 {
 		return p.Line, p.Column
 	}
 	return 0, 0
