@@ -174,17 +174,12 @@ func (r *Result) checkDecision() {
 			r.mismatch("one_of: want a choice among %v, the decision could also choose %v", x.OneOf, extra)
 		}
 	}
-	// never is a dispatch key like cluster and one_of; only a list naming
-	// every cluster also accepts a wait or a rejection ("no cluster was
-	// chosen", formats.md).
-	if x.HasNever {
-		switch {
-		case dispatch:
-			if bad := intersect(support, x.Never); len(bad) > 0 {
-				r.mismatch("never: %v must never be chosen, the decision could choose %v", x.Never, bad)
-			}
-		case !namesEveryCluster(r.Case.Snapshot, x.Never):
-			r.mismatch("never: want a dispatch avoiding %v, got %s%s", x.Never, got, r.detail())
+	// never (formats.md): the chosen cluster, if any, is not in the list. A
+	// wait, a rejection or an unavailable outcome chooses none, so it
+	// satisfies any list; a dispatch is required only by outcome: dispatch.
+	if x.HasNever && dispatch {
+		if bad := intersect(support, x.Never); len(bad) > 0 {
+			r.mismatch("never: %v must never be chosen, the decision could choose %v", x.Never, bad)
 		}
 	}
 	if x.HasRetryAt {
@@ -277,19 +272,6 @@ func minus(a, b []string) []string {
 		}
 	}
 	return out
-}
-
-// namesEveryCluster reports whether ids lists every cluster of snap.
-func namesEveryCluster(snap *lb.Snapshot, ids []string) bool {
-	if snap == nil {
-		return true
-	}
-	for i := range snap.Clusters {
-		if !slices.Contains(ids, snap.Clusters[i].ClusterID) {
-			return false
-		}
-	}
-	return true
 }
 
 func intersect(a, b []string) []string {
