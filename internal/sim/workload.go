@@ -1,0 +1,315 @@
+package sim
+
+import (
+	"math"
+	"strconv"
+)
+
+// ---- workload ----
+
+// rateAt returns the session rate multiplier at t (s) and the next time
+// it may change.
+func (r *runner) rateAt(t float64) (mult, next float64) {
+	mult, next = 1, math.Inf(1)
+	for _, b := range r.wl.Bursts {
+		start := b.StartS
+		if b.EveryS > 0 && t >= start {
+			k := math.Floor((t - start) / b.EveryS)
+			start += k * b.EveryS
+		}
+		end := start + b.DurationS
+		switch {
+		case t < start:
+			next = math.Min(next, start)
+		case t < end:
+			mult *= b.RateMultiplier
+			next = math.Min(next, end)
+		default:
+			if b.EveryS > 0 {
+				next = math.Min(next, start+b.EveryS)
+			}
+		}
+	}
+	return mult, next
+}
+
+// scheduleSession schedules the next session arrival after t (ns) of the
+// non-homogeneous Poisson process, or ends the generator.
+func (r *runner) scheduleSession(t int64) {
+	w := r.wl
+	if (w.Sessions > 0 && r.nextSession >= w.Sessions) || (w.MaxRequests > 0 && r.issued >= w.MaxRequests) {
+		r.genDone = true
+		return
+	}
+	limit := float64(MaxSeconds) // without duration_s, arrivals stop at MaxSeconds
+	if w.DurationS > 0 {
+		limit = w.DurationS
+	}
+	ts := float64(t) / 1e9
+	need := r.arrRng.ExpFloat64() // unit-rate exponential
+	for ts < limit {
+		mult, next := r.rateAt(ts)
+		rate := w.SessionRate * mult
+		seg := math.Min(next, limit) - ts
+		if rate > 0 && need <= rate*seg {
+			ts += need / rate
+			break
+		}
+		if math.IsInf(seg, 1) {
+			ts = math.Inf(1)
+			break
+		}
+		need -= rate * seg
+		ts += seg
+	}
+	if ts >= limit {
+		r.genDone = true
+		return
+	}
+	r.q.push(max(int64(ts*1e9), t), evSessionArrival, 0, 0)
+}
+
+func (r *runner) sessionArrival() {
+	k := r.nextSession
+	r.nextSession++
+	var si int32
+	if n := len(r.freeSess); n > 0 {
+		si = r.freeSess[n-1]
+		r.freeSess = r.freeSess[:n-1]
+	} else {
+		r.sessions = append(r.sessions, session{})
+		si = int32(len(r.sessions) - 1)
+	}
+	s := &r.sessions[si]
+	a, b := seedFor(r.sc.Seed, "session", uint64(k))
+	*s = session{id: uint64(k) + 1, live: true, hot: -1, rk: -1}
+	s.key = sessionKey(s.id)
+	s.pcg.Seed(a, b)
+	r.srcProxy.p = &s.pcg
+	w := r.wl
+	s.turnsLeft = int32(min(max(math.Round(r.dTurns.sample(r.srng)), 1), maxTurns))
+	s.model = pick(r.srng, r.modelCum)
+	if len(r.rkCum) > 0 {
+		s.rk = pick(r.srng, r.rkCum)
+	}
+	s.payload = r.srng.Float64() < w.PayloadShare
+	if len(r.hotCum) > 0 && r.srng.Float64() < w.HotSet.Share {
+		s.hot = pick(r.srng, r.hotCum)
+	}
+	r.liveSess++
+	r.scheduleSession(r.now)
+	r.issueTurn(si)
+}
+
+func (r *runner) endSession(si int32) {
+	s := &r.sessions[si]
+	if r.sll != nil && r.pol.Sticky.FinishSessions && !s.payload {
+		r.sll.FinishSession(s.key)
+	}
+	s.live = false
+	r.freeSess = append(r.freeSess, si)
+	r.liveSess--
+}
+
+func (r *runner) stopIssuing() bool {
+	return r.wl.MaxRequests > 0 && r.issued >= r.wl.MaxRequests
+}
+
+// issueTurn starts a session's next turn now.
+func (r *runner) issueTurn(si int32) {
+	s := &r.sessions[si]
+	if r.stopIssuing() {
+		r.genDone = true
+		r.endSession(si)
+		return
+	}
+	r.srcProxy.p = &s.pcg
+	w := r.wl
+	var input int64
+	if s.turn == 0 {
+		input = satTokens(r.dFirst.sample(r.srng))
+		if s.hot >= 0 {
+			input += w.HotSet.PrefixTokens
+		}
+	} else {
+		input = s.context + satTokens(r.dNew.sample(r.srng))
+	}
+	output := satTokens(r.dOut.sample(r.srng))
+	replica := int32(0)
+	if len(r.stores) > 1 {
+		replica = r.srng.Int32N(int32(len(r.stores)))
+	}
+	if input > w.MaxContextTokens && s.turn > 0 {
+		r.endSession(si)
+		return
+	}
+	qi := r.newRequest()
+	q := &r.reqs[qi]
+	q.sess, q.sessID, q.hot, q.payload, q.key = si, s.id, s.hot, s.payload, s.key
+	q.rk, q.model, q.turn, q.replica = s.rk, s.model, s.turn, replica
+	q.input, q.output = max(input, 0), max(output, 0)
+	r.startRequest(qi)
+}
+
+// traceArrival issues the due trace record and schedules the next one.
+func (r *runner) traceArrival() error {
+	rec := r.traceRec
+	if !r.stopIssuing() {
+		qi := r.newRequest()
+		q := &r.reqs[qi]
+		// turn numbers a trace session's requests only to give
+		// payload-sourced ones a new key each time.
+		q.sess, q.sessID, q.hot, q.turn = -1, rec.Session, -1, int32(r.issued)
+		q.key = r.traceKey(rec.Session)
+		q.rk = -1
+		if rec.RoutingKey != "" {
+			i, ok := r.rkIdx[rec.RoutingKey]
+			if !ok {
+				i = int32(len(r.rks))
+				r.rkIdx[rec.RoutingKey] = i
+				r.rks = append(r.rks, rec.RoutingKey)
+			}
+			q.rk = i
+		}
+		model := rec.Model
+		if model == "" {
+			model = r.models[0]
+		}
+		q.model = r.addModel(model)
+		q.input, q.output = rec.InputTokens, rec.OutputTokens
+		// Payload-sourced sessions and replicas are decided per session
+		// by hashing, so every policy sees the same split.
+		h := rec.Session ^ r.sc.Seed*0x9e3779b97f4a7c15
+		h ^= h >> 31
+		h *= 0xbf58476d1ce4e5b9
+		h ^= h >> 29
+		q.payload = float64(h>>11)/(1<<53) < r.wl.PayloadShare
+		if len(r.stores) > 1 {
+			q.replica = int32(h % uint64(len(r.stores)))
+		}
+		r.startRequest(qi)
+	}
+	return r.nextTrace()
+}
+
+func (r *runner) nextTrace() error {
+	if r.stopIssuing() {
+		r.genDone = true
+		return nil
+	}
+	rec, ok, err := r.trace.next()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		r.genDone = true
+		return nil
+	}
+	r.traceRec = rec
+	r.q.push(max(rec.TimeNs, r.now), evTraceRecord, 0, 0)
+	return nil
+}
+
+func (r *runner) newRequest() int32 {
+	var qi int32
+	if n := len(r.freeReqs); n > 0 {
+		qi = r.freeReqs[n-1]
+		r.freeReqs = r.freeReqs[:n-1]
+	} else {
+		r.reqs = append(r.reqs, request{})
+		qi = int32(len(r.reqs) - 1)
+	}
+	q := &r.reqs[qi]
+	ex, ep := q.excluded[:0], q.epoch+1
+	*q = request{excluded: ex, epoch: ep, cluster: -1, hint: -1, hot: -1, rk: -1}
+	r.liveReqs++
+	r.issued++
+	r.progressAcc++
+	if r.progressAcc >= 4096 && r.opt.Progress != nil {
+		r.opt.Progress.Add(r.progressAcc)
+		r.progressAcc = 0
+	}
+	return qi
+}
+
+func (r *runner) freeRequest(qi int32) {
+	q := &r.reqs[qi]
+	q.state = stFree
+	q.epoch++
+	r.freeReqs = append(r.freeReqs, qi)
+	r.liveReqs--
+}
+
+// storeKey derives the gateway store key of (routing key, model, cache
+// affinity key) as a number (the real key is lc:v1: + SHA-256 of the
+// same triple; only equality matters here).
+func storeKey(rk, model int32, affinity uint64) uint64 {
+	h := uint64(rk+1)*0x9e3779b97f4a7c15 ^ uint64(model+1)*0xc2b2ae3d27d4eb4f ^ affinity*0x165667b19e3779f9
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	return h | 1
+}
+
+// startRequest runs the gateway lookup and the first routing decision.
+func (r *runner) startRequest(qi int32) {
+	q := &r.reqs[qi]
+	q.arrival = r.now
+	q.state = stRouting
+	q.measured = r.now >= r.warmup
+	if q.measured {
+		r.m.requests++
+	}
+	if r.sc.Gateway.Enabled && !q.payload {
+		aff := q.sessID
+		if q.hot >= 0 {
+			aff = 1<<63 | uint64(q.hot)
+		}
+		q.storeKey = storeKey(q.rk, q.model, aff)
+		if c, ok := r.stores[q.replica].get(q.storeKey, r.now); ok {
+			q.hint = c
+		}
+	}
+	r.route(qi)
+}
+
+// ---- keys ----
+
+// Keys are real strings: the engine may keep the strings of a request
+// (its Pulsar ranking cache does), so they must never alias a reused
+// buffer. A session's key is built once per session; a payload-sourced
+// request gets a new key every turn (one small allocation per such
+// request); trace sessions' keys are interned.
+
+// sessionKey returns the x-cache-affinity-key (and sticky-least-loaded
+// session ID) of a synthetic session.
+func sessionKey(id uint64) string {
+	var b [24]byte
+	return string(strconv.AppendUint(append(b[:0], "s-"...), id, 36))
+}
+
+// traceKey returns a trace session's key, interned while the table is
+// below 65,536 entries.
+func (r *runner) traceKey(id uint64) string {
+	if k, ok := r.traceKeys[id]; ok {
+		return k
+	}
+	k := sessionKey(id)
+	if len(r.traceKeys) < 1<<16 {
+		r.traceKeys[id] = k
+	}
+	return k
+}
+
+// affinityKey is the request's x-cache-affinity-key: a hot set key shared
+// by many sessions, for payload-sourced sessions a new key every turn (the
+// hash of the whole message list), else the session's.
+func (r *runner) affinityKey(q *request) string {
+	switch {
+	case q.hot >= 0:
+		return r.hotKeys[q.hot]
+	case q.payload:
+		return "p-" + strconv.FormatUint(q.sessID, 36) + "." + strconv.Itoa(int(q.turn))
+	}
+	return q.key
+}
