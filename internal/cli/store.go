@@ -136,8 +136,11 @@ func (f *connFlags) options(env *Env) (store.Options, error) {
 		return o, err
 	}
 	o.DMap = f.dmap
-	if f.dialTimeout < time.Millisecond || f.requestTimeout < time.Millisecond {
-		return o, Usagef("--dial-timeout %v and --request-timeout %v must be at least 1ms", f.dialTimeout, f.requestTimeout)
+	if f.dialTimeout < time.Millisecond {
+		return o, Usagef("--dial-timeout %v must be at least 1ms", f.dialTimeout)
+	}
+	if f.requestTimeout < time.Millisecond {
+		return o, Usagef("--request-timeout %v must be at least 1ms", f.requestTimeout)
 	}
 	o.DialTimeout, o.RequestTimeout = f.dialTimeout, f.requestTimeout
 	switch {

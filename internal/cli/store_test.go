@@ -638,3 +638,15 @@ func TestEvictNoMatchHint(t *testing.T) {
 		t.Errorf("note with candidates: %s", r.err)
 	}
 }
+
+// A timeout flag out of range is named alone: "--dial-timeout 0" used to
+// print "--dial-timeout 0s and --request-timeout 2s must be at least 1ms".
+func TestStoreTimeoutFlagNamedAlone(t *testing.T) {
+	key := "lc:v1:eee6fa399e47d629fce76042cba103c8ca61ca8af6cb29be4c57083afb356db6"
+	for flag, other := range map[string]string{"--dial-timeout": "--request-timeout", "--request-timeout": "--dial-timeout"} {
+		r := lcctl(t, "", nil, "store", "--olric", "127.0.0.1:1", flag, "0", "get", "--key", key)
+		if r.code != 2 || !strings.Contains(r.err, flag+" 0s must be at least 1ms") || strings.Contains(r.err, other) {
+			t.Errorf("%s 0: exit %d, stderr %q; want exit 2 naming only %s", flag, r.code, r.err, flag)
+		}
+	}
+}

@@ -154,7 +154,9 @@ type Client struct {
 // Connect validates opts, dials the seeds in order until one answers
 // CLUSTER.MEMBERS and CLUSTER.ROUTINGTABLE (through olric's
 // NewClusterClient), and opens the DMap. No DMap command is sent. The error
-// wraps ErrUnreachable, ErrTimeout or ErrAuth and lists every seed tried.
+// wraps ErrUnreachable, ErrTimeout or ErrAuth and lists every seed tried,
+// and every member reached through AddrMap that did not answer in time
+// ("no reply from member M (dialled at A)").
 func Connect(ctx context.Context, opts Options) (*Client, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -168,8 +170,9 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	}
 	var failed []seedErr
 	var firstKind error
+	silent := &silentMembers{}
 	for _, seed := range o.Addrs {
-		cc, err := newClusterClient(ctx, seed, &o, sink)
+		cc, err := newClusterClient(ctx, seed, &o, sink, silent)
 		if err == nil {
 			c := &Client{opts: o, cc: cc, logs: sink}
 			dm, err := cc.NewDMap(o.DMap)
@@ -180,7 +183,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 			c.dm = dm
 			if err := c.refreshRoutes(ctx, false); err != nil {
 				_ = cc.Close(context.Background())
-				return nil, err
+				return nil, fmt.Errorf("%w%s", err, silent.describe())
 			}
 			return c, nil
 		}
@@ -219,20 +222,20 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	if errors.Is(firstKind, ErrUnreachable) || errors.Is(firstKind, ErrTimeout) {
 		hint = " (is the address right, and does this machine reach the gateway pods? see docs/store.md, \"Where to run lcctl\")"
 	}
-	return nil, fmt.Errorf("cannot connect to Olric: %w: %s%s", firstKind, strings.Join(errs, "; "), hint)
+	return nil, fmt.Errorf("cannot connect to Olric: %w: %s%s%s", firstKind, strings.Join(errs, "; "), silent.describe(), hint)
 }
 
 // newClusterClient runs olric.NewClusterClient for one seed, honouring ctx
 // (the olric constructor takes none: it is abandoned, and closed when it
 // finishes, if ctx ends first).
-func newClusterClient(ctx context.Context, seed string, o *Options, sink *logSink) (*olric.ClusterClient, error) {
+func newClusterClient(ctx context.Context, seed string, o *Options, sink *logSink, silent *silentMembers) (*olric.ClusterClient, error) {
 	cfg := &config.Client{
 		DialTimeout:    o.DialTimeout,
 		ReadTimeout:    o.RequestTimeout,
 		WriteTimeout:   o.RequestTimeout,
 		MaxRetries:     1, // one quiet retry for a stale pooled connection; ours do the rest
 		Authentication: &config.Authentication{Password: o.Password},
-		Dialer:         newDialer(o),
+		Dialer:         newDialer(o, silent),
 		Limiter:        iterRefreshGuard{},
 	}
 	type result struct {
@@ -277,20 +280,94 @@ func safeNewClusterClient(seed string, cfg *config.Client, sink *logSink) (cc *o
 // timeout and keep-alive, address translation through AddrMap, and TLS
 // when configured. Dial errors are returned unwrapped (*net.OpError), as
 // the olric client's error translation expects.
-func newDialer(o *Options) func(ctx context.Context, network, addr string) (net.Conn, error) {
+//
+// A member reached through AddrMap that times out (in the dial or in a
+// read or write) is noted in silent, so an error can name the member and
+// where it was dialled instead of only the seed that answered.
+func newDialer(o *Options, silent *silentMembers) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	nd := &net.Dialer{Timeout: o.DialTimeout, KeepAlive: 5 * time.Minute}
 	addrMap := o.AddrMap
 	tlsCfg := o.TLS
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if to, ok := addrMap[addr]; ok {
+		member := addr
+		to, mapped := addrMap[addr]
+		if mapped {
 			addr = to
 		}
+		var c net.Conn
+		var err error
 		if tlsCfg == nil {
-			return nd.DialContext(ctx, network, addr)
+			c, err = nd.DialContext(ctx, network, addr)
+		} else {
+			td := &tls.Dialer{NetDialer: nd, Config: tlsCfg}
+			c, err = td.DialContext(ctx, network, addr)
 		}
-		td := &tls.Dialer{NetDialer: nd, Config: tlsCfg}
-		return td.DialContext(ctx, network, addr)
+		if !mapped || silent == nil {
+			return c, err
+		}
+		if err != nil {
+			silent.noteErr(member, addr, err)
+			return c, err
+		}
+		return &watchedConn{Conn: c, member: member, dialled: addr, silent: silent}, nil
 	}
+}
+
+// silentMembers records the mapped members that timed out, as
+// "member M (dialled at A)", in the order first seen.
+type silentMembers struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func (s *silentMembers) noteErr(member, dialled string, err error) {
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		return
+	}
+	name := "member " + member + " (dialled at " + dialled + ")"
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range s.names {
+		if n == name {
+			return
+		}
+	}
+	s.names = append(s.names, name)
+}
+
+// describe returns "; no reply from member M (dialled at A)" for the
+// members noted, or "" when none timed out.
+func (s *silentMembers) describe() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.names) == 0 {
+		return ""
+	}
+	return "; no reply from " + strings.Join(s.names, ", ")
+}
+
+// watchedConn notes a timed-out read or write in silentMembers.
+type watchedConn struct {
+	net.Conn
+	member, dialled string
+	silent          *silentMembers
+}
+
+func (c *watchedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil {
+		c.silent.noteErr(c.member, c.dialled, err)
+	}
+	return n, err
+}
+
+func (c *watchedConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err != nil {
+		c.silent.noteErr(c.member, c.dialled, err)
+	}
+	return n, err
 }
 
 // DMap returns the name of the DMap the client uses.

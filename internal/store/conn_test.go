@@ -257,3 +257,57 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
 	pool.AddCert(leaf)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }
+
+// tcpProxy forwards every connection on a loopback port to target until
+// the test ends.
+func tcpProxy(t *testing.T, target string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				b, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer b.Close()
+				go func() { _, _ = io.Copy(b, c) }()
+				_, _ = io.Copy(c, b)
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// A member mapped (--map-addr) to an address that accepts and never
+// answers: the seed answers, the member does not, and the error names the
+// member and where it was dialled, not only the seed.
+func TestConnectAddrMapBlackHoleNamesMember(t *testing.T) {
+	ctx := context.Background()
+	n, err := store.StartNode(ctx, store.NodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Shutdown(context.Background())
+	seed := tcpProxy(t, n.Addr())
+	hole := fakeServer(t, nil)
+	_, err = store.Connect(ctx, store.Options{Addrs: []string{seed}, RequestTimeout: 300 * time.Millisecond,
+		AddrMap: map[string]string{n.Addr(): hole}})
+	if !errors.Is(err, store.ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	for _, s := range []string{"member " + n.Addr(), "dialled at " + hole} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q lacks %q", err, s)
+		}
+	}
+}
