@@ -292,7 +292,7 @@ func ResolvePolicies(sc *Scenario, sel Selection) ([]Policy, error) {
 			return nil, err
 		}
 		if sc.Router.Config != "" {
-			p, err := configFilePolicy(sc.resolvePath(sc.Router.Config), "")
+			p, err := sc.namedConfigPolicy("router.config", sc.Router.Config, "")
 			if err != nil {
 				return nil, err
 			}
@@ -302,7 +302,7 @@ func ResolvePolicies(sc *Scenario, sel Selection) ([]Policy, error) {
 		}
 	}
 	for _, f := range sel.ConfigFiles {
-		p, err := configFilePolicy(f, "")
+		p, err := configFilePolicy(f, "", nil)
 		if err != nil {
 			return nil, err
 		}
@@ -410,7 +410,7 @@ func (sc *Scenario) scenarioPolicy(i int) (Policy, error) {
 		}
 		p.Default = c
 	case ps.LBConfig != "":
-		fp, err := configFilePolicy(sc.resolvePath(ps.LBConfig), ps.Name)
+		fp, err := sc.namedConfigPolicy(path+".lb_config", ps.LBConfig, ps.Name)
 		if err != nil {
 			return p, err
 		}
@@ -472,15 +472,30 @@ func (sc *Scenario) decodeEntry(node *yaml.Node, path string, alg lb.Algorithm) 
 	return &c, nil
 }
 
+// namedConfigPolicy loads the lb-config file the scenario names at field
+// (resolved against the scenario's folder) as a policy; a file that is not
+// an lb-config at all is refused without quoting it (notAnLBConfig).
+func (sc *Scenario) namedConfigPolicy(field, file, name string) (Policy, error) {
+	return configFilePolicy(sc.resolvePath(file), name, func(path string, data []byte, r *validate.Result) error {
+		return notAnLBConfig(sc.File, field, path, data, r)
+	})
+}
+
 // configFilePolicy loads an lb-config file as a policy named name (default:
-// the file's base name).
-func configFilePolicy(file, name string) (Policy, error) {
+// the file's base name). When the file is invalid and kind is not nil,
+// kind's error, if any, replaces the file's own errors.
+func configFilePolicy(file, name string, kind func(file string, data []byte, r *validate.Result) error) (Policy, error) {
 	data, err := readFileLimited(file, validate.MaxInputBytes)
 	if err != nil {
 		return Policy{}, err
 	}
 	r := validate.File(file, data)
 	if !r.Valid() {
+		if kind != nil {
+			if err := kind(file, data, r); err != nil {
+				return Policy{}, err
+			}
+		}
 		var msgs []string
 		for _, d := range r.Errors() {
 			msgs = append(msgs, d.String())

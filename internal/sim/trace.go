@@ -44,6 +44,7 @@ type traceReader struct {
 	line   int
 	last   int64
 	seen   bool // a data line or the header was read
+	parsed bool // a record was parsed
 	intern map[string]string
 }
 
@@ -83,6 +84,17 @@ func (t *traceReader) next() (rec TraceRecord, ok bool, err error) {
 		}
 		t.seen = true
 		rec, err := t.parse(line)
+		if err == nil {
+			t.parsed = true
+		} else if !t.parsed {
+			// The first request line does not parse: the file may be no
+			// trace at all (workload.trace can name any file), so its
+			// content is not quoted (see got).
+			var ie *InputError
+			if errors.As(err, &ie) {
+				ie.Msg += "; this is the first request line: is the file a trace? (its content is not shown)"
+			}
+		}
 		return rec, err == nil, err
 	}
 }
@@ -115,7 +127,7 @@ func (t *traceReader) parse(line []byte) (TraceRecord, error) {
 	}
 	ms, err := strconv.ParseFloat(string(fields[0]), 64)
 	if err != nil || math.IsNaN(ms) || ms < 0 || ms > maxTraceTimeMs {
-		return rec, t.errAt(cols[0], "time_ms", "want a number of milliseconds 0–1e12, got %q", fields[0])
+		return rec, t.errAt(cols[0], "time_ms", "want a number of milliseconds 0–1e12%s", t.got(fields[0]))
 	}
 	rec.TimeNs = int64(math.Round(ms * 1e6))
 	if rec.TimeNs < t.last {
@@ -128,7 +140,7 @@ func (t *traceReader) parse(line []byte) (TraceRecord, error) {
 	for k, dst := range []*int64{&rec.InputTokens, &rec.OutputTokens} {
 		v, ok := parseCount(fields[2+k])
 		if !ok {
-			return rec, t.errAt(cols[2+k], traceFields[2+k], "want a whole number of tokens 0–2^40, got %q", fields[2+k])
+			return rec, t.errAt(cols[2+k], traceFields[2+k], "want a whole number of tokens 0–2^40%s", t.got(fields[2+k]))
 		}
 		*dst = v
 	}
@@ -140,6 +152,15 @@ func (t *traceReader) parse(line []byte) (TraceRecord, error) {
 	}
 	t.last = rec.TimeNs
 	return rec, nil
+}
+
+// got returns ", got "VALUE"" for an error message, or "" before the
+// first record was parsed: a file that is not a trace is not quoted.
+func (t *traceReader) got(b []byte) string {
+	if !t.parsed {
+		return ""
+	}
+	return fmt.Sprintf(", got %q", b)
 }
 
 func (t *traceReader) internBytes(b []byte) string {
