@@ -69,8 +69,8 @@ func TestRenderTextColour(t *testing.T) {
 
 func TestJSONAndExit(t *testing.T) {
 	r := sample()
-	var buf bytes.Buffer
-	if err := RenderJSON(&buf, r, "preflight", 2, false); err != nil {
+	b, err := json.Marshal(ToJSON(r, "preflight", 2, false))
+	if err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -83,7 +83,7 @@ func TestJSONAndExit(t *testing.T) {
 			Checks []Result `json:"checks"`
 		} `json:"groups"`
 	}
-	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Schema != JSONSchema || got.Stage != 2 || got.Success || got.Summary != (Summary{OK: 2, Warn: 1, Fail: 1, Skip: 1}) {

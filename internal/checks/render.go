@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -161,13 +160,6 @@ func ToJSON(r *Report, command string, stage int, strict bool) JSONReport {
 		Summary: r.Summary(),
 		Groups:  groups,
 	}
-}
-
-// RenderJSON writes ToJSON(r, command, stage, strict) as indented JSON.
-func RenderJSON(w io.Writer, r *Report, command string, stage int, strict bool) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(ToJSON(r, command, stage, strict))
 }
 
 type errWriter struct {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -127,7 +126,7 @@ func runCheckMetrics(ctx context.Context, env *Env, opts *checkMetricsOptions) e
 		return err
 	}
 
-	out := MetricsReport{Schema: "lcctl.metrics/v1", Window: metrics.Totals, Errors: []string{}}
+	out := MetricsReport{Schema: SchemaID("metrics"), Window: metrics.Totals, Errors: []string{}}
 	rep := &checks.Report{}
 	vo := metrics.VerdictOptions{LookupTimeout: opts.LookupTimeout}
 	failedSource := false
@@ -177,9 +176,7 @@ func runCheckMetrics(ctx context.Context, env *Env, opts *checkMetricsOptions) e
 	}
 	out.Verdicts = checks.ToJSON(rep, "check metrics", 0, opts.Strict)
 	if env.Global.JSON() {
-		enc := json.NewEncoder(env.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := writeJSON(env.Out, "metrics", out); err != nil {
 			return err
 		}
 	} else {

@@ -236,7 +236,7 @@ func runDemo(ctx context.Context, env *Env, o *demoOptions) error {
 	selected, _ = demo.Select(demo.Plan(params), o.step, o.only)
 
 	r := &demoRunner{env: env, json: env.Global.JSON(), ex: ex, kept: o.keep}
-	rep := demoReport{Schema: "lcctl.demo/v1", Success: true, Examples: demoExamplesJSON{Dir: ex.Dir, Embedded: ex.Embedded}, Steps: []demoStepJSON{}}
+	rep := demoReport{Schema: SchemaID("demo"), Success: true, Examples: demoExamplesJSON{Dir: ex.Dir, Embedded: ex.Embedded}, Steps: []demoStepJSON{}}
 	if backend != nil {
 		rep.Olric = &demoOlricJSON{Addr: backend.Addr, DMap: backend.DMap, Seeded: backend.Seeded, PerCluster: backend.PerCluster,
 			TTLMs: backend.TTL.Milliseconds(), Kept: o.keep,
@@ -263,7 +263,7 @@ func runDemo(ctx context.Context, env *Env, o *demoOptions) error {
 		rep.Success = false
 	}
 	if r.json {
-		if err := writeJSON(env.Out, rep, false); err != nil {
+		if err := writeJSON(env.Out, "demo", rep); err != nil {
 			return err
 		}
 	} else {

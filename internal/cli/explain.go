@@ -233,7 +233,7 @@ func runExplain(_ context.Context, o *explainOptions, env *Env) error {
 		rep.Run.Timeline, rep.Run.TimelineTruncated = nil, false
 	}
 	if env.Global.JSON() {
-		return explain.JSON(env.Out, rep)
+		return writeJSON(env.Out, "explain", rep)
 	}
 	chart := false
 	switch o.Chart {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -112,9 +111,7 @@ func runExplainCases(o *explainOptions, env *Env) error {
 		}
 	}
 	if env.Global.JSON() {
-		enc := json.NewEncoder(env.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := writeJSON(env.Out, "explain-cases", rep); err != nil {
 			return err
 		}
 	} else {

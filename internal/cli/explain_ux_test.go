@@ -33,13 +33,19 @@ var pwawBands = []string{"explain", "--config", "examples/explain/pwaw-bands.lb-
 
 func decodeReport(t *testing.T, out string) *explain.Report {
 	t.Helper()
-	var rep explain.Report
+	var doc struct {
+		Schema string `json:"schema"`
+		explain.Report
+	}
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rep); err != nil {
+	if err := dec.Decode(&doc); err != nil {
 		t.Fatalf("JSON output does not decode into explain.Report: %v\n%s", err, out)
 	}
-	return &rep
+	if doc.Schema != cli.SchemaID("explain") {
+		t.Fatalf("schema %q, want %q", doc.Schema, cli.SchemaID("explain"))
+	}
+	return &doc.Report
 }
 
 // The JSON output decodes into the report (and its decision values) and
@@ -58,7 +64,7 @@ func TestExplainJSONRoundTrip(t *testing.T) {
 		}
 		rep := decodeReport(t, out)
 		var buf bytes.Buffer
-		if err := explain.JSON(&buf, rep); err != nil {
+		if err := cli.WriteJSON(&buf, "explain", rep); err != nil {
 			t.Fatal(err)
 		}
 		if buf.String() != out {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -94,9 +93,9 @@ migrated; 2 usage error, or a file that cannot be read or decoded.`,
 }
 
 // migrateReport is the JSON output of `lcctl migrate --output json`
-// (schema version 1, documented in docs/migrate.md).
+// (schema lcctl.migrate/v1, stamped by writeJSON; documented in
+// docs/migrate.md).
 type migrateReport struct {
-	SchemaVersion int `json:"schema_version"`
 	// Strategy, MaxQueued, AffinityWaitMs, Only, DefaultModels,
 	// PreserveHeaderMethod and Write echo the options.
 	Strategy             string   `json:"strategy"`
@@ -187,7 +186,7 @@ func runMigrate(_ context.Context, env *Env, opts *migrateOptions, args []string
 		return UsageErr(err)
 	}
 	files = dropSameFiles(env, files)
-	report := migrateReport{SchemaVersion: 1, Strategy: s.String(), MaxQueued: opts.MaxQueued, AffinityWaitMs: opts.AffinityWaitMs,
+	report := migrateReport{Strategy: s.String(), MaxQueued: opts.MaxQueued, AffinityWaitMs: opts.AffinityWaitMs,
 		Only: nonNil(opts.Only), DefaultModels: nonNil(opts.DefaultModels), PreserveHeaderMethod: !opts.NoPreserveHeaderMethod, Write: opts.Write}
 	unreadable := false
 	for _, name := range files {
@@ -204,10 +203,7 @@ func runMigrate(_ context.Context, env *Env, opts *migrateOptions, args []string
 		report.Files = append(report.Files, fr)
 	}
 	if env.Global.JSON() {
-		enc := json.NewEncoder(env.Out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(report); err != nil {
+		if err := writeJSON(env.Out, "migrate", report); err != nil {
 			return err
 		}
 	} else {

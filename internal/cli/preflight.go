@@ -213,7 +213,7 @@ func runPreflight(ctx context.Context, env *Env, opts *preflightOptions, conn *c
 
 	report := preflight.Run(ctx, in)
 	if env.Global.JSON() {
-		if err := checks.RenderJSON(env.Out, report, "preflight", opts.Stage, opts.Strict); err != nil {
+		if err := writeJSON(env.Out, "checks", checks.ToJSON(report, "preflight", opts.Stage, opts.Strict)); err != nil {
 			return err
 		}
 	} else if err := checks.RenderText(env.Out, env.Style, report); err != nil {

@@ -179,7 +179,7 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 		}
 	}
 	if env.Global.JSON() {
-		err = report.WriteJSON(env.Out, doc)
+		err = writeJSON(env.Out, "simulate", doc)
 	} else {
 		for _, n := range defaultEntryNotes(policies, results) {
 			fmt.Fprintf(env.Err, "%s %s\n", env.ErrStyle.Info.Render("note:"), n)

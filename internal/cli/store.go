@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -429,52 +428,4 @@ func formatTTL(e store.Entry) string {
 		return d.String()
 	}
 	return d.Truncate(time.Second).String()
-}
-
-// writeJSON writes v as one JSON document (indented) or one JSON line.
-func writeJSON(w io.Writer, v any, line bool) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	if !line {
-		enc.SetIndent("", "  ")
-	}
-	return enc.Encode(v)
-}
-
-// failf reports a failure (exit 1) with a message.
-func failf(format string, args ...any) error {
-	return &ExitError{Code: ExitFindings, Err: fmt.Errorf(format, args...)}
-}
-
-// fail wraps err as a failure (exit 1).
-func fail(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ee *ExitError
-	if errors.As(err, &ee) {
-		return err
-	}
-	return &ExitError{Code: ExitFindings, Err: err}
-}
-
-// progress writes a one-line progress indicator to stderr when it is a
-// terminal; it is a no-op otherwise.
-type progress struct {
-	env    *Env
-	active bool
-}
-
-func newProgress(env *Env) *progress { return &progress{env: env, active: env.ErrTTY} }
-
-func (p *progress) show(format string, args ...any) {
-	if p.active {
-		fmt.Fprintf(p.env.Err, "\r\x1b[K"+format, args...)
-	}
-}
-
-func (p *progress) clear() {
-	if p.active {
-		fmt.Fprint(p.env.Err, "\r\x1b[K")
-	}
 }

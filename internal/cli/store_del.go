@@ -99,7 +99,7 @@ func runStoreDel(cmd *cobra.Command, env *Env, conn *connFlags, o *storeDelOptio
 		out.Before = &j
 	}
 	if env.Global.JSON() {
-		if err := writeJSON(env.Out, out, false); err != nil {
+		if err := writeJSON(env.Out, "store-del", out); err != nil {
 			return err
 		}
 	} else {

@@ -113,7 +113,7 @@ func runStoreEvict(cmd *cobra.Command, env *Env, conn *connFlags, o *storeEvictO
 	rep, err := c.Evict(cmd.Context(), opts)
 	prog.clear()
 	if env.Global.JSON() {
-		if werr := writeJSON(env.Out, evictJSON{EvictReport: rep, ElapsedMs: rep.Elapsed.Milliseconds()}, false); werr != nil {
+		if werr := writeJSON(env.Out, "store-evict", evictJSON{EvictReport: rep, ElapsedMs: rep.Elapsed.Milliseconds()}); werr != nil {
 			return werr
 		}
 	} else {

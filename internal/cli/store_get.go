@@ -70,7 +70,7 @@ func runStoreGet(cmd *cobra.Command, env *Env, conn *connFlags, o *storeGetOptio
 		if found {
 			out.entryJSON = newEntryJSON(e)
 		}
-		if err := writeJSON(env.Out, out, false); err != nil {
+		if err := writeJSON(env.Out, "store-get", out); err != nil {
 			return err
 		}
 	} else {

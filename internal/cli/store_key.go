@@ -67,7 +67,7 @@ func runStoreKey(cmd *cobra.Command, env *Env, o *storeKeyOptions) error {
 			if o.session.showSession {
 				j.Session = toSessionJSON(s)
 			}
-			return writeJSON(env.Out, j, true)
+			return writeJSONLine(env.Out, "store-key", j)
 		}
 		if o.session.showSession {
 			fmt.Fprintf(env.Out, "%s routing_key=%q model=%q affinity_key=%q\n", key, s.RoutingKey, s.Model, s.AffinityKey)
@@ -93,7 +93,7 @@ func runStoreKey(cmd *cobra.Command, env *Env, o *storeKeyOptions) error {
 			bad++
 			fmt.Fprintf(env.Err, "lcctl: stdin:%d: %v\n", l.Line, l.Err)
 			if env.Global.JSON() {
-				return writeJSON(env.Out, keyJSON{Line: l.Line, Error: l.Err.Error()}, true)
+				return writeJSONLine(env.Out, "store-key", keyJSON{Line: l.Line, Error: l.Err.Error()})
 			}
 			return nil
 		}

@@ -28,7 +28,7 @@ delete it and confirm it is gone. Exit status 1 when a step fails.`,
 			conn.warnDMap(env)
 			res, perr := store.Probe(cmd.Context(), o)
 			if env.Global.JSON() {
-				if err := writeJSON(env.Out, res, false); err != nil {
+				if err := writeJSON(env.Out, "store-probe", res); err != nil {
 					return err
 				}
 			} else {

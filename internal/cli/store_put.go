@@ -112,7 +112,7 @@ func runStorePut(cmd *cobra.Command, env *Env, conn *connFlags, o *storePutOptio
 		sess = nil
 	}
 	if env.Global.JSON() {
-		return writeJSON(env.Out, putJSON{Key: key, Cluster: o.cluster, TTLMs: int64(ttl / time.Millisecond), Applied: o.yes, Before: beforeJ, Session: toSessionJSON(sess)}, false)
+		return writeJSON(env.Out, "store-put", putJSON{Key: key, Cluster: o.cluster, TTLMs: int64(ttl / time.Millisecond), Applied: o.yes, Before: beforeJ, Session: toSessionJSON(sess)})
 	}
 	printSessionText(env.Out, sess)
 	was := "no entry"

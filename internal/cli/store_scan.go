@@ -93,7 +93,7 @@ func runStoreScan(cmd *cobra.Command, env *Env, conn *connFlags, o *storeScanOpt
 		if json {
 			j := newEntryJSON(e)
 			j.Type, j.Found = "entry", nil
-			return writeJSON(env.Out, j, true)
+			return writeJSONLine(env.Out, "store-scan", j)
 		}
 		_, err := fmt.Fprintf(env.Out, "%s  %-12s  %s\n", e.Key, textValue(e.Cluster), formatTTL(e))
 		return err
@@ -101,7 +101,7 @@ func runStoreScan(cmd *cobra.Command, env *Env, conn *connFlags, o *storeScanOpt
 	prog.clear()
 	var werr error
 	if json {
-		werr = writeJSON(env.Out, scanSummaryJSON{Type: "summary", ScanReport: rep, ElapsedMs: rep.Elapsed.Milliseconds()}, true)
+		werr = writeJSONLine(env.Out, "store-scan", scanSummaryJSON{Type: "summary", ScanReport: rep, ElapsedMs: rep.Elapsed.Milliseconds()})
 	} else {
 		if !o.summaryOnly && rep.Matched > 0 {
 			fmt.Fprintln(env.Out)

@@ -78,44 +78,82 @@ func runStoreServeDev(ctx context.Context, env *Env, conn *connFlags, o *storeSe
 		_ = node.Shutdown(sctx)
 	}()
 	addr := node.Addr()
-	fmt.Fprintf(env.Out, "Olric v0.7.4 (embedded, one member) listening on %s, dmap %s\n", addr, conn.dmap)
-	fmt.Fprintf(env.Out, "export %s=%s\n", EnvOlricAddrs, addr)
+	var seeded int
+	per := map[string]int{}
+	var sessions []store.DemoSession
 	if o.seedDemo {
 		c, err := store.Connect(ctx, store.Options{Addrs: []string{addr}, DMap: conn.dmap})
 		if err != nil {
 			return fail(err)
 		}
-		sessions := store.DemoSessions(o.demoEntries)
-		n, err := store.SeedDemo(ctx, c, sessions, ttl)
+		sessions = store.DemoSessions(o.demoEntries)
+		seeded, err = store.SeedDemo(ctx, c, sessions, ttl)
 		_ = c.Close()
 		if err != nil {
 			return fail(err)
 		}
-		per := map[string]int{}
 		for _, s := range sessions {
 			per[s.Cluster]++
 		}
-		fmt.Fprintf(env.Out, "seeded %d demo sessions (ttl %v):", n, ttl)
-		for _, cl := range store.DemoClusters {
-			fmt.Fprintf(env.Out, " %s %d", cl, per[cl])
-		}
-		fmt.Fprintln(env.Out)
-		fmt.Fprintln(env.Out, "demo sessions to look up (routing key, model, session id, source -> cluster):")
-		for _, s := range sessions[:min(4, len(sessions))] {
-			fmt.Fprintf(env.Out, "  %s %s %s %s -> %s\n", s.RoutingKey, s.Model, s.SessionID, s.Source, s.Cluster)
-		}
-		s := sessions[0]
-		fmt.Fprintln(env.Out, "try, in another shell (after the export above):")
-		fmt.Fprintf(env.Out, "  lcctl store get --routing-key %s --model %s --session-id %s --source %s\n", s.RoutingKey, s.Model, s.SessionID, s.Source)
-		fmt.Fprintf(env.Out, "  lcctl store scan --cluster %s --limit 5\n", store.DemoClusters[2])
-		fmt.Fprintf(env.Out, "  lcctl store evict --cluster %s\n", store.DemoClusters[2])
 	}
-	fmt.Fprintln(env.Out, "serving until interrupted (Ctrl-C)")
+	// What goes to stdout while serving; "stopping" goes to stderr with
+	// JSON output, which is one line (docs/store.md).
+	status := env.Out
+	if env.Global.JSON() {
+		status = env.Err
+		j := serveJSON{Addr: addr, DMap: conn.dmap, Seeded: seeded}
+		if o.seedDemo {
+			j.PerCluster, j.TTLMs = per, ttl.Milliseconds()
+		}
+		if err := writeJSONLine(env.Out, "store-serve-dev", j); err != nil {
+			return err
+		}
+	} else {
+		printServeText(env, addr, conn.dmap, sessions, seeded, per, ttl)
+	}
+	fmt.Fprintln(status, "serving until interrupted (Ctrl-C)")
 	select {
 	case <-ctx.Done():
-		fmt.Fprintln(env.Out, "stopping")
+		fmt.Fprintln(status, "stopping")
 		return nil
 	case <-node.Done():
 		return failf("the Olric member stopped unexpectedly")
 	}
+}
+
+// serveJSON is the one JSON line `store serve-dev --output json` prints
+// once the member listens (and, with --seed-demo, is seeded).
+type serveJSON struct {
+	Addr string `json:"addr"`
+	DMap string `json:"dmap"`
+	// Seeded is the number of demo entries written (0 without
+	// --seed-demo); PerCluster counts them by cluster and TTLMs is their
+	// TTL (ms), both left out without --seed-demo.
+	Seeded     int            `json:"seeded"`
+	PerCluster map[string]int `json:"per_cluster,omitempty"`
+	TTLMs      int64          `json:"ttl_ms,omitempty"`
+}
+
+// printServeText is serve-dev's text output: the address, the export
+// line and, with --seed-demo, sessions to try.
+func printServeText(env *Env, addr, dmap string, sessions []store.DemoSession, seeded int, per map[string]int, ttl time.Duration) {
+	fmt.Fprintf(env.Out, "Olric v0.7.4 (embedded, one member) listening on %s, dmap %s\n", addr, dmap)
+	fmt.Fprintf(env.Out, "export %s=%s\n", EnvOlricAddrs, addr)
+	if len(sessions) == 0 {
+		return
+	}
+	fmt.Fprintf(env.Out, "seeded %d demo sessions (ttl %v):", seeded, ttl)
+	for _, cl := range store.DemoClusters {
+		fmt.Fprintf(env.Out, " %s %d", cl, per[cl])
+	}
+	fmt.Fprintln(env.Out)
+	fmt.Fprintln(env.Out, "demo sessions to look up (routing key, model, session id, source -> cluster):")
+	for _, s := range sessions[:min(4, len(sessions))] {
+		fmt.Fprintf(env.Out, "  %s %s %s %s -> %s\n", s.RoutingKey, s.Model, s.SessionID, s.Source, s.Cluster)
+	}
+	s := sessions[0]
+	fmt.Fprintln(env.Out, "try, in another shell (after the export above):")
+	fmt.Fprintf(env.Out, "  lcctl store get --routing-key %s --model %s --session-id %s --source %s\n", s.RoutingKey, s.Model, s.SessionID, s.Source)
+	fmt.Fprintf(env.Out, "  lcctl store scan --cluster %s --limit 5\n", store.DemoClusters[2])
+	fmt.Fprintf(env.Out, "  lcctl store evict --cluster %s\n", store.DemoClusters[2])
 }

@@ -66,7 +66,7 @@ func runStoreStats(cmd *cobra.Command, env *Env, conn *connFlags, o *storeStatsO
 		scanErr = err
 	}
 	if env.Global.JSON() {
-		if err := writeJSON(env.Out, out, false); err != nil {
+		if err := writeJSON(env.Out, "store-stats", out); err != nil {
 			return err
 		}
 	} else {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -116,11 +115,10 @@ not JSON/YAML.`,
 }
 
 // validateReport is the JSON output of `lcctl validate --output json`
-// (schema documented in docs/validate.md; version 1). Keys are never
-// renamed or removed within a schema version.
+// (schema lcctl.validate/v1, stamped by writeJSON; documented in
+// docs/validate.md). Keys are never renamed or removed within a schema
+// version.
 type validateReport struct {
-	// SchemaVersion is 1.
-	SchemaVersion int `json:"schema_version"`
 	// Files has one report per file, in argument order.
 	Files []validateFileReport `json:"files"`
 	// Skipped lists, in argument order, the files a directory search found
@@ -211,7 +209,7 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 	if err != nil {
 		return UsageErr(err)
 	}
-	report := validateReport{SchemaVersion: 1, Valid: true, Files: []validateFileReport{}, Skipped: []validateSkip{}}
+	report := validateReport{Valid: true, Files: []validateFileReport{}, Skipped: []validateSkip{}}
 	results := make([]*validate.Result, 0, len(files))
 	unreadable := 0
 	for _, in := range files {
@@ -265,9 +263,7 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 		return Usagef("no lb-config to check: %s", describeSkipped(report.Skipped))
 	}
 	if env.Global.JSON() {
-		enc := json.NewEncoder(env.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(report); err != nil {
+		if err := writeJSON(env.Out, "validate", report); err != nil {
 			return err
 		}
 	} else {

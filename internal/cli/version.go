@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -72,9 +71,7 @@ func newVersionCommand(env *Env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := versionInfo()
 			if env.Global.JSON() {
-				enc := json.NewEncoder(env.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(v)
+				return writeJSON(env.Out, "version", v)
 			}
 			fmt.Fprintf(env.Out, "lcctl %s\ncommit: %s\n", v.Version, v.Commit)
 			if v.Date != "" {

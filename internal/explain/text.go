@@ -1,7 +1,6 @@
 package explain
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -38,18 +37,6 @@ type Options struct {
 	// Chart adds the open-set bar chart to the timeline (meant for
 	// terminals).
 	Chart bool
-}
-
-// JSON writes rep as indented JSON followed by a newline. The schema is
-// documented in docs/explain.md; it decodes back into a Report.
-func JSON(w io.Writer, rep *Report) error {
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding the explain report as JSON: %w", err)
-	}
-	b = append(b, '\n')
-	_, err = w.Write(b)
-	return err
 }
 
 // Text writes the human explanation of rep: the header (model, algorithm

@@ -1,0 +1,128 @@
+package cli
+
+// The command toolkit: what every command uses to write results and
+// report failures (the JSON writer, exit-code helpers, the progress line).
+// gh's cmdutil/iostreams are the model: commands get these through Env
+// and never build their own encoders.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// SchemaID returns the identification of a JSON document of kind doc,
+// "lcctl.<doc>/v1" (docs/cli.md "JSON output"). Every document and every
+// JSON line lcctl prints carries it as its first key, "schema". The
+// version changes only when a key is renamed or removed or changes
+// meaning; new keys keep it.
+func SchemaID(doc string) string { return "lcctl." + doc + "/v1" }
+
+// writeJSON writes v, which must encode as a JSON object, as one indented
+// document stamped with "schema": SchemaID(doc) (see stampJSON).
+func writeJSON(w io.Writer, doc string, v any) error {
+	b, err := stampJSON(doc, v)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	out.Grow(len(b) + len(b)/4)
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
+	return err
+}
+
+// writeJSONLine writes v as one JSON line (JSON Lines streams: store key
+// --batch, store scan) stamped like writeJSON.
+func writeJSONLine(w io.Writer, doc string, v any) error {
+	b, err := stampJSON(doc, v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
+
+// stampJSON encodes v compactly with the one escaping policy of lcctl's
+// JSON output (no HTML escaping: '<', '>' and '&' are written as they
+// are; the output is read by programs and people, never embedded in
+// HTML) and puts "schema": SchemaID(doc) first. A value that already
+// starts with a "schema" key (checks.JSONReport) must carry the same
+// identification and is written unchanged. Errors: v does not encode, or
+// is not a JSON object, or names another schema.
+func stampJSON(doc string, v any) ([]byte, error) {
+	id := SchemaID(doc)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encoding the %s JSON document: %w", id, err)
+	}
+	b := bytes.TrimSpace(buf.Bytes())
+	if len(b) < 2 || b[0] != '{' {
+		return nil, fmt.Errorf("encoding the %s JSON document: a %T is not a JSON object", id, v)
+	}
+	const key = `{"schema":`
+	if bytes.HasPrefix(b, []byte(key)) {
+		var head struct {
+			Schema string `json:"schema"`
+		}
+		if err := json.Unmarshal(b, &head); err != nil || head.Schema != id {
+			return nil, fmt.Errorf("encoding the %s JSON document: it already names schema %q", id, head.Schema)
+		}
+		return b, nil
+	}
+	out := make([]byte, 0, len(b)+len(key)+len(id)+3)
+	out = append(out, key...)
+	out = append(out, '"')
+	out = append(out, id...)
+	out = append(out, '"')
+	if b[1] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, b[1:]...), nil
+}
+
+// failf reports a failure (exit 1) with a message.
+func failf(format string, args ...any) error {
+	return &ExitError{Code: ExitFindings, Err: fmt.Errorf(format, args...)}
+}
+
+// fail wraps err as a failure (exit 1); an ExitError keeps its code.
+func fail(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &ExitError{Code: ExitFindings, Err: err}
+}
+
+// progress writes a one-line progress indicator to stderr when it is a
+// terminal; it is a no-op otherwise.
+type progress struct {
+	env    *Env
+	active bool
+}
+
+func newProgress(env *Env) *progress { return &progress{env: env, active: env.ErrTTY} }
+
+func (p *progress) show(format string, args ...any) {
+	if p.active {
+		fmt.Fprintf(p.env.Err, "\r\x1b[K"+format, args...)
+	}
+}
+
+func (p *progress) clear() {
+	if p.active {
+		fmt.Fprint(p.env.Err, "\r\x1b[K")
+	}
+}
