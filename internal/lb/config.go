@@ -252,20 +252,13 @@ func (c *AlgorithmConfig) HasQueueSLO() bool {
 }
 
 // DefaultAlgorithmConfig returns the settings of a string-form entry for a:
-// every field at Stargate's default (lb-config.md §6).
+// every field at Stargate's default (lb-config.md §6), as the field
+// registry (Fields) gives it.
 func DefaultAlgorithmConfig(a Algorithm) AlgorithmConfig {
-	c := AlgorithmConfig{Algorithm: a}
-	switch a {
-	case PowerOfN:
-		c.SampleCount = 2
-	case WaitAndWiden, PulsarWaitAndWiden:
-		c.N = 2
-		c.TTFTBucketSizeMs = 20
-		c.NextBucketUnlockFactor = 0.25
-		c.CacheAffinityVirtualNodes = 150
-		c.CacheAffinityInputTokensScale = 1.0
+	if a == 0 || int(a) >= len(defaultConfigs) {
+		return AlgorithmConfig{Algorithm: a}
 	}
-	return c
+	return defaultConfigs[a]
 }
 
 // Config is a whole validated lb-config (lb-config.md §3): the default

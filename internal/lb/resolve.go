@@ -48,13 +48,16 @@ type Resolution struct {
 	Parameters []string
 }
 
-// methodNames are the header spellings after H9 normalisation.
-var methodNames = map[string]Algorithm{
-	"power-of-n": PowerOfN, "power-of-two": PowerOfN, "powerof2": PowerOfN, "powerofn": PowerOfN,
-	"wait-and-widen": WaitAndWiden, "groq-multiregion": WaitAndWiden,
-	"round-robin": RoundRobin, "random": Random, "pulsar": Pulsar,
-	"pulsar-wait-and-widen": PulsarWaitAndWiden, "pulsar-multiregion": PulsarWaitAndWiden,
-}
+// methodNames are the header spellings after H9 normalisation: every file
+// spelling of lb-config.md §4, normalised, so a new alias is added once
+// (fileSpellings in config.go).
+var methodNames = func() map[string]Algorithm {
+	m := make(map[string]Algorithm, len(fileSpellings))
+	for s, a := range fileSpellings {
+		m[NormalizeRoutingMethod(s)] = a
+	}
+	return m
+}()
 
 // NormalizeRoutingMethod applies H9 to a method name: trim, ASCII
 // lower-case, every '_' replaced by '-' (internal spaces kept).
@@ -226,45 +229,6 @@ type exprValue struct {
 	text string
 }
 
-// paramSets lists the expression parameters per algorithm (X3).
-var (
-	commonParams = []string{"require_cache_affinity_key", "require_input_tokens", "max_input_work_seconds"}
-	wwParams     = []string{"comparator", "seed", "n", "max_queued", "max_queue_time_floor_ms", "max_queue_time_ceil_ms",
-		"ttft_bucket_size_ms", "next_bucket_unlock_factor", "ignore_queue_time", "ignore_input_processing_time",
-		"cache_affinity_virtual_nodes", "cache_affinity_backend_selection_count", "cache_affinity_input_tokens_scale",
-		"cache_affinity_wait_ms"}
-	paramsByAlgorithm = map[Algorithm][]string{
-		PowerOfN:     {"sample_count", "comparator"},
-		WaitAndWiden: wwParams,
-		Pulsar:       {"seed", "consider_kv_free_tokens"},
-		PulsarWaitAndWiden: {"seed", "n", "max_queued", "max_queue_time_floor_ms", "max_queue_time_ceil_ms",
-			"ttft_bucket_size_ms", "next_bucket_unlock_factor", "ignore_queue_time", "ignore_input_processing_time",
-			"cache_affinity_backend_selection_count", "cache_affinity_input_tokens_scale", "cache_affinity_wait_ms",
-			"consider_kv_free_tokens", "band_widen_interval_ms", "fallback_max_queued"},
-	}
-)
-
-func knownParam(k string) bool {
-	if contains(commonParams, k) {
-		return true
-	}
-	for _, ps := range paramsByAlgorithm {
-		if contains(ps, k) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 // overlayExpression parses ";k=v;…" (X1) and applies the parameters to c
 // (X3–X6). It returns the parameter names applied.
 func overlayExpression(c *AlgorithmConfig, params string) ([]string, error) {
@@ -331,22 +295,23 @@ func overlayExpression(c *AlgorithmConfig, params string) ([]string, error) {
 	applied := make([]string, 0, len(list))
 	setFloor, setCeil := false, false
 	for _, p := range list {
-		if !knownParam(p.k) {
+		f := FieldByName(p.k)
+		if f == nil || f.Expression == 0 {
 			return nil, routingErr("unknown_parameter", "x-routing-method", "unknown parameter '%s' for algorithm %s", p.k, a)
 		}
-		if !contains(commonParams, p.k) && !contains(paramsByAlgorithm[a], p.k) {
+		if !f.Expression.Has(a) {
 			return nil, routingErr("not_applicable", "x-routing-method", "%s is not applicable to %s", p.k, a)
 		}
-		if err := applyParam(c, p.k, p.v); err != nil {
+		if err := applyParam(c, f, p.k, p.v); err != nil {
 			return nil, err
 		}
-		setFloor = setFloor || p.k == "max_queue_time_floor_ms"
-		setCeil = setCeil || p.k == "max_queue_time_ceil_ms"
+		setFloor = setFloor || f == FieldMaxQueueTimeFloorMs
+		setCeil = setCeil || f == FieldMaxQueueTimeCeilMs
 		applied = append(applied, p.k)
 	}
 	if (setFloor || setCeil) && !c.HasQueueSLO() {
 		return nil, routingErr("inert_combination", "x-routing-method",
-			"max_queue_time_floor_ms and max_queue_time_ceil_ms must both be set")
+			"%s and %s must both be set", FieldMaxQueueTimeFloorMs.Name, FieldMaxQueueTimeCeilMs.Name)
 	}
 	return applied, nil
 }
@@ -424,54 +389,21 @@ func (v exprValue) integer() (int64, bool) {
 	return n, err == nil
 }
 
-func applyParam(c *AlgorithmConfig, k string, v exprValue) error {
-	boolean := func(dst *bool) error {
+// applyParam checks one expression value against its registry row (X4)
+// and stores it in c. k is the parameter as written.
+func applyParam(c *AlgorithmConfig, f *Field, k string, v exprValue) error {
+	switch f.Type {
+	case TypeBool:
 		if v.kind != 't' || (v.text != "true" && v.text != "false") {
 			return invalid(k, "want true or false")
 		}
-		*dst = v.text == "true"
-		return nil
-	}
-	unsigned := func(minimum int64) (uint64, error) {
-		n, ok := v.integer()
-		if !ok {
-			return 0, invalid(k, "want an integer")
+		f.SetBool(c, v.text == "true")
+	case TypeString:
+		if v.kind == 'd' {
+			return invalid(k, "want a string")
 		}
-		if n < 0 {
-			return 0, invalid(k, "must not be negative")
-		}
-		if n < minimum {
-			return 0, routingErr("inert_value", "x-routing-method", "%s: %d has no effect", k, n)
-		}
-		return uint64(n), nil
-	}
-	switch k {
-	case "require_cache_affinity_key":
-		return boolean(&c.RequireCacheAffinityKey)
-	case "require_input_tokens":
-		return boolean(&c.RequireInputTokens)
-	case "ignore_queue_time":
-		return boolean(&c.IgnoreQueueTime)
-	case "ignore_input_processing_time":
-		return boolean(&c.IgnoreInputProcessingTime)
-	case "consider_kv_free_tokens":
-		return boolean(&c.ConsiderKVFreeTokens)
-	case "max_input_work_seconds":
-		f, ok := v.number()
-		if !ok {
-			return invalid(k, "want a number")
-		}
-		if f <= 0 {
-			return routingErr("inert_value", "x-routing-method", "%s: %s has no effect", k, v.text)
-		}
-		c.MaxInputWorkSeconds = &f
-	case "sample_count":
-		n, ok := v.integer()
-		if !ok || n < 1 || n > 64 {
-			return invalid(k, "power-of-n sample_count must be between 1 and 64, got %s", v.text)
-		}
-		c.SampleCount = int(n)
-	case "comparator":
+		f.SetString(c, v.text)
+	case TypeComparator:
 		if v.kind != 't' && v.kind != 's' {
 			return invalid(k, "want a comparator name")
 		}
@@ -479,61 +411,41 @@ func applyParam(c *AlgorithmConfig, k string, v exprValue) error {
 		if !ok {
 			return invalid(k, "unknown comparator %q", v.text)
 		}
-		c.Comparator = cmp
-	case "seed":
-		if v.kind == 'd' {
-			return invalid(k, "want a string")
-		}
-		c.Seed = v.text
-	case "n", "ttft_bucket_size_ms", "cache_affinity_backend_selection_count", "cache_affinity_virtual_nodes":
-		n, err := unsigned(1)
-		if err != nil {
-			return err
-		}
-		switch k {
-		case "n":
-			c.N = int(n)
-		case "ttft_bucket_size_ms":
-			c.TTFTBucketSizeMs = n
-		case "cache_affinity_backend_selection_count":
-			c.CacheAffinityBackendSelectionCount = int(n)
-		default:
-			if n > 1024 {
-				return invalid(k, "at most 1024, got %d", n)
+		f.SetComparator(c, cmp)
+	case TypeF64:
+		x, ok := v.number()
+		switch {
+		case f.Range != nil:
+			if !ok || !f.Range.Contains(x) {
+				return invalid(k, f.Range.Message+", got %s", v.text)
 			}
-			c.CacheAffinityVirtualNodes = int(n)
-		}
-	case "max_queued", "max_queue_time_floor_ms", "max_queue_time_ceil_ms", "cache_affinity_wait_ms", "band_widen_interval_ms", "fallback_max_queued":
-		n, err := unsigned(0)
-		if err != nil {
-			return err
-		}
-		switch k {
-		case "max_queued":
-			c.MaxQueued = n
-		case "max_queue_time_floor_ms":
-			c.MaxQueueTimeFloorMs = &n
-		case "max_queue_time_ceil_ms":
-			c.MaxQueueTimeCeilMs = &n
-		case "cache_affinity_wait_ms":
-			c.CacheAffinityWaitMs = n
-		case "band_widen_interval_ms":
-			c.BandWidenIntervalMs = &n
-		default:
-			c.FallbackMaxQueued = n
-		}
-	case "next_bucket_unlock_factor":
-		f, ok := v.number()
-		if !ok {
+		case !ok && f.ExprPositive:
+			return invalid(k, "want a number")
+		case !ok:
 			return invalid(k, "want a finite number")
+		case f.ExprPositive && x <= 0:
+			return routingErr("inert_value", "x-routing-method", "%s: %s has no effect", k, v.text)
 		}
-		c.NextBucketUnlockFactor = f
-	case "cache_affinity_input_tokens_scale":
-		f, ok := v.number()
-		if !ok || f < 0 || f > 1 {
-			return invalid(k, "cache_affinity_input_tokens_scale must be between 0.0 and 1.0, got %s", v.text)
+		f.SetFloat(c, x)
+	case TypeU64, TypeUsize:
+		n, ok := v.integer()
+		switch {
+		case f.Range != nil:
+			if !ok || !f.Range.Contains(float64(n)) {
+				return invalid(k, f.Range.Message+", got %s", v.text)
+			}
+		case !ok:
+			return invalid(k, "want an integer")
+		case n < 0:
+			return invalid(k, "must not be negative")
+		case n == 0 && f.ExprPositive:
+			return routingErr("inert_value", "x-routing-method", "%s: %d has no effect", k, n)
+		case f.ExprMax != 0 && uint64(n) > f.ExprMax:
+			return invalid(k, "at most %d, got %d", f.ExprMax, n)
 		}
-		c.CacheAffinityInputTokensScale = f
+		f.SetUint(c, uint64(n))
+	default:
+		return invalid(k, "not settable by a routing expression")
 	}
 	return nil
 }

@@ -1,0 +1,118 @@
+package lb
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// TestFieldRegistryCoversConfig fails when a field of AlgorithmConfig has
+// no registry row, when a row's accessor points at a field whose JSON name
+// differs from the row's name, or when its Go type does not fit the row's
+// ValueType.
+func TestFieldRegistryCoversConfig(t *testing.T) {
+	var c AlgorithmConfig
+	base := uintptr(unsafe.Pointer(&c))
+	byOffset := map[uintptr]*Field{}
+	for _, f := range Fields() {
+		p := reflect.ValueOf(f.at(&c))
+		if p.Kind() != reflect.Pointer {
+			t.Fatalf("%s: accessor returns %s, want a pointer", f.Name, p.Kind())
+		}
+		off := p.Pointer() - base
+		if prev := byOffset[off]; prev != nil {
+			t.Errorf("%s and %s point at the same struct field", prev.Name, f.Name)
+		}
+		byOffset[off] = f
+	}
+	typ := reflect.TypeOf(c)
+	wantType := map[reflect.Type][]ValueType{
+		reflect.TypeOf(false):                            {TypeBool},
+		reflect.TypeOf(""):                               {TypeString},
+		reflect.TypeOf(0):                                {TypeUsize},
+		reflect.TypeOf(uint64(0)):                        {TypeU64},
+		reflect.TypeOf((*uint64)(nil)):                   {TypeU64},
+		reflect.TypeOf(0.0):                              {TypeF64},
+		reflect.TypeOf((*float64)(nil)):                  {TypeF64},
+		reflect.TypeOf(Comparator(0)):                    {TypeComparator},
+		reflect.TypeOf(RendezvousWeight(0)):              {TypeWeight},
+		reflect.TypeOf(map[Algorithm]*AlgorithmConfig{}): {TypeMap},
+	}
+	rows := 0
+	for i := range typ.NumField() {
+		sf := typ.Field(i)
+		if sf.Name == "Algorithm" || sf.Name == "Spelling" {
+			continue // the entry's name, not a field of the detailed object
+		}
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		f := byOffset[sf.Offset]
+		if f == nil {
+			t.Errorf("AlgorithmConfig.%s (%q) has no row in the field registry (internal/lb/fields.go)", sf.Name, name)
+			continue
+		}
+		rows++
+		if f.Name != name {
+			t.Errorf("row %s points at AlgorithmConfig.%s, whose JSON name is %q", f.Name, sf.Name, name)
+		}
+		if types := wantType[sf.Type]; len(types) == 0 || types[0] != f.Type {
+			t.Errorf("row %s: type %s does not fit Go type %s", f.Name, f.Type, sf.Type)
+		}
+		if FieldByName(f.Name) != f {
+			t.Errorf("FieldByName(%q) does not return its row", f.Name)
+		}
+	}
+	if rows != len(Fields()) {
+		t.Errorf("%d rows point at AlgorithmConfig fields, the registry has %d", rows, len(Fields()))
+	}
+}
+
+// TestFieldRegistryRules checks the rows against the rules of
+// lb-config.md: router rejections only for parsed algorithms, expression
+// parameters only for algorithms that accept the field (X3), the common
+// fields on every algorithm.
+func TestFieldRegistryRules(t *testing.T) {
+	for _, f := range Fields() {
+		if f.RouterRejects&^f.Parsed != 0 {
+			t.Errorf("%s: rejected by a router of an algorithm that does not parse it", f.Name)
+		}
+		if (f.RouterRejects != 0) != (f.RouterMessage != "") {
+			t.Errorf("%s: router rejection without its message, or the reverse", f.Name)
+		}
+		for _, a := range f.Expression.Algorithms() {
+			if !f.Accepted(a) {
+				t.Errorf("%s: an expression parameter of %s, which does not accept it", f.Name, a)
+			}
+		}
+		if f.Type == TypeMap && f.Expression != 0 {
+			t.Errorf("%s: a map cannot be an expression parameter", f.Name)
+		}
+	}
+	for _, name := range []string{"require_cache_affinity_key", "require_input_tokens", "max_input_work_seconds", "request_algorithms"} {
+		if f := FieldByName(name); f == nil || f.Parsed != allAlgorithms {
+			t.Errorf("%s: not a common field (§6.1)", name)
+		}
+	}
+}
+
+// TestDefaultAlgorithmConfigFromRegistry checks the defaults built from
+// the registry text against lb-config.md §6.2/6.3.
+func TestDefaultAlgorithmConfigFromRegistry(t *testing.T) {
+	p := DefaultAlgorithmConfig(PowerOfN)
+	if p.SampleCount != 2 || p.Comparator != CompareTTFT || p.N != 0 {
+		t.Errorf("power-of-n defaults: %+v", p)
+	}
+	for _, a := range []Algorithm{WaitAndWiden, PulsarWaitAndWiden} {
+		w := DefaultAlgorithmConfig(a)
+		if w.N != 2 || w.TTFTBucketSizeMs != 20 || w.NextBucketUnlockFactor != 0.25 || w.CacheAffinityVirtualNodes != 150 ||
+			w.CacheAffinityInputTokensScale != 1.0 || w.SampleCount != 0 || w.MaxQueueTimeFloorMs != nil || w.BandWidenIntervalMs != nil {
+			t.Errorf("%s defaults: %+v", a, w)
+		}
+	}
+	if r := DefaultAlgorithmConfig(Random); !reflect.DeepEqual(r, AlgorithmConfig{Algorithm: Random}) {
+		t.Errorf("random defaults: %+v", r)
+	}
+	if z := DefaultAlgorithmConfig(0); z.Algorithm != 0 || z.N != 0 {
+		t.Errorf("zero algorithm: %+v", z)
+	}
+}
