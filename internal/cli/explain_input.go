@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/ui"
 	"github.com/lcctl/lcctl/internal/validate"
 )
 
@@ -177,12 +178,34 @@ func ParseExcludeList(values []string) ([]string, error) {
 // algorithm object when algObject) and returns it as an lb.Config for
 // model. Invalid files print their error diagnostics to stderr the way
 // `lcctl validate` reports them and return a usage error (exit 2).
-func loadExplainConfig(env *Env, file string, algObject bool, model string) (*lb.Config, error) {
+//
+// A Kubernetes manifest (or, with valuesKey, a Helm values file) holding
+// one lb-config is read as that lb-config, positions in the manifest.
+func loadExplainConfig(env *Env, file, valuesKey string, algObject bool, model string) (*lb.Config, error) {
 	data, err := readInput(env, file, explainInputLimit)
 	if err != nil {
 		return nil, UsageErr(err)
 	}
 	name := file
+	if !algObject {
+		if es, ok, err := embeddedConfigs(data, valuesKey); ok {
+			if err != nil {
+				return nil, Usagef("%s: %v", ui.Printable(file), err)
+			}
+			if len(es) > 1 {
+				srcs := make([]string, len(es))
+				for i, e := range es {
+					srcs[i] = e.Source
+				}
+				return nil, Usagef("%s holds %d lb-configs (%s): explain reads one; give the ConfigMap alone (kubectl get cm NAME -o yaml | lcctl explain --config - ...)", ui.Printable(file), len(es), strings.Join(srcs, "; "))
+			}
+			res := validateEmbedded(name, es[0], validate.FormatUnknown)
+			if !res.Valid() || res.Config == nil {
+				return nil, reportInvalidConfig(env, file, res.Diagnostics)
+			}
+			return res.Config, nil
+		}
+	}
 	if algObject {
 		cfg, diags := validate.AlgorithmConfigFromBytes(name, data)
 		if cfg == nil {

@@ -26,6 +26,8 @@ type migrateOptions struct {
 	NoPreserveHeaderMethod bool
 	Write                  bool
 	Backup                 bool
+	// ValuesKey is the key path of the lb-config in a Helm values file.
+	ValuesKey string
 	// fs replaces the real file system in tests (disk-full simulation).
 	fs safewrite.FS
 }
@@ -88,6 +90,7 @@ migrated; 2 usage error, or a file that cannot be read or decoded.`,
 	f.BoolVar(&opts.NoPreserveHeaderMethod, "no-preserve-header-method", false, "with --strategy pulsar, do not add a bounded pulsar-wait-and-widen entry that keeps x-routing-method: pulsar-wait-and-widen working")
 	f.BoolVarP(&opts.Write, "write", "w", false, "rewrite the files atomically (the diff of what was written is still printed)")
 	f.BoolVar(&opts.Backup, "backup", false, "with --write, keep the original as FILE.bak")
+	addValuesKeyFlag(f, &opts.ValuesKey)
 	_ = cmd.RegisterFlagCompletionFunc("strategy", cobra.FixedCompletions([]string{"bounded", "pulsar"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -144,6 +147,9 @@ type migrateFileReport struct {
 	Errors []validateDiagnostic `json:"errors"`
 	// Diff is the unified diff of the change ("" when none).
 	Diff string `json:"diff"`
+	// Source is where the lb-config sits inside a Kubernetes manifest or
+	// Helm values file, "" for an lb-config file (see validate's source).
+	Source string `json:"source"`
 }
 
 // Statuses added by the command on top of migrate.Status.
@@ -190,17 +196,18 @@ func runMigrate(_ context.Context, env *Env, opts *migrateOptions, args []string
 		Only: nonNil(opts.Only), DefaultModels: nonNil(opts.DefaultModels), PreserveHeaderMethod: !opts.NoPreserveHeaderMethod, Write: opts.Write}
 	unreadable := false
 	for _, name := range files {
-		fr := migrateFile(env, opts, mo, name)
-		switch fr.Status {
-		case string(migrate.StatusUnreadable):
-			unreadable = true
-			report.Failed = true
-		case string(migrate.StatusRefused), string(migrate.StatusInvalid), statusWriteFailed:
-			report.Failed = true
-		case string(migrate.StatusPending):
-			report.ChangesPending = true
+		for _, fr := range migrateFile(env, opts, mo, name) {
+			switch fr.Status {
+			case string(migrate.StatusUnreadable):
+				unreadable = true
+				report.Failed = true
+			case string(migrate.StatusRefused), string(migrate.StatusInvalid), statusWriteFailed:
+				report.Failed = true
+			case string(migrate.StatusPending):
+				report.ChangesPending = true
+			}
+			report.Files = append(report.Files, fr)
 		}
-		report.Files = append(report.Files, fr)
 	}
 	if env.Global.JSON() {
 		if err := writeJSON(env.Out, "migrate", report); err != nil {
@@ -228,28 +235,55 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// migrateFile reads, migrates and (with --write) rewrites one file.
-func migrateFile(env *Env, opts *migrateOptions, mo migrate.Options, name string) migrateFileReport {
-	fr := migrateFileReport{File: name, Format: "unknown", Changes: []migrate.Change{}, Availability: []migrate.Availability{},
-		Notes: []migrate.Note{}, Errors: []validateDiagnostic{}}
+// migrateFile reads, migrates and (with --write) rewrites one file: one
+// report, or one per lb-config of a Kubernetes manifest or Helm values
+// file (manifest_migrate.go).
+func migrateFile(env *Env, opts *migrateOptions, mo migrate.Options, name string) []migrateFileReport {
+	fr := newMigrateFileReport(name)
 	var orig *safewrite.Original
 	var data []byte
 	if name == "-" {
 		b, err := readLimited(env.In, "standard input", validate.MaxInputBytes)
 		if err != nil {
-			return unreadableReport(fr, err)
+			return []migrateFileReport{unreadableReport(fr, err)}
 		}
 		data = b
 	} else {
 		o, err := safewrite.Read(name, validate.MaxInputBytes)
 		if err != nil {
-			return unreadableReport(fr, err)
+			return []migrateFileReport{unreadableReport(fr, err)}
 		}
 		orig, data = o, o.Data
 	}
-	res, err := migrate.Migrate(name, data, mo)
+	if es, ok, err := embeddedConfigs(data, opts.ValuesKey); ok {
+		return migrateManifest(opts, mo, name, orig, data, es, err)
+	}
+	return []migrateFileReport{migrateData(opts, mo, name, orig, data)}
+}
+
+func newMigrateFileReport(name string) migrateFileReport {
+	return migrateFileReport{File: name, Format: "unknown", Changes: []migrate.Change{}, Availability: []migrate.Availability{},
+		Notes: []migrate.Note{}, Errors: []validateDiagnostic{}}
+}
+
+// migrateData migrates one lb-config file's bytes and (with --write)
+// rewrites it.
+func migrateData(opts *migrateOptions, mo migrate.Options, name string, orig *safewrite.Original, data []byte) migrateFileReport {
+	fr, res := migrateText(mo, name, name, data)
+	if res == nil || !res.Changed() {
+		return fr
+	}
+	return writeMigrated(opts, fr, orig, res.Output)
+}
+
+// migrateText runs the migration of one lb-config text; as names the
+// input for format detection. The report has no diff yet; res is nil when
+// the migration could not run.
+func migrateText(mo migrate.Options, name, as string, data []byte) (migrateFileReport, *migrate.Result) {
+	fr := newMigrateFileReport(name)
+	res, err := migrate.Migrate(as, data, mo)
 	if err != nil { // options were checked before; keep the file untouched anyway
-		return unreadableReport(fr, err)
+		return unreadableReport(fr, err), nil
 	}
 	fr.Format = res.Format.String()
 	fr.Status = string(res.Status)
@@ -265,15 +299,19 @@ func migrateFile(env *Env, opts *migrateOptions, mo migrate.Options, name string
 			fr.Format = res.Format.String()
 		}
 	}
-	if !res.Changed() {
-		return fr
+	if res.Changed() {
+		fr.RequiresAffinityWaitStargate = res.RequiresAffinityWaitStargate
+		fr.Diff = migrate.UnifiedDiff(name, name, res.Input, res.Output)
 	}
-	fr.RequiresAffinityWaitStargate = res.RequiresAffinityWaitStargate
-	fr.Diff = migrate.UnifiedDiff(name, name, res.Input, res.Output)
+	return fr, res
+}
+
+// writeMigrated writes out (with --write) and sets fr's status.
+func writeMigrated(opts *migrateOptions, fr migrateFileReport, orig *safewrite.Original, out []byte) migrateFileReport {
 	if !opts.Write {
 		return fr
 	}
-	backup, err := safewrite.Replace(orig, res.Output, safewrite.Options{Backup: opts.Backup, FS: opts.fs})
+	backup, err := safewrite.Replace(orig, out, safewrite.Options{Backup: opts.Backup, FS: opts.fs})
 	fr.Backup = backup
 	if err != nil {
 		fr.Status = statusWriteFailed
@@ -329,6 +367,9 @@ func printMigrateText(w io.Writer, st *ui.Styles, report *migrateReport) {
 			status = st.Error.Render("write failed") + st.Faint.Render(" (the original is unchanged)")
 		}
 		fmt.Fprintf(w, "%s %s %s\n", st.Header.Render(ui.Printable(fr.File)), st.Faint.Render("("+fr.Format+", --strategy "+report.Strategy+")"), status)
+		if fr.Source != "" {
+			fmt.Fprintf(w, "  %s %s\n", st.Faint.Render("in"), ui.Printable(fr.Source))
+		}
 		// Reasons and losses shared by several changes are printed once,
 		// at their first change (the JSON output repeats them per change).
 		said := map[string]bool{}

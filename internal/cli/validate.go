@@ -30,6 +30,8 @@ type validateOptions struct {
 	FailOn []string
 	// failOn is FailOn checked against validate.Registry.
 	failOn map[validate.Code]bool
+	// ValuesKey is the key path of the lb-config in a Helm values file.
+	ValuesKey string
 }
 
 // fails reports whether a file's findings fail the run: an error, a
@@ -80,8 +82,11 @@ algorithm; rollout warnings cover what changes at the last-cluster release.
 A FILE of "-" is read from standard input; a directory is searched for
 *.json, *.yaml and *.yml files. A search skips, and lists, the files that
 are lcctl's other inputs (snapshots, scenarios, case files, gateway Helm
-values); files you name are always checked. Codes are listed in
-docs/diagnostics.md.
+values); files you name are always checked. A Kubernetes manifest (a
+ConfigMap, a List, a kubectl get -o yaml or helm template stream) is read
+for the lb-configs in its ConfigMaps' data entries, and --values-key PATH
+reads the one under a key of a Helm values file; positions are the
+manifest's. Codes are listed in docs/diagnostics.md.
 
 --fail-on CODE,... also fails on the findings with those codes, whatever
 their severity: --fail-on LC2001 checks that no no-SLO pulsar-wait-and-widen
@@ -94,7 +99,9 @@ not JSON/YAML.`,
   lcctl validate --fail-on LC2001 lb-config.json     # after lcctl migrate: no no-SLO entry left
   lcctl validate --strict --output json configs/
   lcctl validate examples/*                          # the lb-configs among the examples
-  kubectl get cm llm-request-router -o jsonpath='{.data.lb-config\.json}' | lcctl validate -`,
+  kubectl get cm llm-request-router -o yaml | lcctl validate -
+  helm template router ./chart | lcctl validate -
+  lcctl validate --values-key router.lbConfig values-prod.yaml`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("fail-on") && len(opts.FailOn) == 0 {
@@ -110,6 +117,7 @@ not JSON/YAML.`,
 	f.StringVar(&opts.InputFormat, "input-format", "auto", "how to read the files: auto (by extension, then first byte), json or yaml")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "text output: hide infos and files without findings")
 	f.StringSliceVar(&opts.FailOn, "fail-on", nil, "fail (exit 1) on findings with these codes too, whatever their severity (e.g. LC2001)")
+	addValuesKeyFlag(f, &opts.ValuesKey)
 	_ = cmd.RegisterFlagCompletionFunc("input-format", cobra.FixedCompletions([]string{"auto", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -158,6 +166,11 @@ type validateFileReport struct {
 	// to be ("a routing snapshot (lcctl explain --snapshot)"); "" when it
 	// is none of them.
 	LooksLike string `json:"looks_like"`
+	// Source is where the lb-config sits inside a Kubernetes manifest or
+	// Helm values file (`ConfigMap ns/name data["lb-config.json"]`,
+	// `values key router.lbConfig`); "" for an lb-config file. Lines and
+	// columns are the manifest's.
+	Source string `json:"source"`
 }
 
 // validateDiagnostic is one finding in a validateFileReport, the JSON form
@@ -223,9 +236,28 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 			continue
 		}
 		var r *validate.Result
-		looksLike := ""
+		looksLike, source := "", ""
 		data, err := readInput(env, name, validate.MaxInputBytes)
+		if err == nil {
+			// A Kubernetes manifest or Helm values file: one report per
+			// lb-config found in it (manifest.go).
+			if es, ok, merr := embeddedConfigs(data, opts.ValuesKey); ok {
+				var rs []*validate.Result
+				var srcs []string
+				for _, e := range es {
+					rs, srcs = append(rs, validateEmbedded(name, e, format)), append(srcs, e.Source)
+				}
+				if merr != nil {
+					rs, srcs = []*validate.Result{manifestFailure(name, merr, opts.ValuesKey != "")}, []string{""}
+				}
+				for i := range rs[:len(rs)-1] {
+					unreadable += addValidateResult(&report, &results, opts, rs[i], "", srcs[i])
+				}
+				r, source = rs[len(rs)-1], srcs[len(rs)-1]
+			}
+		}
 		switch {
+		case r != nil:
 		case err != nil:
 			r = validate.ReadFailure(name, err)
 		case in.FromDir && format == validate.FormatUnknown:
@@ -244,19 +276,7 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 				looksLike = otherInputKind(name, data)
 			}
 		}
-		results = append(results, r)
-		fr := fileReport(r)
-		fr.LooksLike = looksLike
-		if !fr.Readable {
-			unreadable++
-		}
-		if opts.fails(fr) {
-			report.Valid = false
-		}
-		report.Errors += fr.Errors
-		report.Warnings += fr.Warnings
-		report.Infos += fr.Infos
-		report.Files = append(report.Files, fr)
+		unreadable += addValidateResult(&report, &results, opts, r, looksLike, source)
 	}
 	if len(results) == 0 {
 		// Only directories were given and none holds an lb-config.
@@ -276,6 +296,25 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 		return ErrFindings
 	}
 	return nil
+}
+
+// addValidateResult adds one checked lb-config to the report; it returns
+// 1 when the input could not be read or decoded.
+func addValidateResult(report *validateReport, results *[]*validate.Result, opts *validateOptions, r *validate.Result, looksLike, source string) int {
+	*results = append(*results, r)
+	fr := fileReport(r)
+	fr.LooksLike, fr.Source = looksLike, source
+	if opts.fails(fr) {
+		report.Valid = false
+	}
+	report.Errors += fr.Errors
+	report.Warnings += fr.Warnings
+	report.Infos += fr.Infos
+	report.Files = append(report.Files, fr)
+	if !fr.Readable {
+		return 1
+	}
+	return 0
 }
 
 func fileReport(r *validate.Result) validateFileReport {
@@ -341,6 +380,9 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 		}
 		counts := []string{plural.Count(fr.Errors, "error", "errors"), plural.Count(fr.Warnings, "warning", "warnings"), plural.Count(fr.Infos, "info", "infos")}
 		fmt.Fprintf(w, "%s %s %s  %s\n", st.Header.Render(ui.Printable(r.File)), st.Faint.Render("("+fr.Format+")"), status, st.Faint.Render(strings.Join(counts, ", ")))
+		if fr.Source != "" {
+			fmt.Fprintf(w, "  %s %s\n", st.Faint.Render("in"), ui.Printable(fr.Source))
+		}
 		if fr.LooksLike != "" {
 			fmt.Fprintf(w, "  %s this looks like %s, not an lb-config\n", st.Info.Render("note:"), fr.LooksLike)
 		}

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"errors"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lcctl/lcctl/internal/manifest"
+		"github.com/lcctl/lcctl/internal/validate"
+)
+
+// valuesKeyUsage is the help of --values-key (validate, migrate, explain).
+const valuesKeyUsage = "read the lb-config under this key path of a Helm values file (dots between keys, e.g. router.lbConfig)"
+
+// addValuesKeyFlag registers --values-key on a command's flags.
+func addValuesKeyFlag(f *pflag.FlagSet, p *string) {
+	f.StringVar(p, "values-key", "", valuesKeyUsage)
+}
+
+// embeddedConfigs finds the lb-configs of a Kubernetes manifest (a
+// ConfigMap, a List, a multi-document stream) or, with valuesKey, of a
+// Helm values file. ok is false when data is neither (a plain lb-config);
+// err says why a manifest holds no usable lb-config.
+func embeddedConfigs(data []byte, valuesKey string) (es []*manifest.Embedded, ok bool, err error) {
+	if valuesKey == "" && !manifest.IsManifest(data) {
+		return nil, false, nil
+	}
+	es, err = manifest.Extract(data, manifest.Options{ValuesKey: valuesKey})
+	return es, true, err
+}
+
+// embeddedFormat is the format of an embedded lb-config: forced, from the
+// data key's extension (lb-config.json), else detected from its text.
+func embeddedFormat(e *manifest.Embedded, forced validate.Format) validate.Format {
+	if forced != validate.FormatUnknown {
+		return forced
+	}
+	switch filepath.Ext(e.Key) {
+	case ".json":
+		return validate.FormatJSON
+	case ".yaml", ".yml":
+		return validate.FormatYAML
+	}
+	return validate.DetectFormat("", e.Text)
+}
+
+// validateEmbedded validates one embedded lb-config as Stargate reads it
+// and moves every diagnostic's position into the manifest file.
+func validateEmbedded(name string, e *manifest.Embedded, format validate.Format) *validate.Result {
+	r := validate.FileAs(name, e.Text, embeddedFormat(e, format))
+	mapDiagnostics(e, r.Diagnostics)
+	return r
+}
+
+// mapDiagnostics moves positions in an embedded text into the manifest.
+func mapDiagnostics(e *manifest.Embedded, ds []validate.Diagnostic) {
+	for i := range ds {
+		d := &ds[i]
+		if d.Code == validate.CodeRead {
+			continue
+		}
+		d.Line, d.Col, d.Offset = e.Map(d.Line, d.Col, d.Offset)
+	}
+}
+
+// manifestFailure is the result for a manifest that holds no lb-config,
+// or that does not parse as YAML: one LC1001 finding at the top of the
+// file (exit 2, as for any input that is not an lb-config).
+func manifestFailure(name string, err error, values bool) *validate.Result {
+	what := "Kubernetes manifest: "
+	if values {
+		what = "Helm values file: "
+	}
+	line, msg := 0, err.Error()
+	if inner := errors.Unwrap(err); inner != nil && !errors.Is(err, manifest.ErrNoConfig) {
+		line, msg = validate.YAMLErrorLine(inner)
+		msg = "not valid YAML: " + msg
+	}
+	r := &validate.Result{File: name, Format: validate.FormatYAML, Doc: &validate.Document{File: name, Format: validate.FormatYAML}}
+	r.Diagnostics = []validate.Diagnostic{{Severity: validate.SeverityError, Code: validate.CodeSyntax, Rule: "V1", File: name,
+		Line: line, Offset: -1, Message: what + msg,
+		Hint: "give the lb-config's own file, or a manifest with a ConfigMap holding it (--values-key for a Helm values file)"}}
+	r.Counts = validate.CountDiagnostics(r.Diagnostics)
+	return r
+}
+

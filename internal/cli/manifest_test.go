@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lcctl/lcctl/internal/testutil"
+)
+
+// helmTemplate is a stream as `helm template` prints it: a Service, the
+// router's ConfigMap with a JSON lb-config in a block scalar, comments.
+const helmTemplate = `---
+# Source: router/templates/service.yaml
+apiVersion: v1
+kind: Service
+metadata:
+  name: router
+---
+# Source: router/templates/configmap.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: llm-request-router
+  namespace: nvcf
+data:
+  lb-config.json: |
+    {
+      "default": "power-of-n",
+      "models": {
+        "chat": "pulsar-wait-and-widen",
+        "embed": {"algorithm": "round-robin"}
+      }
+    }
+  other.txt: keep
+`
+
+func TestValidateManifestStdin(t *testing.T) {
+	t.Parallel()
+	code, out, errs := runCLI(t, helmTemplate, "--output", "json", "validate", "--fail-on", "LC2001", "-")
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want 1 (LC2001 under --fail-on)\n%s%s", code, out, errs)
+	}
+	var rep validateReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Files) != 1 || rep.Files[0].Source != `ConfigMap nvcf/llm-request-router data["lb-config.json"]` || rep.Files[0].Format != "json" {
+		t.Fatalf("files: %+v", rep.Files)
+	}
+	found := false
+	for _, d := range rep.Files[0].Diagnostics {
+		if d.Code == "LC2001" {
+			found = true
+			// "chat" on line 19, column 9 of the stream; its value at 17.
+			if d.Line != 19 || d.Column != 17 {
+				t.Errorf("LC2001 at %d:%d, want 19:17 (the manifest's position)", d.Line, d.Column)
+			}
+		}
+		if d.Code == "LC1003" {
+			t.Errorf("the manifest's own fields were checked as an lb-config: %+v", d)
+		}
+	}
+	if !found {
+		t.Fatalf("no LC2001: %s", out)
+	}
+}
+
+func TestValidateManifestErrorsAndList(t *testing.T) {
+	t.Parallel()
+	list := `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: r}
+  data:
+    lb-config.yaml: |-
+      models:
+        m:
+          algorithm: pulsar
+          max_queued: -1
+`
+	dir := t.TempDir()
+	f := filepath.Join(dir, "list.yaml")
+	if err := os.WriteFile(f, []byte(list), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCLI(t, "", "validate", f)
+	if code != ExitFindings || !strings.Contains(out, "in ConfigMap r data[\"lb-config.yaml\"]") || !strings.Contains(out, f+":12:11") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	none := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: b\n"
+	code, out, errs := runCLI(t, none, "validate", "-")
+	if code != ExitUsage || !strings.Contains(out, "no lb-config found in ConfigMap x (data keys: a)") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+}
+
+func TestMigrateManifestWriteKeepsOtherBytes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "rendered.yaml")
+	if err := os.WriteFile(f, []byte(helmTemplate), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "", "migrate", "--strategy", "pulsar", "--no-preserve-header-method", "--write", f)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	got, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(helmTemplate, `"chat": "pulsar-wait-and-widen"`, `"chat": "pulsar"`, 1)
+	if string(got) != want {
+		t.Fatalf("written:\n%s\nwant:\n%s", got, want)
+	}
+	if !strings.Contains(errs, "in ConfigMap nvcf/llm-request-router") || !strings.Contains(out, "+        \"chat\": \"pulsar\",") {
+		t.Errorf("report:\n%s%s", out, errs)
+	}
+	if code, out, _ := runCLI(t, "", "validate", "--fail-on", "LC2001", f); code != ExitOK {
+		t.Errorf("validate after migrate: exit %d\n%s", code, out)
+	}
+}
+
+func TestHelmValuesKey(t *testing.T) {
+	t.Parallel()
+	values := `router:
+  replicas: 2
+  lbConfig:
+    default: power-of-n
+    models:
+      chat: pulsar-wait-and-widen   # sticky today
+gateway: {}
+`
+	dir := t.TempDir()
+	f := filepath.Join(dir, "values.yaml")
+	if err := os.WriteFile(f, []byte(values), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCLI(t, "", "validate", "--values-key", "router.lbConfig", "--fail-on", "LC2001", f)
+	if code != ExitFindings || !strings.Contains(out, f+":6:13") || !strings.Contains(out, "in values key router.lbConfig") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	code, out, errs := runCLI(t, "", "migrate", "--strategy", "pulsar", "--no-preserve-header-method", "--values-key", "router.lbConfig", "--write", f)
+	if code != ExitOK {
+		t.Fatalf("migrate: exit %d\n%s%s", code, out, errs)
+	}
+	got, _ := os.ReadFile(f)
+	if want := strings.Replace(values, "chat: pulsar-wait-and-widen", "chat: pulsar", 1); string(got) != want {
+		t.Fatalf("written:\n%s\nwant:\n%s", got, want)
+	}
+	if code, out, _ := runCLI(t, "", "validate", "--values-key", "router.nope", f); code != ExitUsage || !strings.Contains(out, `router has no key "nope" (keys: replicas, lbConfig)`) {
+		t.Fatalf("missing key: exit %d\n%s", code, out)
+	}
+}
+
+func TestExplainConfigManifest(t *testing.T) {
+	t.Parallel()
+	sf := filepath.Join(testutil.RepoRoot(t), "examples", "explain", "returning-k1.snapshot.yaml")
+	code, out, errs := runCLI(t, helmTemplate, "explain", "--config", "-", "--snapshot", sf, "--model", "embed")
+	if !strings.Contains(out, "round-robin") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+}
