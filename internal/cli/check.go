@@ -191,7 +191,7 @@ func runCheckMetrics(ctx context.Context, env *Env, opts *checkMetricsOptions) e
 		}
 	}
 	for _, e := range out.Errors {
-		fmt.Fprintf(env.Err, "lcctl: %s\n", e)
+		writeProblem(env.Err, e)
 	}
 	if failedSource || rep.Failed(opts.Strict) {
 		return ErrFindings

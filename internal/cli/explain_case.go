@@ -7,6 +7,7 @@ import (
 	"github.com/lcctl/lcctl/internal/conformance"
 	"github.com/lcctl/lcctl/internal/formats"
 	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/ui"
 )
 
 // explainReport is the JSON output of explain --case.
@@ -197,7 +198,9 @@ func writeCaseText(env *Env, file string, r *conformance.Result, check bool) {
 	if title == "" {
 		title = "(unnamed)"
 	}
-	head := fmt.Sprintf("case %s  (%s:%d)", title, file, c.Line)
+	// Names, messages and mismatches quote the case file: escaped like
+	// every error (writeProblem).
+	head := ui.Printable(fmt.Sprintf("case %s  (%s:%d)", title, file, c.Line))
 	if check {
 		if r.Pass() {
 			head = st.OK.Render("PASS") + " " + head
@@ -208,7 +211,7 @@ func writeCaseText(env *Env, file string, r *conformance.Result, check bool) {
 	fmt.Fprintln(w, st.Bold.Render(head))
 	defer func() {
 		for _, m := range r.Mismatches {
-			fmt.Fprintf(w, "  %s %s\n", st.Error.Render("mismatch:"), m)
+			fmt.Fprintf(w, "  %s %s\n", st.Error.Render("mismatch:"), ui.PrintableLines(m))
 		}
 	}()
 	if c.ConfigOnly() {
@@ -219,12 +222,12 @@ func writeCaseText(env *Env, file string, r *conformance.Result, check bool) {
 		if r.Valid {
 			fmt.Fprintf(w, "  %s: valid\n", label)
 		} else {
-			fmt.Fprintf(w, "  %s: invalid: %s\n", label, r.Error)
+			fmt.Fprintf(w, "  %s: invalid: %s\n", label, ui.PrintableLines(r.Error))
 		}
 		return
 	}
 	if r.Step == nil {
-		fmt.Fprintf(w, "  outcome: error (config rejected): %s\n", r.Error)
+		fmt.Fprintf(w, "  outcome: error (config rejected): %s\n", ui.PrintableLines(r.Error))
 		return
 	}
 	s := r.Step
@@ -261,7 +264,7 @@ func writeCaseText(env *Env, file string, r *conformance.Result, check bool) {
 		}
 		fmt.Fprintln(w)
 		if s.Message != "" {
-			fmt.Fprintf(w, "  %s\n", s.Message)
+			fmt.Fprintf(w, "  %s\n", ui.PrintableLines(s.Message))
 		}
 	}
 	if nc := notCandidates(snap); len(nc) > 0 {

@@ -225,22 +225,28 @@ func loadExplainConfig(env *Env, file, valuesKey string, algObject bool, model s
 	return res.Config, nil
 }
 
+// reportInvalidConfig returns the usage error for an lb-config (or
+// algorithm object) that does not validate: its error diagnostics and
+// hints are the error's details, printed (escaped) by the root error
+// printer before the summary line.
 func reportInvalidConfig(env *Env, file string, diags []validate.Diagnostic) error {
+	var details []detailLine
 	n := 0
 	for _, d := range diags {
 		if d.Severity != validate.SeverityError {
 			continue
 		}
 		n++
-		fmt.Fprintln(env.Err, env.ErrStyle.Error.Render(d.String()))
+		details = append(details, detailLine{text: d.String(), style: env.ErrStyle.Error.Render})
 		if d.Hint != "" {
-			fmt.Fprintf(env.Err, "  hint: %s\n", d.Hint)
+			details = append(details, detailLine{text: "  hint: " + d.Hint})
 		}
 	}
 	if n == 0 {
 		return Usagef("%s: not a usable lb-config", file)
 	}
-	return Usagef("%s: invalid lb-config (%s); run 'lcctl validate %s' for details", file, pluralS(n, "error"), file)
+	return &ExitError{Code: ExitUsage, Details: details,
+		Err: fmt.Errorf("%s: invalid lb-config (%s); run 'lcctl validate %s' for details", file, pluralS(n, "error"), file)}
 }
 
 func pluralS(n int, w string) string {

@@ -374,7 +374,7 @@ func printMigrateText(w io.Writer, st *ui.Styles, report *migrateReport) {
 		// at their first change (the JSON output repeats them per change).
 		said := map[string]bool{}
 		for _, c := range fr.Changes {
-			fmt.Fprintf(w, "  %s %s: %s\n", st.Bold.Render(c.Rule), st.Accent.Render(c.Path), changeSummary(c))
+			fmt.Fprintf(w, "  %s %s: %s\n", st.Bold.Render(c.Rule), st.Accent.Render(ui.Printable(c.Path)), ui.PrintableLines(changeSummary(c)))
 			if !said[c.Reason] {
 				said[c.Reason] = true
 				fmt.Fprintf(w, "      %s %s\n", st.Faint.Render("why:"), c.Reason)
@@ -418,9 +418,9 @@ func printMigrateText(w io.Writer, st *ui.Styles, report *migrateReport) {
 			if n.Path != "" {
 				path = st.Accent.Render(n.Path) + ": "
 			}
-			fmt.Fprintf(w, "  %s %s%s%s\n", sev, rule, path, n.Message)
+			fmt.Fprintf(w, "  %s %s%s%s\n", sev, rule, ui.Printable(path), ui.PrintableLines(n.Message))
 			if n.Hint != "" {
-				fmt.Fprintf(w, "      %s %s\n", st.Faint.Render("hint:"), n.Hint)
+				fmt.Fprintf(w, "      %s %s\n", st.Faint.Render("hint:"), ui.PrintableLines(n.Hint))
 			}
 		}
 		for _, e := range fr.Errors {
@@ -437,11 +437,13 @@ func printMigrateText(w io.Writer, st *ui.Styles, report *migrateReport) {
 			}
 			fmt.Fprintf(w, "  %s %s %s", st.Error.Render("error  "), st.Bold.Render(strings.TrimSpace(code)), loc)
 			if e.Path != "" {
-				fmt.Fprintf(w, " %s", st.Accent.Render(e.Path))
+				fmt.Fprintf(w, " %s", st.Accent.Render(ui.Printable(e.Path)))
 			}
-			fmt.Fprintf(w, "\n      %s\n", e.Message)
+			// Messages quote config values: escaped like every error
+			// (writeProblem).
+			fmt.Fprintf(w, "\n      %s\n", ui.PrintableLines(e.Message))
 			if e.Hint != "" {
-				fmt.Fprintf(w, "      %s %s\n", st.Faint.Render("hint:"), e.Hint)
+				fmt.Fprintf(w, "      %s %s\n", st.Faint.Render("hint:"), ui.PrintableLines(e.Hint))
 			}
 		}
 		if fr.RequiresAffinityWaitStargate && (fr.Status == string(migrate.StatusPending) || fr.Status == statusMigrated) {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -75,6 +76,17 @@ func lookupEnv(s *ui.Streams, name string) (string, bool) {
 type ExitError struct {
 	Code int
 	Err  error
+	// Details are lines (diagnostics, hints) printed before Err, each
+	// escaped like Err and then rendered with Style; explain's invalid
+	// --config errors use them.
+	Details []detailLine
+}
+
+// detailLine is one line of ExitError.Details: its text and the style it
+// is rendered in (nil: plain).
+type detailLine struct {
+	text  string
+	style func(...string) string
 }
 
 func (e *ExitError) Error() string {
@@ -310,7 +322,7 @@ func Main(ctx context.Context, args []string, streams *ui.Streams) int {
 	}
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		// Ctrl-C or SIGTERM: say so, not just "context canceled".
-		fmt.Fprintf(streams.Err, "lcctl: interrupted (%s)\n", ui.PrintableLines(err.Error()))
+		writeProblem(streams.Err, "interrupted ("+err.Error()+")")
 		var ee *ExitError
 		if errors.As(err, &ee) && ee.Code != ExitOK {
 			return ee.Code
@@ -319,16 +331,17 @@ func Main(ctx context.Context, args []string, streams *ui.Streams) int {
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
+		for _, d := range ee.Details {
+			writeDetail(streams.Err, d)
+		}
 		if ee.Err != nil {
-			// Messages quote file names and input values: no escape
-			// sequence reaches the terminal.
-			fmt.Fprintf(streams.Err, "lcctl: %s\n", ui.PrintableLines(ee.Err.Error()))
+			writeProblem(streams.Err, ee.Err.Error())
 		}
 		return ee.Code
 	}
 	// cobra's own errors (unknown command, bad args) are usage errors.
 	msg := err.Error()
-	fmt.Fprintf(streams.Err, "lcctl: %s\n", ui.PrintableLines(msg))
+	writeProblem(streams.Err, msg)
 	if strings.HasPrefix(msg, "unknown command") || strings.Contains(msg, "arg(s)") || strings.HasPrefix(msg, "unknown flag") || strings.Contains(msg, "flag needs an argument") {
 		// The help of the command that refused the arguments, not the
 		// root's.
@@ -336,4 +349,24 @@ func Main(ctx context.Context, args []string, streams *ui.Streams) int {
 		return ExitUsage
 	}
 	return ExitFindings
+}
+
+// writeProblem writes one error or problem line, "lcctl: MSG", to w (the
+// error stream). It is the one path by which every command's errors reach
+// the terminal: messages quote file names and input values, so control and
+// bidirectional formatting characters are escaped (ui.PrintableLines) and
+// no escape sequence in a config value can recolour, clear or retitle the
+// terminal or reorder the line.
+func writeProblem(w io.Writer, msg string) {
+	fmt.Fprintf(w, "lcctl: %s\n", ui.PrintableLines(msg))
+}
+
+// writeDetail writes one detail line of an error (a diagnostic, a hint),
+// escaped like writeProblem before it is styled.
+func writeDetail(w io.Writer, d detailLine) {
+	text := ui.PrintableLines(d.text)
+	if d.style != nil {
+		text = d.style(text)
+	}
+	fmt.Fprintln(w, text)
 }

@@ -91,7 +91,7 @@ func runStoreKey(cmd *cobra.Command, env *Env, o *storeKeyOptions) error {
 		total++
 		if l.Err != nil {
 			bad++
-			fmt.Fprintf(env.Err, "lcctl: stdin:%d: %v\n", l.Line, l.Err)
+			writeProblem(env.Err, fmt.Sprintf("stdin:%d: %v", l.Line, l.Err))
 			if env.Global.JSON() {
 				return writeJSONLine(env.Out, "store-key", keyJSON{Line: l.Line, Error: l.Err.Error()})
 			}

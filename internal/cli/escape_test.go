@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lcctl/lcctl/internal/testutil"
+)
+
+// rawControl reports whether s holds a character ui.Printable escapes: an
+// ESC or another C0/C1 control other than newline and tab, or a bidi
+// formatting character.
+func rawControl(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool {
+		if r == '\n' || r == '\t' {
+			return false
+		}
+		return r < 0x20 || (r >= 0x7f && r < 0xa0) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
+	}) >= 0
+}
+
+// Every command's errors reach the terminal through one escaping path:
+// a config value holding ESC[31m and U+202E is quoted escaped by every
+// command that reads it. explain printed it raw in its "unknown variant"
+// errors under --config, --algorithm-config, --compare config= and --case.
+func TestErrorsEscapeControlsInEveryCommand(t *testing.T) {
+	dir := t.TempDir()
+	bad := `"\u001b[31mbad\u202e"`
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cfg := write("bad.json", `{"default":"pulsar","models":{"model-a":{"algorithm":"pulsar","rendezvous_weight":`+bad+`}}}`)
+	// migrate reports the errors of a file it would migrate.
+	mig := write("mig.json", `{"default":"pulsar","models":{"m":{"algorithm":"pulsar-wait-and-widen","seed":"s"},"model-a":{"algorithm":"pulsar","rendezvous_weight":`+bad+`}}}`)
+	good := write("good.json", `{"default":"pulsar"}`)
+	alg := write("alg.json", `{"algorithm":"pulsar","rendezvous_weight":`+bad+`}`)
+	cases := write("case.yaml", "- name: c\n  lb_config: {\"default\": \"pulsar\", \"models\": {\"m\": {\"algorithm\": \"pulsar\", \"rendezvous_weight\": "+bad+"}}}\n  expect: {valid: true}\n"+
+		"- name: d\n  config: {\"algorithm\": \"pulsar\", \"rendezvous_weight\": "+bad+"}\n  request: {model: m}\n  snapshot: {clusters: [{cluster_id: A}]}\n  expect: {outcome: dispatch}\n")
+	root := testutil.RepoRoot(t)
+	snap := filepath.Join(root, "examples/explain/rank1-full.snapshot.yaml")
+	scenario := filepath.Join(root, "examples/scenarios/drain.yaml")
+	for name, args := range map[string][]string{
+		"validate":                   {"validate", cfg},
+		"migrate":                    {"migrate", "--strategy", "bounded", mig},
+		"explain --config":           {"explain", "--snapshot", snap, "--model", "model-a", "--config", cfg},
+		"explain --algorithm-config": {"explain", "--snapshot", snap, "--model", "model-a", "--algorithm-config", alg},
+		"explain --compare config=":  {"explain", "--snapshot", snap, "--model", "model-a", "--config", good, "--compare", "config=" + cfg},
+		"explain --case":             {"explain", "--check", "--case", cases},
+		"simulate --config":          {"simulate", "--scenario", scenario, "--config", cfg, "--max-requests", "10"},
+		"preflight --config":         {"preflight", "--stage", "1", "--config", cfg},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := lcctl(t, "", nil, args...)
+			if r.code == 0 {
+				t.Fatalf("exit 0, stderr %q", r.err)
+			}
+			if rawControl(r.err) || rawControl(r.out) {
+				t.Errorf("raw control character in the output:\nstdout %q\nstderr %q", r.out, r.err)
+			}
+			if !strings.Contains(r.err+r.out, `\x1b[31mbad\u202e`) {
+				t.Errorf("the value is not shown escaped:\nstdout %q\nstderr %q", r.out, r.err)
+			}
+		})
+	}
+}
