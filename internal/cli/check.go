@@ -6,7 +6,6 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -279,16 +278,16 @@ func resultList(win metrics.Window, m map[string]float64, order []string) string
 }
 
 func selectionsTable(w io.Writer, s *metrics.StargateReport) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  MODEL\tALGORITHM\tNEW p/f\tRETURNING p/f\tSTALE p/f\tRETURNING\tTO LAST CLUSTER\tSTALE")
+	t := ui.Table{Headers: []string{"MODEL", "ALGORITHM", "NEW p/f", "RETURNING p/f", "STALE p/f", "RETURNING", "TO LAST CLUSTER", "STALE"}, Indent: "  "}
 	for _, m := range s.Rows {
 		pf := func(state string) string {
 			c := m.State(state)
 			return num(s.Window, c.Primary) + "/" + num(s.Window, c.Fallback)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ui.Printable(m.Model), ui.Printable(m.Algorithm),
+		t.Rows = append(t.Rows, []string{ui.Printable(m.Model), ui.Printable(m.Algorithm),
 			pf(metrics.StateNew), pf(metrics.StateReturning), pf(metrics.StateStale),
-			pctOf(m.ReturningShare), pctOf(m.ReturningPrimaryShare), pctOf(m.StaleShare))
+			pctOf(m.ReturningShare), pctOf(m.ReturningPrimaryShare), pctOf(m.StaleShare)})
 	}
-	return tw.Flush()
+	_, err := io.WriteString(w, t.Render(nil))
+	return err
 }

@@ -504,7 +504,7 @@ func (r *demoRunner) invoke(ctx context.Context, args []string, asJSON bool, out
 func (r *demoRunner) heading(s demo.Step) {
 	w, st := r.env.Out, r.env.Style
 	fmt.Fprintf(w, "\n%s\n", st.Header.Render(fmt.Sprintf("Step %d/%d · %s", s.Number, len(demo.StepNames), s.Title)))
-	for _, line := range wrap(s.Story, 78) {
+	for _, line := range ui.Wrap(s.Story, 78) {
 		fmt.Fprintf(w, "  %s\n", st.Faint.Render(line))
 	}
 }
@@ -629,25 +629,4 @@ func codes(c []int) string {
 		parts[i] = fmt.Sprint(n)
 	}
 	return strings.Join(parts, " or ")
-}
-
-// wrap splits text into lines of at most width runes at spaces.
-func wrap(text string, width int) []string {
-	var lines []string
-	line := ""
-	for _, word := range strings.Fields(text) {
-		switch {
-		case line == "":
-			line = word
-		case len([]rune(line))+1+len([]rune(word)) > width:
-			lines = append(lines, line)
-			line = word
-		default:
-			line += " " + word
-		}
-	}
-	if line != "" {
-		lines = append(lines, line)
-	}
-	return lines
 }

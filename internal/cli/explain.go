@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/lcctl/lcctl/internal/explain"
@@ -293,15 +290,8 @@ func explainWidth(o *explainOptions, env *Env) int {
 	if o.Width > 0 {
 		return o.Width
 	}
-	if env.OutTTY {
-		if f, ok := env.Out.(*os.File); ok {
-			if w, _, err := term.GetSize(f.Fd()); err == nil && w > 0 {
-				return w
-			}
-		}
-	}
-	if n, err := strconv.Atoi(env.Env("COLUMNS")); err == nil && n > 0 {
-		return n
+	if w := env.Width(); w > 0 {
+		return w
 	}
 	return explain.DefaultWidth
 }

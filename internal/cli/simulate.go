@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -264,6 +263,7 @@ func startProgress(env *Env, mode string, done *atomic.Int64, total int64) func(
 	if !progressWanted(env, mode) {
 		return func() {}
 	}
+	line := ui.NewProgressForced(env.Streams, true)
 	quit := make(chan struct{})
 	finished := make(chan struct{})
 	start := time.Now()
@@ -271,21 +271,17 @@ func startProgress(env *Env, mode string, done *atomic.Int64, total int64) func(
 		defer close(finished)
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
-		drawn := false
 		for {
 			select {
 			case <-quit:
-				if drawn {
-					fmt.Fprint(env.Err, "\r\033[K")
-				}
+				line.Clear()
 				return
 			case <-tick.C:
 				el := time.Since(start)
 				if el < time.Second {
 					continue
 				}
-				drawn = true
-				drawProgress(env.Err, done.Load(), total, el)
+				line.Show("%s", progressText(done.Load(), total, el))
 			}
 		}
 	}()
@@ -305,10 +301,12 @@ func progressWanted(env *Env, mode string) bool {
 	case "never":
 		return false
 	}
-	return env.ErrTTY && env.Env("TERM") != "dumb"
+	return ui.ProgressWanted(env.Streams)
 }
 
-func drawProgress(w io.Writer, n, total int64, el time.Duration) {
+// progressText is the progress line of a simulation that has run n of
+// total requests in el.
+func progressText(n, total int64, el time.Duration) string {
 	const width = 30
 	frac := 0.0
 	if total > 0 {
@@ -319,7 +317,7 @@ func drawProgress(w io.Writer, n, total int64, el time.Duration) {
 	if fill < width {
 		bar = bar[:fill] + ">" + bar[fill+1:]
 	}
-	fmt.Fprintf(w, "\rsimulating [%s] %3.0f%%  %s requests  %s\033[K", bar, 100*frac, humanCount(n), el.Truncate(100*time.Millisecond))
+	return fmt.Sprintf("simulating [%s] %3.0f%%  %s requests  %s", bar, 100*frac, humanCount(n), el.Truncate(100*time.Millisecond))
 }
 
 func humanCount(n int64) string {

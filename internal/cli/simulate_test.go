@@ -233,9 +233,7 @@ func TestSimulateLastClusterAffinityNull(t *testing.T) {
 }
 
 func TestProgressBar(t *testing.T) {
-	var b bytes.Buffer
-	drawProgress(&b, 500, 1000, 2500e6)
-	if got := b.String(); !strings.Contains(got, "50%") || !strings.Contains(got, "[===============>") || !strings.Contains(got, "500 requests") {
+	if got := progressText(500, 1000, 2500e6); !strings.Contains(got, "50%") || !strings.Contains(got, "[===============>") || !strings.Contains(got, "500 requests") {
 		t.Fatalf("progress line %q", got)
 	}
 	// Not a terminal: no progress output at all.

@@ -91,15 +91,15 @@ func runStoreEvict(cmd *cobra.Command, env *Env, conn *connFlags, o *storeEvictO
 	}
 	opts := store.EvictOptions{Cluster: o.cluster, Apply: o.yes, MaxRate: o.maxRate, Sample: sample,
 		Scan: store.ScanOptions{Progress: func(p store.ScanProgress) {
-			prog.show("scanning %s: %d keys, %d entries of %s", c.DMap(), p.Keys, p.Matched, o.cluster)
+			prog.Show("scanning %s: %d keys, %d entries of %s", c.DMap(), p.Keys, p.Matched, o.cluster)
 		}},
 		Progress: func(p store.EvictProgress) {
-			prog.show("evicting %s: %d of %d (%s)", o.cluster, p.Done, p.Candidates, p.Elapsed.Truncate(100*time.Millisecond))
+			prog.Show("evicting %s: %d of %d (%s)", o.cluster, p.Done, p.Candidates, p.Elapsed.Truncate(100*time.Millisecond))
 		},
 	}
 	if o.verbose && !env.Global.JSON() {
 		opts.OnResult = func(r store.EvictResult) {
-			prog.clear()
+			prog.Clear()
 			switch r.Outcome {
 			case store.EvictSkippedChanged:
 				fmt.Fprintf(env.Out, "%s %s (now %s)\n", r.Outcome, r.Key, textValue(r.Now))
@@ -111,7 +111,7 @@ func runStoreEvict(cmd *cobra.Command, env *Env, conn *connFlags, o *storeEvictO
 		}
 	}
 	rep, err := c.Evict(cmd.Context(), opts)
-	prog.clear()
+	prog.Clear()
 	if env.Global.JSON() {
 		if werr := writeJSON(env.Out, "store-evict", evictJSON{EvictReport: rep, ElapsedMs: rep.Elapsed.Milliseconds()}); werr != nil {
 			return werr

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/store"
+	"github.com/lcctl/lcctl/internal/ui"
 )
 
 type storeScanOptions struct {
@@ -83,7 +85,7 @@ func runStoreScan(cmd *cobra.Command, env *Env, conn *connFlags, o *storeScanOpt
 	prog := newProgress(env)
 	opts := store.ScanOptions{Cluster: o.cluster, Limit: o.limit, Count: o.count,
 		Progress: func(p store.ScanProgress) {
-			prog.show("%s", scanProgressLine(c.DMap(), p, o))
+			prog.Show("%s", scanProgressLine(c.DMap(), p, o))
 		}}
 	json := env.Global.JSON()
 	rep, err := c.Scan(cmd.Context(), opts, func(e store.Entry) error {
@@ -98,7 +100,7 @@ func runStoreScan(cmd *cobra.Command, env *Env, conn *connFlags, o *storeScanOpt
 		_, err := fmt.Fprintf(env.Out, "%s  %-12s  %s\n", e.Key, textValue(e.Cluster), formatTTL(e))
 		return err
 	})
-	prog.clear()
+	prog.Clear()
 	var werr error
 	if json {
 		werr = writeJSONLine(env.Out, "store-scan", scanSummaryJSON{Type: "summary", ScanReport: rep, ElapsedMs: rep.Elapsed.Milliseconds()})
@@ -199,10 +201,8 @@ func writeDistribution(w io.Writer, per map[string]int, total int) {
 		n       int
 	}
 	rows := make([]row, 0, len(per))
-	width := len("cluster")
 	for c, n := range per {
 		rows = append(rows, row{c, n})
-		width = max(width, len(textValue(c)))
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		if rows[i].n != rows[j].n {
@@ -213,12 +213,13 @@ func writeDistribution(w io.Writer, per map[string]int, total int) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%-*s  %8s  %6s\n", width, "CLUSTER", "ENTRIES", "SHARE")
+	t := ui.Table{Headers: []string{"CLUSTER", "ENTRIES", "SHARE"}, Right: map[int]bool{1: true, 2: true}, MinWidth: map[int]int{1: 8, 2: 6}}
 	for _, r := range rows {
 		share := 0.0
 		if total > 0 {
 			share = 100 * float64(r.n) / float64(total)
 		}
-		fmt.Fprintf(w, "%-*s  %8d  %5.1f%%\n", width, textValue(r.cluster), r.n, share)
+		t.Rows = append(t.Rows, []string{textValue(r.cluster), strconv.Itoa(r.n), fmt.Sprintf("%5.1f%%", share)})
 	}
+	io.WriteString(w, t.Render(nil))
 }

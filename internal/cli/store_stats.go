@@ -2,12 +2,15 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/store"
+	"github.com/lcctl/lcctl/internal/ui"
 )
 
 type storeStatsOptions struct {
@@ -59,9 +62,9 @@ func runStoreStats(cmd *cobra.Command, env *Env, conn *connFlags, o *storeStatsO
 	if !o.noScan {
 		prog := newProgress(env)
 		rep, err := c.Scan(cmd.Context(), store.ScanOptions{Progress: func(p store.ScanProgress) {
-			prog.show("scanning %s: %d keys", c.DMap(), p.Keys)
+			prog.Show("scanning %s: %d keys", c.DMap(), p.Keys)
 		}}, func(store.Entry) error { return nil })
-		prog.clear()
+		prog.Clear()
 		out.Distribution = &rep
 		scanErr = err
 	}
@@ -107,23 +110,23 @@ func writeStats(env *Env, s statsJSON) {
 		fmt.Fprintf(w, ", %s moving", plural.Count(s.MovingPartitions, "partition", "partitions"))
 	}
 	fmt.Fprintln(w)
-	nameW := len("MEMBER")
-	for _, m := range s.Members {
-		nameW = max(nameW, len(m.Name))
-	}
-	fmt.Fprintf(w, "%-*s  %-5s  %-8s  %8s  %7s  %7s  %8s  %8s\n", nameW, "MEMBER", "COORD", "VERSION", "UPTIME", "PRIMARY", "REPLICA", "ENTRIES", "BACKUPS")
+	t := ui.Table{Headers: []string{"MEMBER", "COORD", "VERSION", "UPTIME", "PRIMARY", "REPLICA", "ENTRIES", "BACKUPS"},
+		Right:    map[int]bool{3: true, 4: true, 5: true, 6: true, 7: true},
+		MinWidth: map[int]int{1: 5, 2: 8, 3: 8, 4: 7, 5: 7, 6: 8, 7: 8}}
 	for _, m := range s.Members {
 		coord := ""
 		if m.Coordinator {
 			coord = "yes"
 		}
+		itoa := strconv.Itoa
 		if m.Error != "" {
-			fmt.Fprintf(w, "%-*s  %-5s  %-8s  %8s  %7d  %7d  %8s  %8s\n", nameW, m.Name, coord, "?", "?", m.PrimaryPartitions, m.ReplicaPartitions, "?", "?")
+			t.Rows = append(t.Rows, []string{m.Name, coord, "?", "?", itoa(m.PrimaryPartitions), itoa(m.ReplicaPartitions), "?", "?"})
 			continue
 		}
 		up := (time.Duration(m.UptimeSeconds) * time.Second).String()
-		fmt.Fprintf(w, "%-*s  %-5s  %-8s  %8s  %7d  %7d  %8d  %8d\n", nameW, m.Name, coord, m.Version, up, m.PrimaryPartitions, m.ReplicaPartitions, m.Entries, m.BackupEntries)
+		t.Rows = append(t.Rows, []string{m.Name, coord, m.Version, up, itoa(m.PrimaryPartitions), itoa(m.ReplicaPartitions), fmt.Sprint(m.Entries), fmt.Sprint(m.BackupEntries)})
 	}
+	io.WriteString(w, t.Render(nil))
 	if d := s.Distribution; d != nil {
 		fmt.Fprintln(w)
 		writeScanSummary(w, *d, "")

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/lcctl/lcctl/internal/ui"
 )
 
 // SchemaID returns the identification of a JSON document of kind doc,
@@ -106,23 +108,6 @@ func fail(err error) error {
 	return &ExitError{Code: ExitFindings, Err: err}
 }
 
-// progress writes a one-line progress indicator to stderr when it is a
-// terminal; it is a no-op otherwise.
-type progress struct {
-	env    *Env
-	active bool
-}
-
-func newProgress(env *Env) *progress { return &progress{env: env, active: env.ErrTTY} }
-
-func (p *progress) show(format string, args ...any) {
-	if p.active {
-		fmt.Fprintf(p.env.Err, "\r\x1b[K"+format, args...)
-	}
-}
-
-func (p *progress) clear() {
-	if p.active {
-		fmt.Fprint(p.env.Err, "\r\x1b[K")
-	}
-}
+// newProgress returns the progress line on stderr (ui.Progress: only on
+// a terminal other than TERM=dumb, cut to its width).
+func newProgress(env *Env) *ui.Progress { return ui.NewProgress(env.Streams) }

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/lipgloss/table"
 
 	"github.com/lcctl/lcctl/internal/lb"
 	"github.com/lcctl/lcctl/internal/ui"
@@ -595,51 +594,12 @@ func (p *printer) chart(r *Run, n int) {
 }
 
 // truncate shortens s to at most w columns, ending in "…" when cut.
-func truncate(s string, w int) string {
-	if lipgloss.Width(s) <= w {
-		return s
-	}
-	if w <= 1 {
-		return ""
-	}
-	r := []rune(s)
-	for len(r) > 0 && lipgloss.Width(string(r))+1 > w {
-		r = r[:len(r)-1]
-	}
-	return string(r) + "…"
-}
+func truncate(s string, w int) string { return ui.Truncate(s, w) }
 
 // table renders a borderless table with a header rule, fitted to the
 // width; rowStyle styles whole rows (zero Style = default).
 func (p *printer) table(headers []string, rows [][]string, rowStyle func(int) lipgloss.Style) {
-	cell := p.st.Renderer().NewStyle().Padding(0, 1)
-	head := cell.Bold(p.st.Color)
-	t := table.New().
-		Border(lipgloss.NormalBorder()).
-		BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).
-		BorderColumn(false).BorderRow(false).BorderHeader(true).
-		BorderStyle(p.st.Renderer().NewStyle()).
-		Headers(headers...).Rows(rows...).
-		StyleFunc(func(row, col int) lipgloss.Style {
-			if row == table.HeaderRow {
-				return head
-			}
-			if rowStyle != nil && p.st.Color {
-				if s := rowStyle(row); s.GetForeground() != (lipgloss.NoColor{}) || s.GetBold() {
-					return s.Padding(0, 1)
-				}
-			}
-			return cell
-		})
-	out := t.Render()
-	if lipgloss.Width(out) > p.o.Width-1 {
-		out = t.Width(p.o.Width - 1).Render()
-	}
-	for _, l := range strings.Split(out, "\n") {
-		p.b.WriteString(" ")
-		p.b.WriteString(l)
-		p.b.WriteByte('\n')
-	}
+	p.b.WriteString(ui.Table{Headers: headers, Rows: rows, Rule: true, Width: p.o.Width - 1, Indent: " ", RowStyle: rowStyle}.Render(p.st))
 }
 
 // naturalWidth is the width of a table rendered without a width limit.

@@ -6,7 +6,9 @@ package ui
 import (
 	"io"
 	"os"
+	"strconv"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/mattn/go-isatty"
 )
 
@@ -46,6 +48,26 @@ func (s *Streams) Env(name string) string {
 		return os.Getenv(name)
 	}
 	return s.Getenv(name)
+}
+
+// Width returns the width of the terminal stdout is, in columns: the
+// terminal's size when Out is one, else $COLUMNS when it is a positive
+// number, else 0 (unknown: the caller picks its default).
+func (s *Streams) Width() int { return s.width(s.Out, s.OutTTY) }
+
+// ErrWidth is Width for stderr (progress lines).
+func (s *Streams) ErrWidth() int { return s.width(s.Err, s.ErrTTY) }
+
+func (s *Streams) width(w io.Writer, tty bool) int {
+	if f, ok := w.(*os.File); ok && tty {
+		if cols, _, err := term.GetSize(f.Fd()); err == nil && cols > 0 {
+			return cols
+		}
+	}
+	if n, err := strconv.Atoi(s.Env("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 0
 }
 
 func isTerminal(f *os.File) bool {

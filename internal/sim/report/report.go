@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/lcctl/lcctl/internal/sim"
 	"github.com/lcctl/lcctl/internal/ui"
@@ -228,40 +227,12 @@ func Label(r *sim.Result) string {
 	return fmt.Sprintf("%s (%s, %d of %d models via default)", name, alg, viaDefault, len(r.Models))
 }
 
-// table writes an aligned table: the first `left` columns left-aligned,
-// the others right-aligned, the header styled.
+// table writes an aligned table (ui.Table): the first `left` columns
+// left-aligned, the others right-aligned, the header styled.
 func table(b *strings.Builder, st *ui.Styles, head []string, rows [][]string, left int) {
-	width := make([]int, len(head))
-	for i, h := range head {
-		width[i] = utf8.RuneCountInString(h)
+	right := map[int]bool{}
+	for i := left; i < len(head); i++ {
+		right[i] = true
 	}
-	for _, r := range rows {
-		for i, c := range r {
-			width[i] = max(width[i], utf8.RuneCountInString(c))
-		}
-	}
-	line := func(cells []string, style func(string) string) {
-		for i, c := range cells {
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			cell := pad + c
-			if i < left {
-				cell = c + pad
-			}
-			if style != nil {
-				cell = style(cell)
-			}
-			if i == len(cells)-1 && i < left {
-				cell = strings.TrimRight(cell, " ")
-			}
-			b.WriteString(cell)
-		}
-		b.WriteString("\n")
-	}
-	line(head, func(s string) string { return st.Bold.Render(s) })
-	for _, r := range rows {
-		line(r, nil)
-	}
+	b.WriteString(ui.Table{Headers: head, Rows: rows, Right: right}.Render(st))
 }
