@@ -87,5 +87,5 @@ func sourceLabel(src string) string {
 	if src == "-" {
 		return "stdin"
 	}
-	return src
+	return metrics.RedactSource(src)
 }

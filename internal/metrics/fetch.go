@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -31,7 +32,9 @@ type FetchError struct {
 }
 
 // Error renders "fetch <url>: <cause>".
-func (e *FetchError) Error() string { return fmt.Sprintf("fetch %s: %v", e.Source, e.Err) }
+func (e *FetchError) Error() string {
+	return fmt.Sprintf("fetch %s: %v", RedactSource(e.Source), e.Err)
+}
 
 // Unwrap returns the underlying error.
 func (e *FetchError) Unwrap() error { return e.Err }
@@ -49,6 +52,40 @@ func (e *ReadError) Error() string { return fmt.Sprintf("read %s: %v", e.Source,
 
 // Unwrap returns the underlying error.
 func (e *ReadError) Unwrap() error { return e.Err }
+
+// RedactSource returns src as it may be printed: for an http(s) URL with
+// credentials (http://user:secret@host/metrics) the password is replaced
+// by "xxxxx", as net/url's URL.Redacted does, and so is a user name given
+// without a password (often a token: http://TOKEN@host/); other sources
+// (files, "-", "stdin", URLs without credentials) are returned unchanged.
+// Every source in text, JSON and error messages passes through it.
+func RedactSource(src string) string {
+	if !IsURL(src) || !strings.Contains(src, "@") {
+		return src
+	}
+	u, err := url.Parse(src)
+	if err != nil {
+		// Unparsable: hide everything between the scheme and the last @
+		// before the path, where credentials would be.
+		scheme, rest, _ := strings.Cut(src, "://")
+		host := rest
+		if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+			host = rest[:i]
+		}
+		if at := strings.LastIndex(host, "@"); at >= 0 {
+			return scheme + "://xxxxx@" + rest[at+1:]
+		}
+		return src
+	}
+	if u.User == nil {
+		return src
+	}
+	if _, has := u.User.Password(); !has {
+		u.User = url.User("xxxxx")
+		return u.String()
+	}
+	return u.Redacted()
+}
 
 // IsURL reports whether src names an http or https URL (case-insensitive
 // scheme); anything else is a file path or "-".
@@ -119,7 +156,7 @@ func (f *Fetcher) Fetch(ctx context.Context, src string, keep ...string) (*Scrap
 		return nil, err
 	}
 	taken := now()
-	s, err := Parse(src, data, ct, keep...)
+	s, err := Parse(RedactSource(src), data, ct, keep...)
 	if err != nil {
 		var pe *ParseError
 		if errors.As(err, &pe) && looksLikeHTML(data, ct) {
