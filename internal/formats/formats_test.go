@@ -256,3 +256,18 @@ func TestAliasExpansionBound(t *testing.T) {
 		t.Fatalf("two aliases: %v, %d cases", err, len(cases))
 	}
 }
+
+func TestSnapshotSchemaAndProvenance(t *testing.T) {
+	ok := `{"schema": "lcctl.snapshot/v1", "model": "m", "clusters": [{"cluster_id": "A"}], "provenance": {"anything": [1, 2]}}`
+	if s, err := DecodeSnapshot("s.json", []byte(ok)); err != nil || len(s.Clusters) != 1 {
+		t.Fatalf("got %v, %v", s, err)
+	}
+	bad := `{"schema": "lcctl.snapshot/v2", "clusters": []}`
+	if _, err := DecodeSnapshot("s.json", []byte(bad)); err == nil || !strings.Contains(err.Error(), `schema: want "lcctl.snapshot/v1"`) {
+		t.Errorf("wrong schema: %v", err)
+	}
+	nested := `{"clusters": [{"cluster_id": "A", "provenance": {}}]}`
+	if _, err := DecodeSnapshot("s.json", []byte(nested)); err == nil || !strings.Contains(err.Error(), `unknown field "provenance"`) {
+		t.Errorf("provenance inside a cluster: %v", err)
+	}
+}

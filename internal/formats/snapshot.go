@@ -10,6 +10,11 @@ import (
 	"github.com/lcctl/lcctl/internal/lb"
 )
 
+// SnapshotSchema is the "schema" of the JSON `lcctl snapshot -o json`
+// writes; a snapshot may carry it (and a "provenance" block, ignored) at
+// the top level.
+const SnapshotSchema = "lcctl.snapshot/v1"
+
 // DecodeSnapshot decodes a snapshot file (formats.md "Snapshot"). Errors
 // are Errors with positions.
 func DecodeSnapshot(file string, data []byte) (*lb.Snapshot, error) {
@@ -46,6 +51,18 @@ func (d *decoder) snapshot(n *yaml.Node, path string) *lb.Snapshot {
 		case "model":
 			s.Model, _ = d.optStr(v, p)
 			d.noControl(v, p, s.Model)
+		case "schema", "provenance":
+			// The JSON of `lcctl snapshot -o json` (docs/snapshot.md):
+			// its schema must be lcctl.snapshot/v1; its provenance block
+			// is documentation for the reader and ignored here.
+			if path != "" {
+				return false
+			}
+			if key == "schema" {
+				if sv, ok := d.str(v, p); ok && sv != SnapshotSchema {
+					d.errf(resolve(v), p, "want %q (the JSON of lcctl snapshot), got %q", SnapshotSchema, sv)
+				}
+			}
 		case "clusters":
 			clustersNode = v
 			v = resolve(v)

@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/lcctl/lcctl/internal/live"
+)
+
+// liveFlags are the live-source flags `lcctl snapshot` and `lcctl explain`
+// share (docs/snapshot.md); one set, one code path.
+type liveFlags struct {
+	prometheus, at, clusterLabel, backendLabel, selector, metricPrefix, router string
+	pylons                                                                     []string
+	overlay, aggregation, span                                                 string
+	lookback, timeout                                                          time.Duration
+	// requestID selects the span (--request-id); explain shares its
+	// x-request-id flag.
+	requestID *string
+}
+
+// register adds the flags to fs; withRequestID adds --request-id (explain
+// has its own, the request's x-request-id).
+func (f *liveFlags) register(fs *pflag.FlagSet, withRequestID bool) {
+	fs.StringVar(&f.prometheus, "prometheus", "", "Prometheus `URL` to read Pylon's gauges from (HTTP API instant queries; needs --cluster-label)")
+	fs.StringVar(&f.at, "at", "", "with --prometheus: the past instant to read, RFC 3339 or Unix seconds (default now)")
+	fs.StringVar(&f.clusterLabel, "cluster-label", "", "with --prometheus: the target `LABEL` holding the cluster id")
+	fs.StringVar(&f.backendLabel, "backend-label", "instance", "with --prometheus: the `LABEL` telling a cluster's backends apart")
+	fs.StringVar(&f.selector, "selector", "", "with --prometheus: extra PromQL matchers for the routing target's backends, e.g. 'namespace=\"fn-1\"'")
+	fs.StringVar(&f.metricPrefix, "metric-prefix", live.DefaultPrefix, "Pylon metric name `PREFIX` (older sidecars: stargate_client_)")
+	fs.StringVar(&f.router, "router", "", "count a backend active only for this Stargate replica's router label (its advertise address)")
+	fs.StringArrayVar(&f.pylons, "pylon", nil, "scrape a Pylon's /metrics directly, as `CLUSTER=URL` (repeatable; one per backend; now only)")
+	fs.StringVar(&f.overlay, "overlay", "", "YAML `FILE` of per-cluster values no metric carries: rtt_ms, max_engine_concurrency, max_input_tps, status")
+	fs.StringVar(&f.aggregation, "aggregation", string(live.AggregationN1), "per-cluster aggregation rule: n1 (lcctl's engine) or s (older release)")
+	fs.StringVar(&f.span, "span", "", "OTLP/JSON `FILE` of proxy_openai_request spans; the span of --request-id gives the chosen cluster's values exactly")
+	fs.DurationVar(&f.lookback, "lookback", live.DefaultLookback, "refuse samples older than this before the instant")
+	fs.DurationVar(&f.timeout, "source-timeout", 10*time.Second, "timeout of one Prometheus query or Pylon scrape")
+	if withRequestID {
+		f.requestID = new(string)
+		fs.StringVar(f.requestID, "request-id", "", "with --span: the x-request-id of the request whose span to use")
+	}
+}
+
+// given reports whether a live metrics source was named.
+func (f *liveFlags) given() bool { return f.prometheus != "" || len(f.pylons) > 0 }
+
+// build reads the live sources for model. *live.Error values become exit
+// 2 (unusable input) or 1 (unreachable source); flag errors exit 2.
+func (f *liveFlags) build(ctx context.Context, env *Env, model, requestID string) (*live.Snapshot, error) {
+	o := live.Options{Model: model, Prefix: f.metricPrefix, Router: f.router, Lookback: f.lookback, Timeout: f.timeout,
+		Prometheus: live.Prometheus{URL: f.prometheus, ClusterLabel: f.clusterLabel, BackendLabel: f.backendLabel, Selector: f.selector}}
+	agg, err := live.ParseAggregation(f.aggregation)
+	if err != nil {
+		return nil, UsageErr(err)
+	}
+	o.Aggregation = agg
+	if f.at != "" {
+		if f.prometheus == "" {
+			return nil, Usagef("--at needs --prometheus (a Pylon's /metrics page shows only the present)")
+		}
+		t, err := live.ParseTime(f.at)
+		if err != nil {
+			return nil, UsageErr(err)
+		}
+		o.At = t
+	}
+	if f.prometheus == "" {
+		for _, n := range []string{"cluster-label", "selector"} {
+			if (n == "cluster-label" && f.clusterLabel != "") || (n == "selector" && f.selector != "") {
+				return nil, Usagef("--%s needs --prometheus", n)
+			}
+		}
+	}
+	for _, p := range f.pylons {
+		t, err := live.ParsePylonFlag(p)
+		if err != nil {
+			return nil, UsageErr(err)
+		}
+		o.Pylons = append(o.Pylons, t)
+	}
+	if f.overlay != "" {
+		data, err := readInput(env, f.overlay, live.MaxOverlayBytes+1)
+		if err != nil {
+			return nil, UsageErr(err)
+		}
+		ov, err := live.DecodeOverlay(f.overlay, data)
+		if err != nil {
+			return nil, UsageErr(err)
+		}
+		o.Overlay = ov
+	}
+	if err := f.readSpan(env, &o, requestID); err != nil {
+		return nil, err
+	}
+	s, err := live.Build(ctx, o)
+	if err != nil {
+		return nil, liveErr(err)
+	}
+	return s, nil
+}
+
+// liveErr maps a live error to its exit code.
+func liveErr(err error) error {
+	var le *live.Error
+	if errors.As(err, &le) && le.Usage {
+		return UsageErr(err)
+	}
+	return fail(err)
+}
+
+type snapshotOptions struct {
+	live  liveFlags
+	model string
+}
+
+func newSnapshotCommand(env *Env) *cobra.Command {
+	o := &snapshotOptions{}
+	cmd := &cobra.Command{
+		Use:   "snapshot --model NAME (--pylon CLUSTER=URL ... | --prometheus URL --cluster-label L) [--overlay FILE] [--span FILE --request-id ID]",
+		Short: "Build a routing snapshot from Pylon's metrics, annotated with where each value came from",
+		Long: `Build the routing snapshot of one model (docs/formats.md) from the live
+system: Pylon's gauges, scraped directly from each Pylon's /metrics (--pylon,
+now only) or read through Prometheus (--prometheus, any past instant with
+--at); per-cluster values no metric carries from --overlay; and the chosen
+cluster's exact values from Stargate's proxy_openai_request span (--span,
+--request-id). Backends are combined per cluster as Stargate does
+(--aggregation, live-snapshot.md §1.4).
+
+Every value is annotated with its origin (metric, derived, overlay, span,
+default, unknown) and age: as YAML comments (the default output), or in the
+"provenance" block of -o json. Both are valid 'lcctl explain --snapshot'
+input. A field the engine reads that no source has is left out and warned
+about on stderr, naming the field and the clusters.
+
+Exit codes: 0 written (warnings included), 1 a source could not be reached
+or answered with an HTTP error, 2 usage or unusable input (not Prometheus
+text, no series for a cluster, a series without the cluster label, NaN or
+infinite gauges, samples older than --lookback, a span file without the
+request).`,
+		Example: `  # Three single-backend clusters scraped directly, plus an overlay:
+  lcctl snapshot --model company/model --overlay overlay.yaml \
+    --pylon cluster-a=http://10.0.0.7:9089/metrics --pylon cluster-b=http://10.0.1.7:9089/metrics \
+    --pylon cluster-c=http://10.0.2.7:9089/metrics > snap.yaml
+  lcctl explain --snapshot snap.yaml --model company/model --input-tokens 2000
+  # Through Prometheus, ten minutes ago:
+  lcctl snapshot --model company/model --prometheus http://prometheus:9090 --cluster-label cluster \
+    --selector 'namespace="fn-1"' --at "$(date -u -d '10 min ago' +%s)"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runSnapshot(cmd.Context(), env, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.model, "model", "", "the routed model `NAME` (Pylon's model label)")
+	o.live.register(f, true)
+	_ = cmd.RegisterFlagCompletionFunc("aggregation", cobra.FixedCompletions([]string{"n1", "s"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func runSnapshot(ctx context.Context, env *Env, o *snapshotOptions) error {
+	if strings.TrimSpace(o.model) == "" {
+		return Usagef("--model is required: the routed model, as Pylon labels its series")
+	}
+	if !o.live.given() {
+		return Usagef("no live source: give --pylon CLUSTER=URL (repeatable) or --prometheus URL --cluster-label LABEL")
+	}
+	s, err := o.live.build(ctx, env, o.model, *o.live.requestID)
+	if err != nil {
+		return err
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(env.Err, "%s %s\n", env.ErrStyle.Warning.Render("warning:"), w)
+	}
+	if env.Global.JSON() {
+		return live.WriteJSON(env.Out, s)
+	}
+	return live.WriteYAML(env.Out, s)
+}
+
+// readSpan reads --span for the request requestID into o.Span.
+func (f *liveFlags) readSpan(env *Env, o *live.Options, requestID string) error {
+	if f.span == "" {
+		return nil
+	}
+	return Usagef("--span is not supported yet")
+}

@@ -1,0 +1,128 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/lcctl/lcctl/internal/metrics"
+)
+
+// PylonTarget is one --pylon CLUSTER=URL: a Pylon's /metrics endpoint
+// and the cluster it serves (its --cluster-id, else its
+// --inference-server-id; live-snapshot.md §1.1). A cluster with several
+// backends is given once per backend.
+type PylonTarget struct {
+	Cluster, URL string
+}
+
+// ParsePylonFlag parses "CLUSTER=URL". The cluster id must be non-empty
+// and printable; the URL http(s) with a host. A URL without a path gets
+// /metrics (Pylon's route, live-snapshot.md §3.1).
+func ParsePylonFlag(s string) (PylonTarget, error) {
+	cluster, raw, ok := strings.Cut(s, "=")
+	cluster = strings.TrimSpace(cluster)
+	if !ok || cluster == "" || raw == "" {
+		return PylonTarget{}, fmt.Errorf("--pylon %q: want CLUSTER=URL, e.g. cluster-a=http://10.0.0.7:9089/metrics", s)
+	}
+	if strings.IndexFunc(cluster, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+		return PylonTarget{}, fmt.Errorf("--pylon %q: the cluster id contains a control character", s)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return PylonTarget{}, fmt.Errorf("--pylon %q: %q is not an http(s) URL", s, raw)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/metrics"
+	}
+	return PylonTarget{Cluster: cluster, URL: u.String()}, nil
+}
+
+// scrapePylon fetches one Pylon page and returns it as a backend stamped
+// with the fetch time (the text format carries no sample timestamps,
+// live-snapshot.md §3.3). A page that cannot be fetched is a failure
+// (Error.Usage false); a page that is not Prometheus text, or has no
+// series of the model, is unusable input.
+func scrapePylon(ctx context.Context, f *metrics.Fetcher, t PylonTarget, n Names, model string) (*Backend, error) {
+	sc, err := f.Fetch(ctx, t.URL, n.Families()...)
+	if err != nil {
+		var fe *metrics.FetchError
+		if errors.As(err, &fe) {
+			return nil, &Error{Source: "--pylon " + t.URL, Cluster: t.Cluster, Msg: fe.Err.Error()}
+		}
+		var pe *metrics.ParseError
+		if errors.As(err, &pe) {
+			where := ""
+			if pe.Line > 0 {
+				where = fmt.Sprintf("line %d: ", pe.Line)
+			}
+			return nil, usageErr("--pylon "+t.URL, t.Cluster, "", "not Prometheus text exposition: %s%s", where, pe.Msg)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &Error{Source: "--pylon " + t.URL, Cluster: t.Cluster, Msg: err.Error()}
+	}
+	b := &Backend{Cluster: t.Cluster, ID: t.URL, Time: sc.Time}
+	for _, name := range n.Families() {
+		mf, ok := sc.Families[name]
+		if !ok {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			v, ok := gaugeValue(mf.GetType(), m)
+			if !ok {
+				return nil, usageErr("--pylon "+t.URL, t.Cluster, name, "is a %s; Pylon exports it as a gauge", strings.ToLower(mf.GetType().String()))
+			}
+			labels := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				labels[lp.GetName()] = lp.GetValue()
+			}
+			b.Samples = append(b.Samples, Sample{Metric: name, Labels: labels, Value: v})
+		}
+	}
+	if err := checkModelSeries("--pylon "+t.URL, t.Cluster, b, n, model); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func gaugeValue(t dto.MetricType, m *dto.Metric) (float64, bool) {
+	switch t {
+	case dto.MetricType_GAUGE:
+		return m.GetGauge().GetValue(), true
+	case dto.MetricType_UNTYPED:
+		return m.GetUntyped().GetValue(), true
+	}
+	return 0, false
+}
+
+// checkModelSeries refuses a backend without any series of the model,
+// naming the models it has.
+func checkModelSeries(source, cluster string, b *Backend, n Names, model string) error {
+	models := map[string]bool{}
+	pylon := false
+	for _, s := range b.Samples {
+		if strings.HasPrefix(s.Metric, n.Prefix+"model_") || strings.HasPrefix(s.Metric, n.Prefix+"requests_") {
+			pylon = true
+			if s.Labels["model"] == model {
+				return nil
+			}
+			models[s.Labels["model"]] = true
+		}
+	}
+	if !pylon {
+		return usageErr(source, cluster, "", "no %smodel_* or %srequests_* series: is this a Pylon /metrics page (port 9089)? For an older sidecar set --metric-prefix", n.Prefix, n.Prefix)
+	}
+	names := make([]string, 0, len(models))
+	for m := range models {
+		names = append(names, fmt.Sprintf("%q", m))
+	}
+	sort.Strings(names)
+	return usageErr(source, cluster, "model", "no series for model %q (the backend reports %s)", model, strings.Join(names, ", "))
+}
