@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lcctl/lcctl/internal/live/livetest"
 	"github.com/lcctl/lcctl/internal/testutil"
 	"github.com/lcctl/lcctl/internal/ui"
 )
@@ -62,6 +63,7 @@ func TestEveryCommandStampsJSON(t *testing.T) {
 		"store probe":     storeRun("store-probe", false, "probe"),
 		"store serve-dev": {{args: []string{"serve-dev", "--port", "0"}, doc: "store-serve-dev", lines: true, codes: []int{0}}},
 		"version":         {{doc: "version", codes: []int{0}}},
+		"snapshot":        {{args: []string{"--model", "company/model", "--pylon", "cluster-a=" + livetest.Start(t, pylonValues(1000, 1, 100)).URL}, doc: "snapshot", codes: []int{0}}},
 	}
 
 	seen := map[string]bool{}

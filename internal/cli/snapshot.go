@@ -178,7 +178,7 @@ func runSnapshot(ctx context.Context, env *Env, o *snapshotOptions) error {
 		fmt.Fprintf(env.Err, "%s %s\n", env.ErrStyle.Warning.Render("warning:"), w)
 	}
 	if env.Global.JSON() {
-		return live.WriteJSON(env.Out, s)
+		return writeJSON(env.Out, "snapshot", live.JSON(s))
 	}
 	return live.WriteYAML(env.Out, s)
 }

@@ -200,11 +200,19 @@ type jsonField struct {
 
 func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
 
-// WriteJSON writes the snapshot as one JSON document: "schema"
-// (SnapshotSchema), "model" and "clusters" in the formats.md snapshot
-// shape (unknown fields left out), and "provenance" (docs/snapshot.md).
-// `lcctl explain --snapshot` accepts it unchanged.
+// WriteJSON writes JSON(s) as one indented document.
 func WriteJSON(w io.Writer, s *Snapshot) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(JSON(s))
+}
+
+// JSON returns the snapshot's JSON document: "schema" (SnapshotSchema),
+// "model" and "clusters" in the formats.md snapshot shape (unknown fields
+// left out), and "provenance" (docs/snapshot.md "JSON"). `lcctl explain
+// --snapshot` accepts it unchanged.
+func JSON(s *Snapshot) any {
 	doc := jsonDoc{Schema: SnapshotSchema, Model: s.Model, Clusters: []jsonCluster{},
 		Provenance: jsonProvenance{Source: s.Source, At: fmtTime(s.At), Past: s.Past, Aggregation: s.Aggregation,
 			Overlay: s.Overlay, Span: s.Span, RequestID: s.SpanRequestID, Clusters: []jsonProvCl{},
@@ -254,8 +262,5 @@ func WriteJSON(w io.Writer, s *Snapshot) error {
 		doc.Clusters = append(doc.Clusters, jc)
 		doc.Provenance.Clusters = append(doc.Provenance.Clusters, pc)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return doc
 }
