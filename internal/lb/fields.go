@@ -150,6 +150,9 @@ type Field struct {
 	at func(c *AlgorithmConfig) any
 }
 
+// Common reports whether every algorithm parses the field (§6.1).
+func (f *Field) Common() bool { return f.Parsed == allAlgorithms }
+
 // Accepted reports whether a detailed entry of algorithm a may hold the
 // field (✓ in lb-config.md §6.7; R and P are false).
 func (f *Field) Accepted(a Algorithm) bool { return f.Parsed.Has(a) && !f.RouterRejects.Has(a) }

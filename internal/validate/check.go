@@ -24,6 +24,10 @@ const comparatorVariants = "expected one of `ttft`, `queue-time`, `input-work-se
 
 const weightVariants = "expected `last-mean-input-tps` or `max-input-tps`"
 
+// topLevelFields are the fields of the top-level object, in the order of
+// serde's positional form (lb-config.md §3).
+var topLevelFields = [...]string{"default", "request_algorithms", "models"}
+
 // checker applies the V and W rules to a decoded document.
 type checker struct {
 	file    string
@@ -85,15 +89,14 @@ func (c *checker) check(root *Value) {
 		c.add(CodePositional, root.Start, "", "", nil,
 			"the top level is serde's positional form [default, request_algorithms, models]; Stargate accepts it but it is hard to read",
 			"write the object form {\"default\": ..., \"request_algorithms\": ..., \"models\": ...}")
-		names := [...]string{"default", "request_algorithms", "models"}
 		for i, item := range root.Items {
-			if i >= len(names) {
+			if i >= len(topLevelFields) {
 				c.add(CodeTopLevelType, item.Start, "["+strconv.Itoa(i)+"]", "", nil,
 					fmt.Sprintf("the positional top level holds %d elements: trailing characters (at most 3: default, request_algorithms, models; expected struct LoadBalancerConfig)", len(root.Items)),
 					"remove the extra elements or write the object form")
 				break
 			}
-			c.topLevel(names[i], item)
+			c.topLevel(topLevelFields[i], item)
 		}
 	default:
 		c.add(CodeTopLevelType, root.Start, "", "", nil,
@@ -104,12 +107,10 @@ func (c *checker) check(root *Value) {
 }
 
 func unknownTopLevelHint(key string) string {
-	for _, k := range []string{"default", "request_algorithms", "models"} {
-		if strings.EqualFold(k, key) || suggest.Distance(k, key) <= 2 {
-			return fmt.Sprintf("did you mean `%s`? Field names are case-sensitive", k)
-		}
+	if k, ok := suggest.Closest(key, topLevelFields[:]); ok {
+		return fmt.Sprintf("did you mean `%s`? Field names are case-sensitive", k)
 	}
-	if _, ok := fieldSpecs[key]; ok || key == "algorithm" {
+	if lb.FieldByName(key) != nil || key == "algorithm" {
 		return fmt.Sprintf("`%s` belongs inside an entry, e.g. {\"models\": {\"MODEL\": {\"algorithm\": \"pulsar\", ...}}}", key)
 	}
 	return "the top level accepts only default, request_algorithms and models"
@@ -126,6 +127,15 @@ func (c *checker) topLevel(name string, v *Value) {
 	}
 }
 
+// canonicalAlgorithmNames are the candidates of nameHint's "did you mean".
+var canonicalAlgorithmNames = func() []string {
+	out := make([]string, len(lb.Algorithms))
+	for i, a := range lb.Algorithms {
+		out[i] = a.String()
+	}
+	return out
+}()
+
 // nameHint suggests the canonical spelling for an algorithm name Stargate's
 // file parser refuses but its header parser (H9) would accept.
 func nameHint(name string) string {
@@ -133,13 +143,7 @@ func nameHint(name string) string {
 	if a, ok := lb.ParseAlgorithmName(norm); ok {
 		return fmt.Sprintf("names in the file are exact and case-sensitive: write %q", a.String())
 	}
-	best, bestD := "", 3
-	for _, a := range lb.Algorithms {
-		if d := suggest.Distance(norm, a.String()); d < bestD {
-			best, bestD = a.String(), d
-		}
-	}
-	if best != "" {
+	if best, ok := suggest.Closest(norm, canonicalAlgorithmNames); ok {
 		return fmt.Sprintf("did you mean %q?", best)
 	}
 	return "algorithms: power-of-n, wait-and-widen, round-robin, random, pulsar, pulsar-wait-and-widen (aliases power-of-two, powerOf2, powerOfN, powerof2, powerofn, groq-multiregion, pulsar-multiregion)"
@@ -478,25 +482,22 @@ func (c *checker) routerChecks(e *Entry, keyPos Pos) {
 	}
 	members, _ := winners(e.Value)
 	for _, m := range members {
-		spec, ok := fieldSpecs[m.Key]
-		if !ok || !spec.routerRejects.has(e.Algorithm) || m.Value.IsNull() {
+		f := lb.FieldByName(m.Key)
+		if f == nil || !f.RouterRejects.Has(e.Algorithm) || m.Value.IsNull() {
 			continue
 		}
-		switch e.Algorithm {
-		case lb.PulsarWaitAndWiden:
-			c.add(CodePWAWComparator, m.KeyStart, fieldPath(e.Path, m.Key), m.Key, e,
-				fmt.Sprintf("`%s` on %s: comparator is not supported for pulsar-wait-and-widen", m.Key, algLabel(e)),
-				"remove comparator: pulsar-wait-and-widen orders clusters by the Pulsar ranking")
-		case lb.WaitAndWiden:
-			c.add(CodePulsarOnlyField, m.KeyStart, fieldPath(e.Path, m.Key), m.Key, e,
-				fmt.Sprintf("`%s` on %s: %s is supported only for pulsar-wait-and-widen, not wait-and-widen", m.Key, algLabel(e), m.Key),
-				"remove it, or use pulsar-wait-and-widen")
+		// V20 is pulsar-wait-and-widen's refusal, V21 wait-and-widen's.
+		code, hint := CodePulsarOnlyField, "remove it, or use pulsar-wait-and-widen"
+		if e.Algorithm == lb.PulsarWaitAndWiden {
+			code, hint = CodePWAWComparator, "remove "+f.Name+": pulsar-wait-and-widen orders clusters by the Pulsar ranking"
 		}
+		c.add(code, m.KeyStart, fieldPath(e.Path, m.Key), m.Key, e,
+			fmt.Sprintf("`%s` on %s: %s", m.Key, algLabel(e), f.RouterMessage), hint)
 	}
 }
 
 // present records which fields a detailed entry sets to a non-null value.
-type present map[string]*Value
+type present map[*lb.Field]*Value
 
 // detailed checks a detailed entry: algorithm (V10), field types
 // (V11–V15), ranges (V16, V17), unsupported fields (V18), and builds the
@@ -548,31 +549,31 @@ func (c *checker) detailed(e *Entry) {
 		if m.Key == "algorithm" {
 			continue
 		}
-		spec, known := fieldSpecs[m.Key]
+		f := lb.FieldByName(m.Key)
 		if !algKnown {
 			// Without an algorithm only the common fields can be judged.
-			if known && spec.parsed == allAlgorithms {
-				if m.Key == "request_algorithms" {
+			if f != nil && f.Common() {
+				if f.Type == lb.TypeMap {
 					raValue = m.Value
-				} else if !c.typeField(e, m, spec, &ac, set) {
+				} else if !c.typeField(e, m, f, &ac, set) {
 					ok = false
 				}
 			}
 			continue
 		}
-		if !known || !spec.parsed.has(a) {
+		if f == nil || !f.Parsed.Has(a) {
 			unsupported = append(unsupported, m)
 			continue
 		}
-		if m.Key == "request_algorithms" {
+		if f.Type == lb.TypeMap {
 			raValue = m.Value
 			continue
 		}
-		if !c.typeField(e, m, spec, &ac, set) {
+		if !c.typeField(e, m, f, &ac, set) {
 			ok = false
 		}
 	}
-	if algKnown && !c.ranges(e, &ac, set) {
+	if algKnown && !c.ranges(e, set) {
 		ok = false
 	}
 	if len(unsupported) > 0 && e.Algorithm != 0 {
@@ -642,20 +643,11 @@ func unsupportedHint(a lb.Algorithm, names []string) string {
 			parts = append(parts, fmt.Sprintf("%s is for %s", n, strings.Join(algs, ", ")))
 			continue
 		}
-		if n == "band_widen_interval_ms" || n == "fallback_max_queued" {
-			parts = append(parts, n+" is for pulsar-wait-and-widen")
-			continue
-		}
-		best, bestD := "", 3
-		for f := range fieldSpecs {
-			if d := suggest.Distance(n, f); d < bestD || (d == bestD && f < best) {
-				best, bestD = f, d
-			}
-		}
+		best, near := suggest.Closest(n, fieldNames)
 		switch {
-		case best != "" && FieldAccepted(a, best):
+		case near && FieldAccepted(a, best):
 			parts = append(parts, fmt.Sprintf("%s: did you mean %s?", n, best))
-		case best != "":
+		case near:
 			parts = append(parts, fmt.Sprintf("%s: did you mean %s (a field of %s)?", n, best, strings.Join(algorithmsAccepting(best), ", ")))
 		default:
 			parts = append(parts, n+" is not an lb-config field")
@@ -664,9 +656,10 @@ func unsupportedHint(a lb.Algorithm, names []string) string {
 	return strings.Join(parts, "; ") + fmt.Sprintf("; %s accepts: algorithm, %s", a, strings.Join(AcceptedFields(a), ", "))
 }
 
-// typeField checks one accepted field's type and stores its value in ac.
-// It reports false after an error.
-func (c *checker) typeField(e *Entry, m Member, spec fieldSpec, ac *lb.AlgorithmConfig, set present) bool {
+// typeField checks one accepted field's type (lb-config.md §7.1, from its
+// registry row f) and stores its value in ac. It reports false after an
+// error.
+func (c *checker) typeField(e *Entry, m Member, f *lb.Field, ac *lb.AlgorithmConfig, set present) bool {
 	v := m.Value
 	if v.Kind == KindInvalid {
 		return false
@@ -676,46 +669,31 @@ func (c *checker) typeField(e *Entry, m Member, spec fieldSpec, ac *lb.Algorithm
 		return false
 	}
 	if v.Kind == KindNull {
-		switch spec.kind {
-		case kindUsizeStrict:
-			return fail(CodeUnsignedField, "invalid type: null, expected usize", "remove the field to get the default (2), or write an integer 1–64")
-		case kindComparator:
-			return fail(CodeEnumField, "invalid type: null, expected string or map", "remove the field to get the default (ttft)")
-		case kindWeight:
-			return fail(CodeEnumField, "invalid type: null, expected string or map", "remove the field to get the default (max-input-tps)")
+		if !f.NullRejected {
+			return true // Option<_>: null is the same as absent
 		}
-		return true // Option<_>: null is the same as absent
+		hint := "remove the field to get the default (" + f.Default + ")"
+		if f.Type == lb.TypeComparator || f.Type == lb.TypeWeight {
+			return fail(CodeEnumField, "invalid type: null, expected string or map", hint)
+		}
+		if f.Range != nil {
+			hint += fmt.Sprintf(", or write an integer %g–%g", f.Range.Min, f.Range.Max)
+		}
+		return fail(CodeUnsignedField, "invalid type: null, expected "+f.Type.String(), hint)
 	}
-	switch spec.kind {
-	case kindBool:
+	switch f.Type {
+	case lb.TypeBool:
 		if v.Kind != KindBool {
 			return fail(CodeBoolField, fmt.Sprintf("invalid type: %s, expected a boolean", v.describe()), "write true or false without quotes")
 		}
-		b := v.Text == "true"
-		switch m.Key {
-		case "require_cache_affinity_key":
-			ac.RequireCacheAffinityKey = b
-		case "require_input_tokens":
-			ac.RequireInputTokens = b
-		case "consider_kv_free_tokens":
-			ac.ConsiderKVFreeTokens = b
-		case "ignore_queue_time":
-			ac.IgnoreQueueTime = b
-		case "ignore_input_processing_time":
-			ac.IgnoreInputProcessingTime = b
-		case "last_cluster_affinity":
-			ac.LastClusterAffinity = b
-		}
-	case kindString:
+		f.SetBool(ac, v.Text == "true")
+	case lb.TypeString:
 		if v.Kind != KindString {
-			return fail(CodeStringField, fmt.Sprintf("invalid type: %s, expected a string", v.describe()), "quote the seed: \"seed\": \""+v.Text+"\"")
+			return fail(CodeStringField, fmt.Sprintf("invalid type: %s, expected a string", v.describe()), fmt.Sprintf("quote the %s: \"%s\": \"%s\"", f.Name, f.Name, v.Text))
 		}
-		ac.Seed = v.Text
-	case kindU64, kindUsize, kindUsizeStrict:
-		want := "u64"
-		if spec.kind != kindU64 {
-			want = "usize"
-		}
+		f.SetString(ac, v.Text)
+	case lb.TypeU64, lb.TypeUsize:
+		want := f.Type.String()
 		if v.Kind != KindNumber {
 			hint := "write a non-negative integer"
 			if v.Kind == KindString {
@@ -730,32 +708,8 @@ func (c *checker) typeField(e *Entry, m Member, spec fieldSpec, ac *lb.Algorithm
 			return fail(CodeUnsignedField, fmt.Sprintf("invalid type: floating point `%s`, expected %s", serdeJSONFloat(v.Float), want),
 				"write an integer literal without fraction or exponent (serde_json reads 2.0, 1e3, -0 and values above 18446744073709551615 as floats)")
 		}
-		u := v.Uint
-		switch m.Key {
-		case "sample_count":
-			ac.SampleCount = clampInt(u)
-		case "n":
-			ac.N = clampInt(max(u, 1))
-		case "cache_affinity_virtual_nodes":
-			ac.CacheAffinityVirtualNodes = clampInt(max(u, 1))
-		case "cache_affinity_backend_selection_count":
-			ac.CacheAffinityBackendSelectionCount = clampInt(u)
-		case "max_queued":
-			ac.MaxQueued = u
-		case "max_queue_time_floor_ms":
-			ac.MaxQueueTimeFloorMs = &u
-		case "max_queue_time_ceil_ms":
-			ac.MaxQueueTimeCeilMs = &u
-		case "ttft_bucket_size_ms":
-			ac.TTFTBucketSizeMs = u
-		case "cache_affinity_wait_ms":
-			ac.CacheAffinityWaitMs = u
-		case "band_widen_interval_ms":
-			ac.BandWidenIntervalMs = &u
-		case "fallback_max_queued":
-			ac.FallbackMaxQueued = u
-		}
-	case kindF64:
+		f.SetUint(ac, v.Uint)
+	case lb.TypeF64:
 		if v.Kind != KindNumber {
 			hint := "write a number"
 			if v.Kind == KindString {
@@ -763,16 +717,8 @@ func (c *checker) typeField(e *Entry, m Member, spec fieldSpec, ac *lb.Algorithm
 			}
 			return fail(CodeNumberField, fmt.Sprintf("invalid type: %s, expected f64", v.describe()), hint)
 		}
-		f := v.Float
-		switch m.Key {
-		case "max_input_work_seconds":
-			ac.MaxInputWorkSeconds = &f
-		case "next_bucket_unlock_factor":
-			ac.NextBucketUnlockFactor = f
-		case "cache_affinity_input_tokens_scale":
-			ac.CacheAffinityInputTokensScale = f
-		}
-	case kindComparator:
+		f.SetFloat(ac, v.Float)
+	case lb.TypeComparator:
 		name, ok := c.enumName(e, m, "write one of the comparator names as a string", func(s string) bool { _, ok := lb.ParseComparator(s); return ok })
 		if !ok {
 			return false
@@ -784,8 +730,8 @@ func (c *checker) typeField(e *Entry, m Member, spec fieldSpec, ac *lb.Algorithm
 				enumHint(name.Text, "ttft", "queue-time", "input-work-seconds", "utilization", "num-requests-queued"))
 			return false
 		}
-		ac.Comparator = cmp
-	case kindWeight:
+		f.SetComparator(ac, cmp)
+	case lb.TypeWeight:
 		name, ok := c.enumName(e, m, "write max-input-tps or last-mean-input-tps", func(s string) bool { _, ok := lb.ParseRendezvousWeight(s); return ok })
 		if !ok {
 			return false
@@ -797,9 +743,9 @@ func (c *checker) typeField(e *Entry, m Member, spec fieldSpec, ac *lb.Algorithm
 				enumHint(name.Text, "max-input-tps", "last-mean-input-tps"))
 			return false
 		}
-		ac.RendezvousWeight = w
+		f.SetWeight(ac, w)
 	}
-	set[m.Key] = v
+	set[f] = v
 	return true
 }
 
@@ -863,13 +809,6 @@ func compactValue(v *Value) string {
 	return "null"
 }
 
-func clampInt(u uint64) int {
-	if u > uint64(int(^uint(0)>>1)) {
-		return int(^uint(0) >> 1)
-	}
-	return int(u)
-}
-
 func enumHint(got string, values ...string) string {
 	norm := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(got)), "_", "-")
 	for _, v := range values {
@@ -880,24 +819,35 @@ func enumHint(got string, values ...string) string {
 	return "one of: " + strings.Join(values, ", ")
 }
 
-// ranges applies V16 and V17 to typed values.
-func (c *checker) ranges(e *Entry, ac *lb.AlgorithmConfig, set present) bool {
+// rangeRules are the codes and hints of the range checks (V16, V17) of
+// the registry rows with a Range.
+var rangeRules = map[*lb.Field]struct {
+	code Code
+	hint string
+}{
+	lb.FieldSampleCount:                   {CodeSampleCountRange, "sample 1–64 candidates; values above the candidate count compare all of them"},
+	lb.FieldCacheAffinityInputTokensScale: {CodeScaleRange, "the scale multiplies the prefill estimate in the affinity phase: 0.0 ignores it, 1.0 keeps it"},
+}
+
+// ranges applies the registry ranges (V16, V17) to typed values.
+func (c *checker) ranges(e *Entry, set present) bool {
 	ok := true
-	if e.Algorithm == lb.PowerOfN {
-		if v := set["sample_count"]; v != nil && (v.Uint < 1 || v.Uint > 64) {
-			c.add(CodeSampleCountRange, v.Start, fieldPath(e.Path, "sample_count"), "sample_count", e,
-				fmt.Sprintf("`sample_count` on %s: power-of-n sample_count must be between 1 and 64, got %d", algLabel(e), v.Uint),
-				"sample 1–64 candidates; values above the candidate count compare all of them")
-			ok = false
+	for _, f := range lb.Fields() {
+		v := set[f]
+		if v == nil || f.Range == nil {
+			continue
 		}
-	}
-	if e.Algorithm == lb.WaitAndWiden || e.Algorithm == lb.PulsarWaitAndWiden {
-		if v := set["cache_affinity_input_tokens_scale"]; v != nil && !(v.Float >= 0 && v.Float <= 1) {
-			c.add(CodeScaleRange, v.Start, fieldPath(e.Path, "cache_affinity_input_tokens_scale"), "cache_affinity_input_tokens_scale", e,
-				fmt.Sprintf("`cache_affinity_input_tokens_scale` on %s: cache_affinity_input_tokens_scale must be between 0.0 and 1.0, got %s", algLabel(e), rustFloatDisplay(v.Float)),
-				"the scale multiplies the prefill estimate in the affinity phase: 0.0 ignores it, 1.0 keeps it")
-			ok = false
+		x, got := float64(v.Uint), strconv.FormatUint(v.Uint, 10)
+		if f.Type == lb.TypeF64 {
+			x, got = v.Float, rustFloatDisplay(v.Float)
 		}
+		if f.Range.Contains(x) {
+			continue
+		}
+		rule := rangeRules[f]
+		c.add(rule.code, v.Start, fieldPath(e.Path, f.Name), f.Name, e,
+			fmt.Sprintf("`%s` on %s: %s, got %s", f.Name, algLabel(e), f.Range.Message, got), rule.hint)
+		ok = false
 	}
 	return ok
 }
@@ -907,11 +857,9 @@ func (e *Entry) setNoSLO(set present) {
 	if e.Algorithm != lb.PulsarWaitAndWiden || !e.Active || e.Shadowed {
 		return
 	}
-	if set["max_queue_time_floor_ms"] != nil && set["max_queue_time_ceil_ms"] != nil {
+	if set[lb.FieldMaxQueueTimeFloorMs] != nil && set[lb.FieldMaxQueueTimeCeilMs] != nil {
 		return
 	}
 	e.NoSLO = true
-	e.Bounded = set["max_queued"] != nil && set["cache_affinity_wait_ms"] != nil
+	e.Bounded = set[lb.FieldMaxQueued] != nil && set[lb.FieldCacheAffinityWaitMs] != nil
 }
-
-func sortStrings(s []string) { slices.Sort(s) }

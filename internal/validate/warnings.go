@@ -13,20 +13,21 @@ func (c *checker) entryWarnings(e *Entry) {
 	ac := e.Config
 	set := e.present
 	pos := e.Value.Start
-	at := func(field string) (Pos, string) {
-		if v := set[field]; v != nil {
-			return v.Start, fieldPath(e.Path, field)
+	at := func(f *lb.Field) (Pos, string) {
+		if v := set[f]; v != nil {
+			return v.Start, fieldPath(e.Path, f.Name)
 		}
 		return pos, e.Path
 	}
+	floorF, ceilF := lb.FieldMaxQueueTimeFloorMs, lb.FieldMaxQueueTimeCeilMs
 	label := algLabel(e)
 	if e.NoSLO {
 		missing := "neither max_queue_time_floor_ms nor max_queue_time_ceil_ms is set"
 		switch {
-		case set["max_queue_time_floor_ms"] != nil:
-			missing = "only max_queue_time_floor_ms is set"
-		case set["max_queue_time_ceil_ms"] != nil:
-			missing = "only max_queue_time_ceil_ms is set"
+		case set[floorF] != nil:
+			missing = "only " + floorF.Name + " is set"
+		case set[ceilF] != nil:
+			missing = "only " + ceilF.Name + " is set"
 		}
 		if e.Bounded {
 			c.add(CodeNoSLOBounded, pos, e.Path, lastField(e.Path), e,
@@ -47,64 +48,67 @@ func (c *checker) entryWarnings(e *Entry) {
 		c.commonWarnings(e)
 		return
 	}
-	floor, ceil := set["max_queue_time_floor_ms"], set["max_queue_time_ceil_ms"]
+	floor, ceil := set[floorF], set[ceilF]
 	switch {
 	case (floor == nil) != (ceil == nil):
-		field := "max_queue_time_floor_ms"
+		field := floorF
 		if floor == nil {
-			field = "max_queue_time_ceil_ms"
+			field = ceilF
 		}
 		p, path := at(field)
-		c.add(CodeHalfSLO, p, path, field, e,
-			fmt.Sprintf("only %s is set on %s: the queue SLO needs both max_queue_time_floor_ms and max_queue_time_ceil_ms, so it has no effect", field, label),
+		c.add(CodeHalfSLO, p, path, field.Name, e,
+			fmt.Sprintf("only %s is set on %s: the queue SLO needs both max_queue_time_floor_ms and max_queue_time_ceil_ms, so it has no effect", field.Name, label),
 			"set both bounds, or remove this one")
 	case floor != nil && ceil != nil && *ac.MaxQueueTimeFloorMs > *ac.MaxQueueTimeCeilMs:
-		c.add(CodeSLOOrder, floor.Start, fieldPath(e.Path, "max_queue_time_floor_ms"), "max_queue_time_floor_ms", e,
+		c.add(CodeSLOOrder, floor.Start, fieldPath(e.Path, floorF.Name), floorF.Name, e,
 			fmt.Sprintf("max_queue_time_floor_ms %d is above max_queue_time_ceil_ms %d on %s: the bounds are not reordered, so the queue limit shrinks as the request ages", *ac.MaxQueueTimeFloorMs, *ac.MaxQueueTimeCeilMs, label),
 			"swap the values")
 	}
-	if e.Algorithm == lb.PulsarWaitAndWiden && set["cache_affinity_virtual_nodes"] != nil {
-		p, path := at("cache_affinity_virtual_nodes")
-		c.add(CodeIgnoredVirtualNodes, p, path, "cache_affinity_virtual_nodes", e,
+	vnodes := lb.FieldCacheAffinityVirtualNodes
+	if e.Algorithm == lb.PulsarWaitAndWiden && set[vnodes] != nil {
+		p, path := at(vnodes)
+		c.add(CodeIgnoredVirtualNodes, p, path, vnodes.Name, e,
 			fmt.Sprintf("cache_affinity_virtual_nodes is accepted and ignored by %s (it ranks clusters with Pulsar, not a hash ring)", label),
 			"remove it")
 	}
 	if e.Algorithm == lb.WaitAndWiden && ac.CacheAffinityBackendSelectionCount == 0 {
-		for _, f := range []string{"cache_affinity_wait_ms", "cache_affinity_input_tokens_scale", "cache_affinity_virtual_nodes", "last_cluster_affinity"} {
-			if set[f] == nil || (f == "last_cluster_affinity" && !ac.LastClusterAffinity) {
+		for _, f := range []*lb.Field{lb.FieldCacheAffinityWaitMs, lb.FieldCacheAffinityInputTokensScale, vnodes, lb.FieldLastClusterAffinity} {
+			if set[f] == nil || (f == lb.FieldLastClusterAffinity && !ac.LastClusterAffinity) {
 				continue
 			}
 			p, path := at(f)
-			c.add(CodeNoAffinityGroup, p, path, f, e,
-				fmt.Sprintf("%s has no effect on %s without an affinity group: cache_affinity_backend_selection_count is unset or 0", f, label),
+			c.add(CodeNoAffinityGroup, p, path, f.Name, e,
+				fmt.Sprintf("%s has no effect on %s without an affinity group: cache_affinity_backend_selection_count is unset or 0", f.Name, label),
 				"set cache_affinity_backend_selection_count (for example 1 or 2) to form the affinity group")
 		}
 	}
-	for _, f := range []string{"n", "cache_affinity_virtual_nodes", "cache_affinity_backend_selection_count"} {
+	for _, f := range []*lb.Field{lb.FieldN, vnodes, lb.FieldCacheAffinityBackendSelectionCount} {
 		if v := set[f]; v != nil && v.Uint == 0 {
 			what := "runs as 1"
-			if f == "cache_affinity_backend_selection_count" {
+			if f == lb.FieldCacheAffinityBackendSelectionCount {
 				what = "means unset"
 				if e.Algorithm == lb.PulsarWaitAndWiden {
 					what = "means unset (an affinity group of 1, the Pulsar rank-1 cluster)"
 				}
 			}
-			c.add(CodeNormalised, v.Start, fieldPath(e.Path, f), f, e,
-				fmt.Sprintf("%s: 0 on %s %s", f, label, what), "write the effective value")
+			c.add(CodeNormalised, v.Start, fieldPath(e.Path, f.Name), f.Name, e,
+				fmt.Sprintf("%s: 0 on %s %s", f.Name, label, what), "write the effective value")
 		}
 	}
-	if v := set["ttft_bucket_size_ms"]; v != nil && v.Uint == 0 {
-		c.add(CodeZeroBucket, v.Start, fieldPath(e.Path, "ttft_bucket_size_ms"), "ttft_bucket_size_ms", e,
+	if f := lb.FieldTTFTBucketSizeMs; set[f] != nil && set[f].Uint == 0 {
+		c.add(CodeZeroBucket, set[f].Start, fieldPath(e.Path, f.Name), f.Name, e,
 			fmt.Sprintf("ttft_bucket_size_ms: 0 on %s makes every distinct TTFT estimate its own bucket", label),
 			"use a bucket width such as 20 ms (the default)")
 	}
-	if v := set["next_bucket_unlock_factor"]; v != nil && !(v.Float >= 0 && v.Float <= 1) {
-		c.add(CodeUnlockFactor, v.Start, fieldPath(e.Path, "next_bucket_unlock_factor"), "next_bucket_unlock_factor", e,
+	if f := lb.FieldNextBucketUnlockFactor; set[f] != nil && !(set[f].Float >= 0 && set[f].Float <= 1) {
+		v := set[f]
+		c.add(CodeUnlockFactor, v.Start, fieldPath(e.Path, f.Name), f.Name, e,
 			fmt.Sprintf("next_bucket_unlock_factor %s on %s is outside 0–1: below 0 the next bucket unlocks at once, above 1 later than the TTFT gap", rustFloatDisplay(v.Float), label),
 			"use a fraction between 0 and 1 (default 0.25)")
 	}
-	if v := set["cache_affinity_wait_ms"]; v != nil && v.Uint >= 60000 {
-		c.add(CodeLongWait, v.Start, fieldPath(e.Path, "cache_affinity_wait_ms"), "cache_affinity_wait_ms", e,
+	if f := lb.FieldCacheAffinityWaitMs; set[f] != nil && set[f].Uint >= 60000 {
+		v := set[f]
+		c.add(CodeLongWait, v.Start, fieldPath(e.Path, f.Name), f.Name, e,
 			fmt.Sprintf("cache_affinity_wait_ms %d on %s reaches the 60 s routing-wait cap: requests get 503 before the affinity wait ends", v.Uint, label),
 			"use a wait well below 60000 ms")
 	}
@@ -113,13 +117,13 @@ func (c *checker) entryWarnings(e *Entry) {
 		if !ac.RequireCacheAffinityKey {
 			hint += "; consider require_cache_affinity_key: true so requests without an affinity key are refused rather than silently unaffected"
 		}
-		p, path := at("last_cluster_affinity")
-		c.add(CodeLastCluster, p, path, "last_cluster_affinity", e,
+		p, path := at(lb.FieldLastClusterAffinity)
+		c.add(CodeLastCluster, p, path, lb.FieldLastClusterAffinity.Name, e,
 			fmt.Sprintf("last_cluster_affinity is on for %s: it acts only when the gateway sends x-stargate-last-cluster-id and the request has x-cache-affinity-key; without the gateway every request counts as a new session and skips the affinity wait", label),
 			hint)
 	}
-	if v := set["cache_affinity_virtual_nodes"]; v != nil && v.Uint > 1024 && e.Algorithm == lb.WaitAndWiden {
-		c.add(CodeManyVirtualNodes, v.Start, fieldPath(e.Path, "cache_affinity_virtual_nodes"), "cache_affinity_virtual_nodes", e,
+	if v := set[vnodes]; v != nil && v.Uint > 1024 && e.Algorithm == lb.WaitAndWiden {
+		c.add(CodeManyVirtualNodes, v.Start, fieldPath(e.Path, vnodes.Name), vnodes.Name, e,
 			fmt.Sprintf("cache_affinity_virtual_nodes %d on %s is above 1024: ring memory grows with it, and routing expressions cap it at 1024", v.Uint, label),
 			"150 (the default) is enough for most cluster counts")
 	}
@@ -128,8 +132,9 @@ func (c *checker) entryWarnings(e *Entry) {
 }
 
 func (c *checker) commonWarnings(e *Entry) {
-	if v := e.present["max_input_work_seconds"]; v != nil && v.Float <= 0 {
-		c.add(CodeInputWorkLimit, v.Start, fieldPath(e.Path, "max_input_work_seconds"), "max_input_work_seconds", e,
+	if f := lb.FieldMaxInputWorkSeconds; e.present[f] != nil && e.present[f].Float <= 0 {
+		v := e.present[f]
+		c.add(CodeInputWorkLimit, v.Start, fieldPath(e.Path, f.Name), f.Name, e,
 			fmt.Sprintf("max_input_work_seconds %s on %s is not positive: input-work admission rejects nearly every request", rustFloatDisplay(v.Float), algLabel(e)),
 			"remove it to disable input-work admission, or set a positive number of seconds")
 	}
@@ -139,7 +144,7 @@ func (c *checker) pulsarWeight(e *Entry) {
 	if e.Algorithm != lb.Pulsar && e.Algorithm != lb.PulsarWaitAndWiden {
 		return
 	}
-	if e.present["rendezvous_weight"] != nil {
+	if e.present[lb.FieldRendezvousWeight] != nil {
 		return
 	}
 	c.add(CodeImplicitWeight, e.Value.Start, e.Path, lastField(e.Path), e,
