@@ -300,7 +300,7 @@ func writeCaseText(env *Env, file string, r *conformance.Result, check bool) {
 		fmt.Fprintf(w, "  open set: %s\n", strings.Join(lb.IDs(snap, d.OpenSet), ", "))
 	}
 	if d.Ambiguous {
-		fmt.Fprintln(w, "  note: two Pulsar scores agree to 1e-12; a last-ulp log difference could swap them")
+		fmt.Fprintln(w, "  note: two adjacent Pulsar scores are equal or agree to 1e-12; the order is Stargate's with glibc's log (ties by cluster id), another libm could swap them")
 	}
 	if d.Trace == nil {
 		return

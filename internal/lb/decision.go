@@ -226,9 +226,11 @@ type Decision struct {
 	// too large to enumerate, so the probabilities were estimated.
 	Choices      []Choice
 	ChoicesExact bool
-	// Ambiguous reports a Pulsar ranking near-tie (relative score
-	// difference < 1e-12) that a last-ulp difference between Go's math.Log
-	// and the platform libm could flip (pulsar.md §11 item 3).
+	// Ambiguous reports a Pulsar ranking near-tie: two adjacent scores that
+	// are equal or differ by less than 1e-12 relative (pulsar.md §11 item
+	// 3). The ranking itself is Stargate's on Linux x86_64 (Ln is glibc's
+	// log bit for bit; exact ties go by cluster id as upstream); the flag
+	// says a platform with another libm could order the pair differently.
 	Ambiguous bool
 	// Trace is the structured trace (Options.Trace), else nil.
 	Trace *Trace

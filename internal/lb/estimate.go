@@ -57,7 +57,9 @@ func PrefillMs(st *Stats, inputTokens uint64, scale float64) float64 {
 	if !TPSValid(st.LastMeanInputTPS) {
 		return math.Inf(1)
 	}
-	return ((float64(inputTokens) * scale) / st.LastMeanInputTPS) * 1000.0
+	// float64() keeps the product unfused with the caller's sum (docs/engine.md,
+	// float functions).
+	return float64(((float64(inputTokens) * scale) / st.LastMeanInputTPS) * 1000.0)
 }
 
 // HasCapacity is queue admission (wait-and-widen.md §2.7, pulsar.md §7.4):

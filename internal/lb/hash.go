@@ -86,7 +86,7 @@ type wideDuration struct {
 
 // ms returns ms(d) of wait-and-widen.md §1.4.
 func (w wideDuration) ms() float64 {
-	return (float64(w.secs) + float64(w.nanos)/1e9) * 1000.0
+	return float64((float64(w.secs) + float64(w.nanos)/1e9) * 1000.0) // never fused into a caller's sum
 }
 
 // duration converts to a time.Duration, saturating at the largest value

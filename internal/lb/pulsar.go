@@ -220,7 +220,7 @@ func (e *Engine) computeRanking(snap *Snapshot, rv *reqView, d *Decision) []rank
 		b = AppendTagged(b[:n], "cluster_id", c.ClusterID)
 		h := xxh3.Hash(b)
 		u := PulsarUnit(h)
-		ln := -math.Log(u)
+		ln := -Ln(u) // glibc's log, as Stargate's f64::ln (ln.go)
 		if !(ln > 0) || math.IsInf(ln, 0) {
 			continue // u = 1.0: −ln u = −0 (pulsar.md §4.4, §11 item 9)
 		}
@@ -242,13 +242,24 @@ func (e *Engine) computeRanking(snap *Snapshot, rv *reqView, d *Decision) []rank
 	}
 	e.ranked, e.rankedSorted = out, sortedOut
 	out = sortedOut
+	// Near-ties (pulsar.md §11.3): any relative difference under 1e-12,
+	// exact ties included (two +Inf scores too). An exact tie is ordered by
+	// cluster id, as upstream's compare_ranked_candidate does (score
+	// total_cmp descending, then cluster_id ascending by bytes), so the
+	// order is Stargate's; the flag says that a libm other than glibc's
+	// FMA log could order the pair differently.
 	for i := 1; i < len(out); i++ {
-		a, b := out[i-1].score, out[i].score
-		if a != b && !math.IsInf(a, 0) && math.Abs(a-b) < 1e-12*math.Max(math.Abs(a), math.Abs(b)) {
+		if nearTie(out[i-1].score, out[i].score) {
 			d.Ambiguous = true
 		}
 	}
 	return out
+}
+
+// nearTie reports whether two Pulsar scores (> 0, possibly +Inf) tie or
+// differ by less than 1e-12 relative (pulsar.md §11.3).
+func nearTie(a, b float64) bool {
+	return a == b || (!math.IsInf(a, 0) && !math.IsInf(b, 0) && math.Abs(a-b) < 1e-12*math.Max(math.Abs(a), math.Abs(b)))
 }
 
 // feasibility is the Pulsar gate of pulsar.md §5 for candidate i.

@@ -246,3 +246,50 @@ func TestPulsarUnitCorner(t *testing.T) {
 		t.Fatalf("u(0) = %v", u)
 	}
 }
+
+// An exact score tie is flagged ambiguous (pulsar.md §11.3: any relative
+// difference under 1e-12, 0 included) and ordered by cluster id ascending,
+// as upstream's compare_ranked_candidate breaks ties (issue 15).
+func TestPulsarExactTieIsAmbiguousAndOrderedByID(t *testing.T) {
+	snap := snapOf(cl("B", maxTPS(100)), cl("A", maxTPS(100)))
+	d := decide(t, pcfg(Pulsar), snap, prq())
+	lnOf := map[string]float64{}
+	for _, e := range d.Trace.Ranking {
+		lnOf[e.ClusterID] = -Ln(e.U)
+	}
+	// Weights for A and B whose scores are exactly equal (division by
+	// lnOf["B"] skips some doubles, so try a few weights of A).
+	wA, wB, found := 0.0, 0.0, false
+	for a := 100.0; a < 200 && !found; a++ {
+		sA := a / lnOf["A"]
+		for b, k := math.Nextafter(sA*lnOf["B"], 0), 0; k < 3 && !found; b, k = math.Nextafter(b, math.Inf(1)), k+1 {
+			wA, wB, found = a, b, b/lnOf["B"] == sA
+		}
+	}
+	if !found {
+		t.Fatalf("no weights tie the scores of A and B")
+	}
+	sA := wA / lnOf["A"]
+	snap.Clusters[1].Stats.MaxInputTPS = wA
+	snap.Clusters[0].Stats.MaxInputTPS = wB
+	d = decide(t, pcfg(Pulsar), snap, prq())
+	if got := IDs(snap, d.OriginalOrder); !equalStrings(got, []string{"A", "B"}) {
+		t.Errorf("exact tie: ranking %v, want [A B] (cluster id ascending)", got)
+	}
+	if !d.Ambiguous {
+		t.Errorf("exact tie (both %v) not flagged ambiguous", sA)
+	}
+	// A clear gap is not a near-tie.
+	snap.Clusters[0].Stats.MaxInputTPS = wB * (1 + 1e-9)
+	if d = decide(t, pcfg(Pulsar), snap, prq()); d.Ambiguous {
+		t.Errorf("relative difference 1e-9 flagged ambiguous")
+	}
+	for _, c := range []struct {
+		a, b float64
+		want bool
+	}{{1, 1, true}, {math.Inf(1), math.Inf(1), true}, {1, math.Nextafter(1, 2), true}, {1, 1 + 1e-11, false}, {math.Inf(1), math.MaxFloat64, false}} {
+		if got := nearTie(c.a, c.b); got != c.want {
+			t.Errorf("nearTie(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

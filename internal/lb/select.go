@@ -152,7 +152,7 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 			}
 			gap := b - start
 			if gap > e.bucketMs {
-				need := gap * e.cfg.NextBucketUnlockFactor
+				need := float64(gap * e.cfg.NextBucketUnlockFactor) // unfused, as Rust
 				if budget < need {
 					for j := i; j < len(order); j++ {
 						if x := &ests[order[j]]; isFinite(x.bucket) && HasCapacity(&snap.Clusters[x.idx].Stats, mq) {
@@ -172,7 +172,7 @@ func (e *Engine) wwSelect(snap *Snapshot, rv *reqView, list []int, scale float64
 								continue
 							}
 							if bj-lstart > e.bucketMs {
-								lcum += (bj - lstart) * e.cfg.NextBucketUnlockFactor
+								lcum += float64((bj - lstart) * e.cfg.NextBucketUnlockFactor)
 								lbucket++
 								lstart = bj
 							}

@@ -296,7 +296,7 @@ func DurationMs(d time.Duration) float64 {
 	}
 	secs := int64(d) / 1e9
 	nanos := int64(d) % 1e9
-	return (float64(secs) + float64(nanos)/1e9) * 1000.0
+	return float64((float64(secs) + float64(nanos)/1e9) * 1000.0) // never fused into a caller's sum
 }
 
 // millisMs is ms(Duration::from_millis(v)) computed without overflowing a
@@ -304,7 +304,7 @@ func DurationMs(d time.Duration) float64 {
 func millisMs(v uint64) float64 {
 	secs := v / 1000
 	nanos := (v % 1000) * 1_000_000
-	return (float64(secs) + float64(nanos)/1e9) * 1000.0
+	return float64((float64(secs) + float64(nanos)/1e9) * 1000.0) // never fused into a caller's sum
 }
 
 // millisSecs is secs(Duration::from_millis(v)).
