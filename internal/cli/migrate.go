@@ -198,7 +198,7 @@ func runMigrate(_ context.Context, env *Env, opts *migrateOptions, args []string
 	for _, name := range files {
 		for _, fr := range migrateFile(env, opts, mo, name) {
 			switch fr.Status {
-			case string(migrate.StatusUnreadable):
+			case string(migrate.StatusUnreadable), string(migrate.StatusNotLBConfig):
 				unreadable = true
 				report.Failed = true
 			case string(migrate.StatusRefused), string(migrate.StatusInvalid), statusWriteFailed:
@@ -363,6 +363,8 @@ func printMigrateText(w io.Writer, st *ui.Styles, report *migrateReport) {
 			status = st.Error.Render("not migrated: the result would not pass validation") + st.Faint.Render(" (nothing written)")
 		case string(migrate.StatusUnreadable):
 			status = st.Error.Render("unreadable")
+		case string(migrate.StatusNotLBConfig):
+			status = st.Error.Render("not an lb-config") + st.Faint.Render(" (nothing written)")
 		case statusWriteFailed:
 			status = st.Error.Render("write failed") + st.Faint.Render(" (the original is unchanged)")
 		}

@@ -86,6 +86,11 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 		res.Errors = before.Errors()
 		return res, nil
 	}
+	if errs := topLevelErrors(before); len(errs) > 0 {
+		res.Status = StatusNotLBConfig
+		res.Errors = errs
+		return res, nil
+	}
 	p := plan(before, opts)
 	res.Changes, res.Notes, res.RequiresAffinityWaitStargate = p.changes, p.notes, p.writesWait
 	if len(res.Refusals()) > 0 {
@@ -876,4 +881,18 @@ func (p *planner) onlyNotes() {
 			p.note(SeverityInfo, "M1", prefix, fmt.Sprintf("model %q has no no-SLO pulsar-wait-and-widen entry: nothing to migrate", id), "")
 		}
 	}
+}
+
+// topLevelErrors returns the errors that make the input no lb-config at
+// all (V2: the top level is not an object or positional list, e.g. `42`,
+// `null`, `"string"`; V4: a top-level field given twice). "Nothing to
+// migrate" would let a CI gate pass such a file.
+func topLevelErrors(r *validate.Result) []validate.Diagnostic {
+	var out []validate.Diagnostic
+	for _, d := range r.Errors() {
+		if d.Code == validate.CodeTopLevelType || d.Code == validate.CodeDuplicateTopLevel {
+			out = append(out, d)
+		}
+	}
+	return out
 }

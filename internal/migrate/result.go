@@ -27,6 +27,12 @@ const (
 	// StatusUnreadable: the input is not a JSON or YAML document lcctl can
 	// decode; Errors lists why.
 	StatusUnreadable Status = "unreadable"
+	// StatusNotLBConfig: the input decodes, but its top level is not an
+	// lb-config object: a number, null, a string, a list of the wrong
+	// shape (V2), or an object with a duplicate top-level field (V4), which
+	// Stargate's serde decoding rejects before it looks at any entry;
+	// Errors lists why. lcctl validate reports the same errors.
+	StatusNotLBConfig Status = "not_lb_config"
 )
 
 // Severity of a Note.
