@@ -5,8 +5,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lcctl/lcctl/internal/live/livetest"
 )
@@ -130,5 +132,46 @@ func TestSnapshotExitCodes(t *testing.T) {
 	code, _, errOut = runCLI(t, "", "snapshot", "--model", "company/model", "--pylon", "cluster-a="+e.URL)
 	if code != 2 || !strings.Contains(errOut, "not Prometheus text") {
 		t.Errorf("html: exit %d, %q", code, errOut)
+	}
+}
+
+// TestSnapshotPrometheusAt is the second acceptance line: the same
+// through a real Prometheus with --cluster-label, now and with --at
+// before the values changed; explain accepts both outputs.
+func TestSnapshotPrometheusAt(t *testing.T) {
+	va := pylonValues(10000, 2, 4000)
+	a := livetest.Start(t, va)
+	b := livetest.Start(t, pylonValues(10000, 0, 0))
+	c := livetest.Start(t, pylonValues(5000, 9, 30000))
+	lbl := func(cl string) map[string]string { return map[string]string{"kube_cluster": cl} }
+	prom := livetest.StartPrometheus(t, []livetest.Job{{Name: "pylon", Targets: []livetest.Target{
+		{Addr: a.Addr, Labels: lbl("cluster-a")}, {Addr: b.Addr, Labels: lbl("cluster-b")}, {Addr: c.Addr, Labels: lbl("cluster-c")}}}})
+	prom.WaitFor(t, `count(pylon_model_queue_size)`, func(r []livetest.QueryResult) bool { return len(r) == 1 && r[0].Value == 3 })
+	before := time.Now()
+	time.Sleep(10 * time.Millisecond)
+	va.QueueSize, va.QueuedInputTokens = 50, 99000
+	a.Set(va)
+	prom.WaitFor(t, `pylon_model_queue_size{kube_cluster="cluster-a"}`, func(r []livetest.QueryResult) bool { return len(r) == 1 && r[0].Value == 50 })
+	ov := writeFile(t, "overlay.yaml", testOverlay)
+	base := []string{"snapshot", "--model", "company/model", "--prometheus", prom.URL, "--cluster-label", "kube_cluster", "--selector", `job="pylon"`, "--overlay", ov}
+	for _, tc := range []struct {
+		at     []string
+		queued string
+	}{
+		{nil, "queued_input_size: 99000 # metric from pylon_model_queued_input_tokens"},
+		{[]string{"--at", before.UTC().Format(time.RFC3339Nano)}, "queued_input_size: 4000 # metric from pylon_model_queued_input_tokens"},
+		{[]string{"--at", strconv.FormatFloat(float64(before.UnixNano())/1e9, 'f', 3, 64)}, "queued_input_size: 4000 #"},
+	} {
+		code, out, errOut := runCLI(t, "", append(base, tc.at...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.at, code, errOut)
+		}
+		if !strings.Contains(out, tc.queued) || !strings.Contains(out, "# source: prometheus "+prom.URL) {
+			t.Errorf("%v: lacks %q:\n%s", tc.at, tc.queued, out)
+		}
+		snap := writeFile(t, "snap.yaml", out)
+		if code, _, errOut := runCLI(t, "", "explain", "--snapshot", snap, "--model", "company/model", "--input-tokens", "2000"); code != 0 {
+			t.Fatalf("explain --snapshot: exit %d: %s", code, errOut)
+		}
 	}
 }
