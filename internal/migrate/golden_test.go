@@ -13,7 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
-var update = flag.Bool("update", false, "rewrite the expected sections of testdata/golden/*.txtar")
+var update = flag.Bool("update", false, "rewrite the expected sections of testdata/golden/*.txtar and the generated field lists of docs/migrate.md")
 
 // TestGolden runs every testdata/golden/*.txtar: the archive comment holds
 // the flags, "in.EXT" the input, "out.EXT" the expected file (absent when

@@ -21,25 +21,42 @@ const pwaw = "pulsar-wait-and-widen"
 var recoverPanics = true
 
 // droppedForPulsar are the fields a pulsar-wait-and-widen entry may hold
-// that pulsar rejects (lb-config.md M6, matrix §6.7): they are removed, and
-// listed, when an entry switches to pulsar.
-var droppedForPulsar = []string{
-	"comparator", "n", "max_queued", "max_queue_time_floor_ms", "max_queue_time_ceil_ms",
-	"ttft_bucket_size_ms", "next_bucket_unlock_factor", "ignore_queue_time",
-	"ignore_input_processing_time", "cache_affinity_virtual_nodes",
-	"cache_affinity_backend_selection_count", "cache_affinity_input_tokens_scale",
-	"cache_affinity_wait_ms", "band_widen_interval_ms", "fallback_max_queued",
-	"last_cluster_affinity",
-}
+// that pulsar rejects (lb-config.md M6, matrix §6.7, from the lb field
+// registry): they are removed, and listed, when an entry switches to
+// pulsar.
+var droppedForPulsar = registryFields(func(f *lb.Field) bool {
+	return f.Parsed.Has(lb.PulsarWaitAndWiden) && !f.Parsed.Has(lb.Pulsar)
+})
 
 // copiedToHeaderEntry are the fields M8 copies from a switched entry into
 // the bounded pulsar-wait-and-widen entry it adds, so that requests that
 // still ask for pulsar-wait-and-widen rank the same clusters and pass the
-// same admission checks.
-var copiedToHeaderEntry = []string{
-	"seed", "rendezvous_weight", "consider_kv_free_tokens",
-	"require_cache_affinity_key", "require_input_tokens", "max_input_work_seconds",
+// same admission checks: every field both algorithms parse except the
+// request_algorithms map.
+var copiedToHeaderEntry = registryFields(func(f *lb.Field) bool {
+	return f.Parsed.Has(lb.PulsarWaitAndWiden) && f.Parsed.Has(lb.Pulsar) && f.Type != lb.TypeMap
+})
+
+func registryFields(keep func(*lb.Field) bool) []string {
+	var out []string
+	for _, f := range lb.Fields() {
+		if keep(f) {
+			out = append(out, f.Name)
+		}
+	}
+	return out
 }
+
+// The fields migrate adds, reads or moves, named by the lb field registry:
+// the bounds M5 adds, the session flag M6 warns about, and the
+// request_algorithms map (of an entry and, the same serde type, of the top
+// level) M8 adds header entries to.
+var (
+	maxQueuedKey = lb.FieldMaxQueued.Name
+	waitKey      = lb.FieldCacheAffinityWaitMs.Name
+	lcaKey       = lb.FieldLastClusterAffinity.Name
+	raKey        = lb.FieldRequestAlgorithms.Name
+)
 
 // Texts shared by changes and notes.
 const (
@@ -406,10 +423,10 @@ func (p *planner) pathSafe(e *validate.Entry) bool {
 			return dup("the top-level key `default` is repeated")
 		}
 	case validate.RoleRequestAlgorithm:
-		if countKey(root, "request_algorithms") > 1 {
+		if countKey(root, raKey) > 1 {
 			return dup("the top-level key `request_algorithms` is repeated")
 		}
-		ra := firstMember(root, "request_algorithms")
+		ra := firstMember(root, raKey)
 		if countAlg(ra, e.KeyAlgorithm) > 1 {
 			return dup(fmt.Sprintf("another key of the top-level request_algorithms also names %s", e.KeyAlgorithm))
 		}
@@ -425,10 +442,10 @@ func (p *planner) pathSafe(e *validate.Entry) bool {
 		chain = append(chain, models)
 		if e.Role == validate.RoleModelRequestAlgorithm {
 			parent := e.Parent.Value
-			if countKey(parent, "request_algorithms") > 1 {
+			if countKey(parent, raKey) > 1 {
 				return dup(fmt.Sprintf("the key `request_algorithms` is repeated in models[%q]", e.Model))
 			}
-			ra := parent.Get("request_algorithms")
+			ra := parent.Get(raKey)
 			if countAlg(ra, e.KeyAlgorithm) > 1 {
 				return dup(fmt.Sprintf("another key of models[%q].request_algorithms also names %s", e.Model, e.KeyAlgorithm))
 			}
@@ -550,13 +567,13 @@ func (p *planner) bound(e *validate.Entry) {
 	before := n.jsonText()
 	var added []Field
 	if e.StringForm {
-		n.become(obj("algorithm", str(e.Value.Text), "max_queued", num(p.opts.MaxQueued), "cache_affinity_wait_ms", num(p.opts.AffinityWaitMs)))
-		added = []Field{{"max_queued", n.get("max_queued").jsonText()}, {"cache_affinity_wait_ms", n.get("cache_affinity_wait_ms").jsonText()}}
+		n.become(obj("algorithm", str(e.Value.Text), maxQueuedKey, num(p.opts.MaxQueued), waitKey, num(p.opts.AffinityWaitMs)))
+		added = []Field{{maxQueuedKey, n.get(maxQueuedKey).jsonText()}, {waitKey, n.get(waitKey).jsonText()}}
 	} else {
 		for _, f := range []struct {
 			name string
 			val  uint64
-		}{{"max_queued", p.opts.MaxQueued}, {"cache_affinity_wait_ms", p.opts.AffinityWaitMs}} {
+		}{{maxQueuedKey, p.opts.MaxQueued}, {waitKey, p.opts.AffinityWaitMs}} {
 			if n.present(f.name) {
 				continue
 			}
@@ -567,7 +584,7 @@ func (p *planner) bound(e *validate.Entry) {
 		}
 	}
 	reason := boundedReason
-	if slices.ContainsFunc(added, func(f Field) bool { return f.Name == "cache_affinity_wait_ms" }) {
+	if slices.ContainsFunc(added, func(f Field) bool { return f.Name == waitKey }) {
 		p.writesWait = true
 	}
 	p.changes = append(p.changes, Change{Path: e.Path, Rule: "M5", Action: "bound",
@@ -588,12 +605,12 @@ func (p *planner) toPulsar(e *validate.Entry) {
 	lcaOn := false
 	if e.StringForm {
 		if header != nil {
-			n.become(obj("algorithm", str("pulsar"), "request_algorithms", obj(pwaw, header)))
+			n.become(obj("algorithm", str("pulsar"), raKey, obj(pwaw, header)))
 		} else {
 			n.setScalar(validate.KindString, "pulsar")
 		}
 	} else {
-		if v := n.get("last_cluster_affinity"); v != nil && v.kind == validate.KindBool && v.text == "true" {
+		if v := n.get(lcaKey); v != nil && v.kind == validate.KindBool && v.text == "true" {
 			lcaOn = true
 		}
 		for _, m := range n.members {
@@ -606,11 +623,11 @@ func (p *planner) toPulsar(e *validate.Entry) {
 		}
 		n.get("algorithm").setScalar(validate.KindString, "pulsar")
 		if header != nil {
-			if ra := n.get("request_algorithms"); ra != nil && ra.kind == validate.KindObject {
+			if ra := n.get(raKey); ra != nil && ra.kind == validate.KindObject {
 				ra.appendMember(pwaw, header)
 			} else {
-				n.remove("request_algorithms")
-				n.appendMember("request_algorithms", obj(pwaw, header))
+				n.remove(raKey)
+				n.appendMember(raKey, obj(pwaw, header))
 			}
 		}
 	}
@@ -679,15 +696,15 @@ func (p *planner) headerEntry(n *node) *node {
 	}
 	mq, wait := num(p.opts.MaxQueued), num(p.opts.AffinityWaitMs)
 	if n.kind == validate.KindObject {
-		if v := n.get("max_queued"); v != nil && v.kind != validate.KindNull {
+		if v := n.get(maxQueuedKey); v != nil && v.kind != validate.KindNull {
 			mq = v.clone()
 		}
-		if v := n.get("cache_affinity_wait_ms"); v != nil && v.kind != validate.KindNull {
+		if v := n.get(waitKey); v != nil && v.kind != validate.KindNull {
 			wait = v.clone()
 		}
 	}
-	h.appendMember("max_queued", mq)
-	h.appendMember("cache_affinity_wait_ms", wait)
+	h.appendMember(maxQueuedKey, mq)
+	h.appendMember(waitKey, wait)
 	return h
 }
 
@@ -724,7 +741,7 @@ func (p *planner) defaultEntry(e *validate.Entry) {
 			"list every model routed by default, or use --strategy pulsar for default")
 		return
 	}
-	if countKey(p.res.Doc.Root, "request_algorithms") > 1 {
+	if countKey(p.res.Doc.Root, raKey) > 1 {
 		p.refuse("M14", "default", "the top-level key `request_algorithms` is repeated, and M8 would add an entry to it", "remove the duplicate, then migrate again")
 		return
 	}
@@ -751,20 +768,20 @@ func (p *planner) defaultEntry(e *validate.Entry) {
 	if !preserve {
 		return
 	}
-	if v := firstMember(p.res.Doc.Root, "request_algorithms"); v != nil && v.Node != nil && (v.Node.Anchor != "" || v.Node.Kind == yaml.AliasNode) {
-		p.refuse("M8", "request_algorithms", "the top-level request_algorithms mapping is shared through a YAML anchor; lcctl does not add entries to shared YAML nodes, since every alias would get them too",
+	if v := firstMember(p.res.Doc.Root, raKey); v != nil && v.Node != nil && (v.Node.Anchor != "" || v.Node.Kind == yaml.AliasNode) {
+		p.refuse("M8", raKey, "the top-level request_algorithms mapping is shared through a YAML anchor; lcctl does not add entries to shared YAML nodes, since every alias would get them too",
 			"expand the alias by hand, or use --no-preserve-header-method, then migrate again")
 		return
 	}
-	h := obj("algorithm", str(pwaw), "max_queued", num(p.opts.MaxQueued), "cache_affinity_wait_ms", num(p.opts.AffinityWaitMs))
-	ra := p.root.get("request_algorithms")
+	h := obj("algorithm", str(pwaw), maxQueuedKey, num(p.opts.MaxQueued), waitKey, num(p.opts.AffinityWaitMs))
+	ra := p.root.get(raKey)
 	switch {
 	case ra == nil:
-		p.root.appendMember("request_algorithms", obj(pwaw, h))
+		p.root.appendMember(raKey, obj(pwaw, h))
 	case ra.kind == validate.KindObject:
 		ra.appendMember(pwaw, h)
 	default:
-		p.refuse("M8", "request_algorithms", "the top-level request_algorithms is not an object, so M8 cannot add its entry", "fix request_algorithms first (lcctl validate)")
+		p.refuse("M8", raKey, "the top-level request_algorithms is not an object, so M8 cannot add its entry", "fix request_algorithms first (lcctl validate)")
 		return
 	}
 	p.headerChange("request_algorithms["+strconv.Quote(pwaw)+"]", h,
@@ -825,7 +842,7 @@ func (p *planner) pin(ids []string) {
 		if !p.pinSafe(path) {
 			continue
 		}
-		h := obj("algorithm", str(pwaw), "max_queued", num(p.opts.MaxQueued), "cache_affinity_wait_ms", num(p.opts.AffinityWaitMs))
+		h := obj("algorithm", str(pwaw), maxQueuedKey, num(p.opts.MaxQueued), waitKey, num(p.opts.AffinityWaitMs))
 		models := p.root.get("models")
 		if models == nil {
 			models = obj()
@@ -835,7 +852,7 @@ func (p *planner) pin(ids []string) {
 		p.writesWait = true
 		p.changes = append(p.changes, Change{Path: path, Rule: "M9", Action: "pin_default_model",
 			AlgorithmBefore: "", AlgorithmAfter: pwaw, Before: json.RawMessage("null"), After: h.jsonText(),
-			AddedFields:   []Field{{"max_queued", num(p.opts.MaxQueued).jsonText()}, {"cache_affinity_wait_ms", num(p.opts.AffinityWaitMs).jsonText()}},
+			AddedFields:   []Field{{maxQueuedKey, num(p.opts.MaxQueued).jsonText()}, {waitKey, num(p.opts.AffinityWaitMs).jsonText()}},
 			RemovedFields: []Field{},
 			Reason:        fmt.Sprintf("M9: model %q is routed by `default` (a name only, which cannot hold bounds); it gets its own bounded pulsar-wait-and-widen entry (M5) with default settings otherwise, exactly what `default` gave it, and x-routing-method availability stays the same", id),
 			Lost:          []string{}})

@@ -3,8 +3,6 @@ package validate_test
 import (
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,7 +11,7 @@ import (
 	"github.com/lcctl/lcctl/internal/validate"
 )
 
-var update = flag.Bool("update", false, "rewrite docs/diagnostics.md from validate.Registry")
+var update = flag.Bool("update", false, "rewrite the generated docs: docs/diagnostics.md from validate.Registry, the field matrix of docs/validate.md from lb.Fields")
 
 // TestRegistry checks the code registry: unique codes in order, ranges
 // matching severities, rule numbers matching codes, and every example
@@ -72,20 +70,8 @@ func atoi(s string) int {
 // TestDiagnosticsDoc keeps docs/diagnostics.md equal to the rendering of
 // validate.Registry (run with -update to rewrite it).
 func TestDiagnosticsDoc(t *testing.T) {
-	path := filepath.Join(testutil.RepoRoot(t), "docs", "diagnostics.md")
-	want := renderDiagnosticsDoc()
-	if *update {
-		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != want {
-		t.Errorf("docs/diagnostics.md is out of date: run go test ./internal/validate -run TestDiagnosticsDoc -update")
-	}
+	testutil.CheckGeneratedDoc(t, "docs/diagnostics.md", "", renderDiagnosticsDoc(),
+		"go test ./internal/validate -run TestDiagnosticsDoc -update", *update)
 }
 
 func renderDiagnosticsDoc() string {
