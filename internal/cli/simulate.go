@@ -248,7 +248,7 @@ func countTrace(sc *sim.Scenario) (int64, error) {
 	}
 	defer f.Close()
 	var n int64
-	err = sim.ReadTrace(sc.Workload.Trace, f, func(sim.TraceRecord) error { n++; return nil })
+	_, err = sim.ReadTrace(sc.Workload.Trace, f, sc.Workload.TraceFormat, sc.Workload.BlockTokens, func(sim.TraceRecord) error { n++; return nil })
 	if err == nil && n == 0 {
 		err = fmt.Errorf("%s: the trace has no requests (only blank lines, comments or a header)", sc.Workload.Trace)
 	}

@@ -55,9 +55,6 @@ func (r *runner) refusedBack(qi int32) {
 	r.route(qi)
 }
 
-// hotKey is the KV identity of a hot set's shared prefix.
-func hotKey(i int32) uint64 { return 1<<63 | uint64(i) }
-
 func (r *runner) admit(qi int32) {
 	q := &r.reqs[qi]
 	c := &r.clusters[q.cluster]
@@ -70,14 +67,9 @@ func (r *runner) admit(qi int32) {
 		c.waitSum += float64(wait)
 		c.waitN++
 	}
-	cached := min(c.kv.take(q.sessID), q.input)
-	if q.hot >= 0 {
-		h := min(c.kv.peek(hotKey(q.hot)), r.wl.HotSet.PrefixTokens, q.input)
-		cached = max(cached, h)
-	}
+	cached := r.matchPrefix(q, c)
 	q.cached = cached
 	c.kvInUse += q.input + q.output
-	c.kv.shrink(c.spec.KVCacheTokens - c.kvInUse)
 	if q.measured {
 		r.m.inTok += q.input
 		r.m.cachedTok += cached
@@ -151,6 +143,8 @@ func (r *runner) firstToken(qi int32) {
 	if q.storeKey != 0 {
 		r.stores[q.replica].set(q.storeKey, q.cluster, at)
 	}
+	// The prompt's blocks are computed: later requests can reuse them.
+	r.writeBlocks(q, c, q.inBlocks)
 	q.state = stDecode
 	dur := satNs(math.Ceil(float64(q.output) * c.nsPerOut))
 	r.q.push(r.now+dur, evDecodeDone, qi, q.epoch)
@@ -163,11 +157,8 @@ func (r *runner) decodeDone(qi int32) {
 	c.touch(r.now)
 	c.busy--
 	c.kvInUse -= q.input + q.output
-	budget := c.spec.KVCacheTokens - c.kvInUse
-	if q.hot >= 0 {
-		c.kv.insert(hotKey(q.hot), min(r.wl.HotSet.PrefixTokens, q.input), budget)
-	}
-	c.kv.insert(q.sessID, q.input+q.output, budget)
+	r.writeBlocks(q, c, r.totalBlocks(q))
+	r.releaseBlocks(q, c)
 	if q.measured {
 		c.served++
 		c.sojourn += float64(r.now - q.clusterArrival)
@@ -230,6 +221,7 @@ func (r *runner) clusterEvent(i int) {
 			if q.cluster != ci {
 				continue
 			}
+			q.held, q.noRoom = 0, false // the cache is cleared below
 			switch q.state {
 			case stQueued, stPrefill:
 				r.refuse(int32(qi))
@@ -243,5 +235,157 @@ func (r *runner) clusterEvent(i int) {
 		c.prefillOn = false
 		c.queuedIn, c.pendingIn, c.kvInUse = 0, 0, 0
 		c.kv.clear()
+		c.cc.clear()
+		c.kvInUse = 0
 	}
+}
+
+// ---- block cache ----
+
+// Blocks of synthetic and CSV-trace requests form chains: a session's
+// prompt is the model's system prompt blocks, then (hot set sessions) the
+// hot key's prefix blocks, then the session's own blocks. Only blocks
+// wholly inside the system prompt are the model's, wholly inside the
+// system prompt plus the hot prefix the hot key's; a block straddling a
+// boundary is the next chain's. These requests use the cluster's
+// chainCache; trace requests with hash ids use its blockCache with the
+// ids themselves. Both hold the same state (chaincache.go).
+const (
+	saltSystem  = 0x73797374656d0001
+	saltHot     = 0x686f747365740002
+	saltSession = 0x73657373696f0003
+)
+
+// segment is a request's use of one chain: blocks [lo, hi) of the
+// request are the chain's blocks [0, hi−lo).
+type segment struct {
+	key    uint64
+	lo, hi int64
+}
+
+// segments lists the request's chains in prompt order.
+func (r *runner) segments(q *request, out *[3]segment) []segment {
+	segs := out[:0]
+	sysB, hotB := int64(0), int64(0)
+	if q.sess >= 0 {
+		sysB = r.sysTokens / r.blockTokens
+		hotB = sysB
+		if q.hot >= 0 {
+			hotB = (r.sysTokens + r.wl.HotSet.PrefixTokens) / r.blockTokens
+		}
+	}
+	if sysB > 0 {
+		segs = append(segs, segment{key: mix64(saltSystem ^ uint64(q.model)*0x9e3779b97f4a7c15), lo: 0, hi: sysB})
+	}
+	if hotB > sysB {
+		segs = append(segs, segment{key: mix64(saltHot ^ uint64(q.hot)<<24 ^ uint64(q.model)*0x9e3779b97f4a7c15), lo: sysB, hi: hotB})
+	}
+	return append(segs, segment{key: mix64(saltSession ^ q.sessID*0x9e3779b97f4a7c15), lo: hotB, hi: math.MaxInt64})
+}
+
+// inputBlocks is the number of blocks of a request's prompt: its hash
+// ids, else its full blocks (a partial last block is never shared, as in
+// vLLM, which caches full blocks only).
+func (r *runner) inputBlocks(q *request) int64 {
+	if q.blocks != nil {
+		return int64(len(q.blocks))
+	}
+	return q.input / r.blockTokens
+}
+
+// totalBlocks is the number of blocks a request has written when it
+// finishes: its prompt's and its output's full blocks (traces with hash
+// ids describe prompts only: their outputs get no ids).
+func (r *runner) totalBlocks(q *request) int64 {
+	if q.blocks != nil {
+		return int64(len(q.blocks))
+	}
+	return (q.input + q.output) / r.blockTokens
+}
+
+// matchPrefix references the longest leading run of the request's blocks
+// cached on c and returns the cached tokens (at most the input).
+func (r *runner) matchPrefix(q *request, c *clusterState) int64 {
+	q.held = 0
+	if q.blocks != nil {
+		for i := int64(0); i < q.inBlocks; i++ {
+			if !c.kv.hit(q.blocks[i]) {
+				break
+			}
+			q.held = i + 1
+		}
+	} else {
+		var buf [3]segment
+		for _, s := range r.segments(q, &buf) {
+			want := min(s.hi, q.inBlocks) - s.lo
+			if want <= 0 {
+				break
+			}
+			m := c.cc.match(s.key, want)
+			q.held += m
+			if m < want {
+				break
+			}
+		}
+	}
+	return min(q.held*r.blockTokens, q.input)
+}
+
+// writeBlocks writes the request's blocks from the ones it holds up to
+// upto into c's cache. Writing stops at the first block without room
+// (every cached block referenced): the blocks after it could never be
+// matched without it.
+func (r *runner) writeBlocks(q *request, c *clusterState, upto int64) {
+	if q.noRoom {
+		return
+	}
+	if q.blocks != nil {
+		for q.held < upto {
+			if !c.kv.acquire(q.blocks[q.held]) {
+				q.noRoom = true
+				return
+			}
+			q.held++
+		}
+		return
+	}
+	var buf [3]segment
+	for _, s := range r.segments(q, &buf) {
+		if q.held >= s.hi {
+			continue
+		}
+		if upto <= s.lo || q.held < s.lo {
+			return
+		}
+		to := min(upto, s.hi) - s.lo
+		got := c.cc.extend(s.key, q.held-s.lo, to)
+		q.held = s.lo + got
+		if got < to {
+			q.noRoom = true
+			return
+		}
+	}
+}
+
+// releaseBlocks drops the request's references, last block first, so
+// that a prefix's first blocks are the most recently freed and its tail
+// is evicted before them (vLLM frees a request's blocks in reverse
+// order for the same reason).
+func (r *runner) releaseBlocks(q *request, c *clusterState) {
+	if q.blocks != nil {
+		for i := q.held - 1; i >= 0; i-- {
+			c.kv.release(q.blocks[i])
+		}
+		q.held = 0
+		return
+	}
+	var buf [3]segment
+	segs := r.segments(q, &buf)
+	for i := len(segs) - 1; i >= 0; i-- {
+		s := segs[i]
+		if h := min(q.held, s.hi) - s.lo; h > 0 {
+			c.cc.release(s.key, h)
+		}
+	}
+	q.held = 0
 }

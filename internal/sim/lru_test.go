@@ -10,32 +10,40 @@ import (
 	"github.com/lcctl/lcctl/internal/lb"
 )
 
-func TestKVCacheLRU(t *testing.T) {
-	c := newKVCache()
-	c.insert(1, 100, 300)
-	c.insert(2, 100, 300)
-	c.insert(3, 100, 300)
-	if c.peek(1) != 100 { // 1 becomes most recent
-		t.Fatal("peek")
+// TestBlockCache: referenced blocks are never evicted; unreferenced ones
+// go least recently freed first; a full cache of referenced blocks has
+// no room; capacity 0 caches nothing.
+func TestBlockCache(t *testing.T) {
+	c := newBlockCache(3)
+	for id := uint64(0); id < 3; id++ { // id 0 is a valid block id
+		if !c.acquire(id) {
+			t.Fatalf("no room for block %d", id)
+		}
 	}
-	c.insert(4, 100, 300) // evicts 2, the least recently used
-	if c.take(2) != 0 || c.total != 300 {
-		t.Fatalf("2 not evicted, total %d", c.total)
+	if c.acquire(9) {
+		t.Fatal("a fourth block fitted in a cache of 3 referenced blocks")
 	}
-	if c.take(3) != 100 || c.total != 200 {
-		t.Fatal("take")
+	c.release(2)
+	c.release(1)
+	c.release(0) // freed last: most recent
+	if !c.hit(1) || c.hit(7) {
+		t.Fatal("hit")
 	}
-	c.insert(5, 400, 300) // larger than the budget: not cached
-	if c.take(5) != 0 {
-		t.Fatal("oversized prefix cached")
+	c.release(1) // now 1 is the most recently freed, 2 the least
+	if !c.acquire(9) || c.hit(2) {
+		t.Fatal("block 2, the least recently freed, was not the one evicted")
 	}
-	c.shrink(50)
-	if c.total != 0 {
-		t.Fatalf("shrink left %d", c.total)
+	if !c.hit(0) || !c.hit(1) || c.blocks() != 3 || c.evictions != 1 {
+		t.Fatalf("blocks %d, evictions %d", c.blocks(), c.evictions)
 	}
-	c.insert(6, 10, 0)
-	if c.total != 0 {
-		t.Fatal("budget 0 cached something")
+	c.release(42) // not held: no-op
+	c.clear()
+	if c.blocks() != 0 || c.hit(0) {
+		t.Fatal("clear")
+	}
+	z := newBlockCache(0)
+	if z.acquire(1) || z.hit(1) {
+		t.Fatal("capacity 0 cached a block")
 	}
 }
 

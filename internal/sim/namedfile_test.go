@@ -56,12 +56,12 @@ func TestNamedFileNotAnLBConfigIsNotQuoted(t *testing.T) {
 // file: its fields are not quoted. After a good record they are.
 func TestTraceFirstLineNotQuoted(t *testing.T) {
 	for _, in := range []string{"SECRET,a,1,1\n", "0,a,SECRET,1\n", "0,a,1,SECRET\n"} {
-		err := ReadTrace("t.csv", strings.NewReader(in), nil)
+		_, err := ReadTrace("t.csv", strings.NewReader(in), "", 0, nil)
 		if err == nil || strings.Contains(err.Error(), "SECRET") || !strings.Contains(err.Error(), "is the file a trace?") {
 			t.Errorf("%q: %v; want no content and the question", in, err)
 		}
 	}
-	err := ReadTrace("t.csv", strings.NewReader("0,a,1,1\n1,a,SECRET,1\n"), nil)
+	_, err := ReadTrace("t.csv", strings.NewReader("0,a,1,1\n1,a,SECRET,1\n"), "", 0, nil)
 	if err == nil || !strings.Contains(err.Error(), `got "SECRET"`) || strings.Contains(err.Error(), "is the file a trace?") {
 		t.Errorf("second line: %v; want the value quoted", err)
 	}

@@ -73,6 +73,11 @@ type Result struct {
 	// TTFT is the TTFT histogram and Series the time series (for plots).
 	TTFT   *Histogram `json:"-"`
 	Series *Series    `json:"-"`
+	// Trace describes the trace read (nil for a synthetic workload) and
+	// BlockTokens the KV block size used (tokens); the report shows them
+	// once per document.
+	Trace       *TraceStats `json:"-"`
+	BlockTokens int64       `json:"-"`
 }
 
 // FailureCounts splits failed requests by cause.

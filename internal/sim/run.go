@@ -54,9 +54,13 @@ type request struct {
 	arrival        int64  // ns, at the gateway/router
 	clusterArrival int64
 	dispatchAt     int64
-	input, output  int64 // tokens
-	cached         int64 // tokens served from the KV cache
-	ttft           int64 // ns
+	input, output  int64    // tokens
+	cached         int64    // tokens served from the KV cache
+	inBlocks       int64    // blocks of the prompt
+	held           int64    // blocks [0, held) referenced in the cluster's cache
+	blocks         []uint64 // the prompt's block ids from the trace; nil = derived
+	blockBuf       []uint64 // blocks' storage, kept when the request is reused
+	ttft           int64    // ns
 	excluded       []string
 	key            string // the session's cache affinity key
 	sess           int32  // session index, -1 for trace requests
@@ -72,6 +76,7 @@ type request struct {
 	pinned         lb.SessionState
 	payload        bool
 	measured       bool
+	noRoom         bool // a block found no room: write no more
 }
 
 // session is one conversation of the synthetic workload.
@@ -99,11 +104,12 @@ type clusterState struct {
 	queue     fifo[int32]
 	prefill   fifo[int32]
 	prefillOn bool
-	prefillAt int64 // start of the current prefill
-	queuedIn  int64 // input tokens waiting for a slot
-	pendingIn int64 // uncached tokens admitted but not prefilled
-	kv        kvCache
-	kvInUse   int64 // tokens held by running requests
+	prefillAt int64      // start of the current prefill
+	queuedIn  int64      // input tokens waiting for a slot
+	pendingIn int64      // uncached tokens admitted but not prefilled
+	kv        blockCache // hash-id traces
+	cc        chainCache // synthetic workloads and CSV traces
+	kvInUse   int64      // tokens held by running requests
 	nsPerIn   float64
 	nsPerOut  float64
 
@@ -196,6 +202,8 @@ type runner struct {
 	trace                              *traceReader
 	traceClose                         io.Closer
 	traceRec                           TraceRecord
+	blockTokens                        int64 // KV block size (tokens)
+	sysTokens                          int64 // shared system prompt (tokens)
 	liveReqs                           int
 	published                          int64 // scheduled snapshot publications so far
 	liveSess                           int
@@ -310,7 +318,6 @@ func (r *runner) init() error {
 		c := &r.clusters[i]
 		c.spec, c.id, c.up = s, s.ID, true
 		c.halfRTT = msToNs(s.RTTMs) / 2
-		c.kv = newKVCache()
 		c.nsPerIn = 1e9 / s.PrefillTPS
 		c.nsPerOut = 1e9 / s.DecodeTPS
 	}
@@ -410,10 +417,25 @@ func (r *runner) init() error {
 			return err
 		}
 		r.traceClose = f
-		r.trace = newTraceReader(w.Trace, f)
-		r.nextTrace()
+		r.trace = newTraceReader(w.Trace, f, w.TraceFormat, w.BlockTokens)
+		if err := r.nextTrace(); err != nil {
+			return err
+		}
+		r.blockTokens = r.trace.blockTokens
 	} else {
+		r.sysTokens = w.SystemPromptTokens
 		r.scheduleSession(0)
+	}
+	if r.blockTokens == 0 {
+		r.blockTokens = w.BlockTokens
+	}
+	if r.blockTokens == 0 {
+		r.blockTokens = 16
+	}
+	for i := range r.clusters {
+		c := &r.clusters[i]
+		c.kv = newBlockCache(c.spec.KVCacheTokens / r.blockTokens)
+		c.cc = newChainCache(c.spec.KVCacheTokens / r.blockTokens)
 	}
 	return nil
 }

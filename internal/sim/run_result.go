@@ -34,6 +34,11 @@ func (r *runner) result() *Result {
 		LeftLastCluster:   m.left,
 		TTFT:              m.ttft,
 		Series:            m.series,
+		BlockTokens:       r.blockTokens,
+	}
+	if r.trace != nil {
+		st := r.trace.stats
+		res.Trace = &st
 	}
 	res.Failed = m.failRejected + m.failBad + m.failRefused + m.failStream
 	span := float64(end-r.warmup) / 1e9

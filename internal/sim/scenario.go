@@ -124,9 +124,10 @@ type ClusterSpec struct {
 	// RTTMs is the router↔cluster round trip (ms; default 5): half on the
 	// way in, half on the way back.
 	RTTMs float64 `yaml:"rtt_ms"`
-	// KVCacheTokens is the KV cache capacity (tokens; default 2,000,000):
-	// running requests hold their context, the rest keeps session prefixes
-	// with LRU eviction.
+	// KVCacheTokens is the KV cache capacity (tokens; default 2,000,000),
+	// in blocks of workload.block_tokens: running requests reference
+	// their blocks, unreferenced blocks stay cached and are evicted least
+	// recently freed first (blockCache).
 	KVCacheTokens int64 `yaml:"kv_cache_tokens"`
 	// MaxInputTPS is the published max_input_tps (tokens/s; the Pulsar
 	// weight; default = PrefillTPS).
@@ -152,6 +153,16 @@ type WorkloadSpec struct {
 	// file. When set, the session fields below are ignored except
 	// payload_share, headers and the request limits.
 	Trace string `yaml:"trace"`
+	// TraceFormat is csv, mooncake or bailian (docs/simulate.md "Trace
+	// formats"; default: detected from the first data line).
+	TraceFormat string `yaml:"trace_format"`
+	// BlockTokens is the KV cache block size (tokens; default 16, and 512
+	// for Mooncake traces, whose hash ids stand for 512-token blocks).
+	BlockTokens int64 `yaml:"block_tokens"`
+	// SystemPromptTokens is a system prompt shared by every session of a
+	// model, put before the first turn's input (and before the hot set
+	// prefix; tokens; default 0; synthetic workloads only).
+	SystemPromptTokens int64 `yaml:"system_prompt_tokens"`
 	// SessionRate is the mean session arrival rate (sessions/s; default 1).
 	SessionRate float64 `yaml:"session_rate"`
 	// DurationS is how long new sessions arrive (s; default 300).
@@ -697,6 +708,14 @@ func (w *WorkloadSpec) check(d *decoder) error {
 		return d.errPath("workload.max_context_tokens", "must be 1–%d", int64(MaxTokens))
 	case w.PayloadShare < 0 || w.PayloadShare > 1:
 		return d.errPath("workload.payload_share", "must be 0–1")
+	case w.TraceFormat != "" && w.TraceFormat != TraceCSV && w.TraceFormat != TraceMooncake && w.TraceFormat != TraceBailian:
+		return d.errPath("workload.trace_format", "want csv, mooncake or bailian, got %q", w.TraceFormat)
+	case w.TraceFormat != "" && w.Trace == "":
+		return d.errPath("workload.trace_format", "needs workload.trace")
+	case w.BlockTokens < 0 || w.BlockTokens > 1<<20:
+		return d.errPath("workload.block_tokens", "must be 1–1048576 (0 = the default)")
+	case w.SystemPromptTokens < 0 || w.SystemPromptTokens > MaxTokens:
+		return d.errPath("workload.system_prompt_tokens", "must be 0–%d", int64(MaxTokens))
 	}
 	if w.Trace == "" && w.DurationS == 0 && w.Sessions == 0 && w.MaxRequests == 0 {
 		return d.errPath("workload", "unbounded workload: set duration_s, sessions or max_requests")

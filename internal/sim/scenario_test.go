@@ -297,13 +297,13 @@ func TestTraceErrors(t *testing.T) {
 		{strings.Repeat("x", maxTraceLine+10), "line longer than"},
 	}
 	for _, c := range cases {
-		err := ReadTrace("t.csv", strings.NewReader(c.in), nil)
+		_, err := ReadTrace("t.csv", strings.NewReader(c.in), "", 0, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want %s", c.in, err, c.want)
 		}
 	}
 	var recs []TraceRecord
-	err := ReadTrace("t.csv", strings.NewReader("time_ms,session,input_tokens,output_tokens\n\n# x\n1.5, s ,10,20\r\n2,s,11,0,rk\n"), func(r TraceRecord) error {
+	_, err := ReadTrace("t.csv", strings.NewReader("time_ms,session,input_tokens,output_tokens\n\n# x\n1.5, s ,10,20\r\n2,s,11,0,rk\n"), "", 0, func(r TraceRecord) error {
 		recs = append(recs, r)
 		return nil
 	})
@@ -341,7 +341,7 @@ func FuzzReadTrace(f *testing.F) {
 	f.Add([]byte("0,a,1,1\r\n# c\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		last := int64(-1)
-		err := ReadTrace("f.csv", bytes.NewReader(data), func(r TraceRecord) error {
+		_, err := ReadTrace("f.csv", bytes.NewReader(data), "", 0, func(r TraceRecord) error {
 			if r.TimeNs < last || r.InputTokens < 0 || r.OutputTokens < 0 {
 				t.Fatalf("bad record %+v", r)
 			}

@@ -159,36 +159,44 @@ workload:
   first_input_tokens: 1000
   new_input_tokens: 100
   output_tokens: 50
+  block_tokens: %d
 `
 
-// TestCacheAccounting: a single session pinned to one cluster reuses all
-// but its new tokens with ample KV capacity, and nothing with capacity 0.
+// TestCacheAccounting: a single session pinned to one cluster reuses the
+// full blocks of its previous turn's input and output with ample KV
+// capacity (with 1-token blocks, all but its new tokens), and nothing
+// with capacity 0.
 func TestCacheAccounting(t *testing.T) {
-	// Turn 1: 1000 input tokens; turn k: previous input + 50 + 100.
-	var input, fresh int64
+	for _, block := range []int64{1, 16} {
+		testCacheAccounting(t, block)
+	}
+}
+
+func testCacheAccounting(t *testing.T, block int64) {
+	// Turn 1: 1000 input tokens; turn k: previous input + 50 + 100, of
+	// which the full blocks of previous input + 50 are cached.
+	var input, reused int64
 	in := int64(1000)
 	for k := 0; k < 10; k++ {
 		input += in
-		if k == 0 {
-			fresh += in
-		} else {
-			fresh += 100
+		if k > 0 {
+			reused += (in - 100) / block * block
 		}
 		in += 150
 	}
 	for _, policy := range []string{PolicyConsistentHash, PolicyStickyLeastLoaded, PolicyWaitAndWidenOn} {
 		for _, capacity := range []int64{1 << 40, 0} {
-			sc := mustScenario(t, fmt.Sprintf(pinnedSession, capacity, capacity, capacity))
+			sc := mustScenario(t, fmt.Sprintf(pinnedSession, capacity, capacity, capacity, block))
 			r := mustRun(t, sc, policy)[0]
 			if r.Completed != 10 || r.InputTokens != input {
 				t.Fatalf("%s: %d requests, %d input tokens; want 10, %d", policy, r.Completed, r.InputTokens, input)
 			}
-			want := input - fresh
+			want := reused
 			if capacity == 0 {
 				want = 0
 			}
 			if r.CachedTokens != want {
-				t.Errorf("%s capacity %d: cached %d tokens, want %d", policy, capacity, r.CachedTokens, want)
+				t.Errorf("%s capacity %d, %d-token blocks: cached %d tokens, want %d", policy, capacity, block, r.CachedTokens, want)
 			}
 			served := 0
 			for _, c := range r.Clusters {
@@ -349,8 +357,9 @@ workload: {trace: t.csv}
 	if r.Completed != 4 || r.InputTokens != 4500 {
 		t.Fatalf("completed %d, input %d", r.Completed, r.InputTokens)
 	}
-	// s1's second request reuses 1000+10, the third 1200+10.
-	if r.CachedTokens != 1010+1210 {
+	// s1's second request reuses the full 16-token blocks of 1000+10
+	// tokens (1008), the third those of 1200+10 (1200).
+	if r.CachedTokens != 1008+1200 {
 		t.Fatalf("cached %d", r.CachedTokens)
 	}
 	if r.ReturningRequests != 2 || r.LeftLastCluster != 0 {

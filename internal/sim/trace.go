@@ -24,11 +24,58 @@ type TraceRecord struct {
 	InputTokens, OutputTokens int64
 	// RoutingKey and Model are the optional columns ("" when absent).
 	RoutingKey, Model string
+	// Blocks are the prompt's block ids (Mooncake and Bailian hash_ids,
+	// block_tokens tokens each, chained: an id stands for the prefix up to
+	// and including its block); nil for CSV traces, whose blocks are
+	// derived from the session. The slice is reused by the next record.
+	Blocks []uint64
+	// Link says how the record joined its session (trace_json.go).
+	Link TraceLink
 }
 
-// Trace limits.
+// TraceLink says how a trace request joined its session.
+type TraceLink uint8
+
+// Trace links.
 const (
-	maxTraceLine   = 64 << 10
+	// LinkRoot starts a session.
+	LinkRoot TraceLink = iota
+	// LinkFollowUp continues the latest request of its session.
+	LinkFollowUp
+	// LinkBranch continues an earlier request of its session that
+	// another request had already continued (a regenerated or edited
+	// turn).
+	LinkBranch
+)
+
+// Trace formats (workload.trace_format).
+const (
+	TraceCSV      = "csv"
+	TraceMooncake = "mooncake"
+	TraceBailian  = "bailian"
+)
+
+// TraceStats describes a trace as read: its format, the tokens per block
+// of its hash ids, and the sessions found (for Mooncake traces,
+// reconstructed from the hash chains; docs/simulate.md "Trace formats").
+type TraceStats struct {
+	// Format is csv, mooncake or bailian (given or detected).
+	Format string `json:"format"`
+	// BlockTokens is the block size of the KV cache (tokens).
+	BlockTokens int64 `json:"block_tokens"`
+	// Records counts requests; Sessions the sessions they form;
+	// FollowUps requests that continue their session's latest request;
+	// Branches requests that continue an earlier one.
+	Records   int64 `json:"records"`
+	Sessions  int64 `json:"sessions"`
+	FollowUps int64 `json:"follow_ups"`
+	Branches  int64 `json:"branches"`
+}
+
+// Trace limits: a line (bytes; longer lines are refused without reading
+// them whole), token counts and times.
+const (
+	maxTraceLine   = 1 << 20
 	maxTraceTokens = 1 << 40
 	maxTraceTimeMs = 1e12 // ≈ 31 years
 )
@@ -46,10 +93,25 @@ type traceReader struct {
 	seen   bool // a data line or the header was read
 	parsed bool // a record was parsed
 	intern map[string]string
+
+	// format is the trace format, given or detected from the first data
+	// line ("" until then); blockTokens the tokens per hash id (0 =
+	// the format's default).
+	format      string
+	blockTokens int64
+	stats       TraceStats
+	js          jsonState
 }
 
-func newTraceReader(file string, r io.Reader) *traceReader {
-	return &traceReader{file: file, r: bufio.NewReaderSize(r, maxTraceLine), intern: map[string]string{}}
+// newTraceReader reads a trace of the given format ("" = detect from the
+// first data line) with blockTokens tokens per hash id (0 = the format's
+// default: 512 Mooncake, 16 otherwise).
+func newTraceReader(file string, r io.Reader, format string, blockTokens int64) *traceReader {
+	t := &traceReader{file: file, r: bufio.NewReaderSize(r, maxTraceLine), intern: map[string]string{}, blockTokens: blockTokens}
+	if format != "" {
+		t.setFormat(format)
+	}
+	return t
 }
 
 func (t *traceReader) errAt(col int, field, format string, args ...any) error {
@@ -63,6 +125,8 @@ func (t *traceReader) next() (rec TraceRecord, ok bool, err error) {
 	for {
 		raw, err := t.r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
+			// The rest of the line is never read: a huge line costs
+			// the buffer, not its length.
 			t.line++
 			return rec, false, t.errAt(1, "", "line longer than %d bytes", maxTraceLine)
 		}
@@ -79,24 +143,81 @@ func (t *traceReader) next() (rec TraceRecord, ok bool, err error) {
 			continue
 		}
 		if !t.seen && bytes.HasPrefix(trimmed, []byte("time_ms")) {
+			if t.format == "" {
+				t.setFormat(TraceCSV)
+			}
 			t.seen = true
 			continue
 		}
 		t.seen = true
-		rec, err := t.parse(line)
-		if err == nil {
+		if t.format == "" {
+			f, err := t.detect(trimmed)
+			if err != nil {
+				return rec, false, err
+			}
+			t.setFormat(f)
+		}
+		isJSON := trimmed[0] == '{'
+		if isJSON != (t.format != TraceCSV) {
+			if isJSON {
+				return rec, false, t.errAt(1, "", "a JSON line in a csv trace (workload.trace_format, or detected from the first data line): a trace has one format")
+			}
+			return rec, false, t.errAt(1, "", "want a JSON object, one per line, in a %s trace (workload.trace_format, or detected from the first data line); a CSV line or other text cannot be mixed in", t.format)
+		}
+		var perr error
+		if isJSON {
+			rec, perr = t.parseJSON(trimmed)
+		} else {
+			rec, perr = t.parse(line)
+			if perr == nil {
+				t.stats.Records++
+			}
+		}
+		if perr == nil {
 			t.parsed = true
 		} else if !t.parsed {
 			// The first request line does not parse: the file may be no
 			// trace at all (workload.trace can name any file), so its
 			// content is not quoted (see got).
 			var ie *InputError
-			if errors.As(err, &ie) {
+			if errors.As(perr, &ie) {
 				ie.Msg += "; this is the first request line: is the file a trace? (its content is not shown)"
 			}
 		}
-		return rec, err == nil, err
+		return rec, perr == nil, perr
 	}
+}
+
+// setFormat fixes the format and the block size.
+func (t *traceReader) setFormat(f string) {
+	t.format = f
+	if t.blockTokens == 0 {
+		t.blockTokens = 16
+		if f == TraceMooncake {
+			t.blockTokens = 512
+		}
+	}
+	t.stats.Format, t.stats.BlockTokens = f, t.blockTokens
+}
+
+// detect tells the format from the first data line: a JSON object with
+// chat_id is Bailian, one with hash_ids and no chat_id Mooncake, anything
+// not starting with { CSV.
+func (t *traceReader) detect(line []byte) (string, error) {
+	if line[0] != '{' {
+		return TraceCSV, nil
+	}
+	keys, err := t.topKeys(line)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case keys["chat_id"]:
+		return TraceBailian, nil
+	case keys["hash_ids"]:
+		return TraceMooncake, nil
+	}
+	return "", t.errAt(1, "", "cannot tell the trace format: a JSON line with neither chat_id (bailian) nor hash_ids (mooncake); set workload.trace_format")
 }
 
 var traceFields = [...]string{"time_ms", "session", "input_tokens", "output_tokens", "routing_key", "model"}
@@ -210,19 +331,23 @@ func joinFields() string {
 // ReadTrace reads a whole trace from r, calling fn for each record, and
 // stops at the first error (an *InputError with line and column, or fn's
 // error). It never panics and keeps no more than one line in memory.
-func ReadTrace(name string, r io.Reader, fn func(TraceRecord) error) error {
-	t := newTraceReader(name, r)
+//
+// format is workload.trace_format ("" = detect) and blockTokens
+// workload.block_tokens (0 = the format's default); the stats describe
+// what was read.
+func ReadTrace(name string, r io.Reader, format string, blockTokens int64, fn func(TraceRecord) error) (TraceStats, error) {
+	t := newTraceReader(name, r, format, blockTokens)
 	for {
 		rec, ok, err := t.next()
 		if err != nil {
-			return err
+			return t.stats, err
 		}
 		if !ok {
-			return nil
+			return t.stats, nil
 		}
 		if fn != nil {
 			if err := fn(rec); err != nil {
-				return err
+				return t.stats, err
 			}
 		}
 	}

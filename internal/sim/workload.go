@@ -127,7 +127,7 @@ func (r *runner) issueTurn(si int32) {
 	w := r.wl
 	var input int64
 	if s.turn == 0 {
-		input = satTokens(r.dFirst.sample(r.srng))
+		input = satTokens(r.dFirst.sample(r.srng)) + r.sysTokens
 		if s.hot >= 0 {
 			input += w.HotSet.PrefixTokens
 		}
@@ -177,6 +177,10 @@ func (r *runner) traceArrival() error {
 		}
 		q.model = r.addModel(model)
 		q.input, q.output = rec.InputTokens, rec.OutputTokens
+		if rec.Blocks != nil {
+			q.blockBuf = append(q.blockBuf[:0], rec.Blocks...)
+			q.blocks = q.blockBuf
+		}
 		// Payload-sourced sessions and replicas are decided per session
 		// by hashing, so every policy sees the same split.
 		h := rec.Session ^ r.sc.Seed*0x9e3779b97f4a7c15
@@ -220,8 +224,8 @@ func (r *runner) newRequest() int32 {
 		qi = int32(len(r.reqs) - 1)
 	}
 	q := &r.reqs[qi]
-	ex, ep := q.excluded[:0], q.epoch+1
-	*q = request{excluded: ex, epoch: ep, cluster: -1, hint: -1, hot: -1, rk: -1}
+	ex, ep, bb := q.excluded[:0], q.epoch+1, q.blockBuf[:0]
+	*q = request{excluded: ex, blockBuf: bb, epoch: ep, cluster: -1, hint: -1, hot: -1, rk: -1}
 	r.liveReqs++
 	r.issued++
 	r.progressAcc++
@@ -255,6 +259,7 @@ func storeKey(rk, model int32, affinity uint64) uint64 {
 func (r *runner) startRequest(qi int32) {
 	q := &r.reqs[qi]
 	q.arrival = r.now
+	q.inBlocks = r.inputBlocks(q)
 	q.state = stRouting
 	q.measured = r.now >= r.warmup
 	if q.measured {

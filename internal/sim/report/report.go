@@ -40,6 +40,12 @@ type ScenarioInfo struct {
 	DurationS float64 `json:"duration_s"`
 	// Clusters are the cluster ids in candidate order.
 	Clusters []string `json:"clusters"`
+	// BlockTokens is the KV cache block size (tokens).
+	BlockTokens int64 `json:"block_tokens"`
+	// Trace describes the trace (format, block size, requests and the
+	// sessions, follow-ups and branches found); absent for a synthetic
+	// workload.
+	Trace *sim.TraceStats `json:"trace,omitempty"`
 }
 
 // NewDocument assembles the report of one run.
@@ -56,6 +62,10 @@ func NewDocument(sc *sim.Scenario, results []*sim.Result) *Document {
 	}
 	for _, c := range sc.Clusters {
 		d.Scenario.Clusters = append(d.Scenario.Clusters, c.ID)
+	}
+	if len(results) > 0 {
+		d.Scenario.BlockTokens = results[0].BlockTokens
+		d.Scenario.Trace = results[0].Trace
 	}
 	return d
 }
@@ -90,6 +100,15 @@ func WriteText(w io.Writer, d *Document, st *ui.Styles) error {
 		}
 	}
 	fmt.Fprintf(&b, "  seed %d, TTFT SLO %g ms, warm-up %g s, %d clusters\n", s.Seed, s.SLOTTFTMs, s.WarmupS, len(s.Clusters))
+	if t := s.Trace; t != nil {
+		fmt.Fprintf(&b, "  trace: %s, %d-token blocks, %d requests", t.Format, t.BlockTokens, t.Records)
+		if t.Format != sim.TraceCSV {
+			fmt.Fprintf(&b, " in %d sessions (%d follow-ups, %d branches)", t.Sessions, t.FollowUps, t.Branches)
+		}
+		b.WriteString("\n")
+	} else {
+		fmt.Fprintf(&b, "  KV cache blocks of %d tokens\n", s.BlockTokens)
+	}
 	fmt.Fprintf(&b, "  %s\n\n", windowNote(d))
 
 	head := []string{"policy", "requests", "goodput r/s", "TTFT p50 ms", "p90 ms", "p99 ms", "queue p99 ms", "route p99 ms", "KV reuse", "left last", "failed"}

@@ -1,0 +1,292 @@
+package sim
+
+// chainCache is blockCache for block ids with structure: the blocks of
+// synthetic workloads and CSV traces belong to chains (a model's system
+// prompt, a hot set prefix, a session's conversation), block i of a chain
+// standing for the chain's first i+1 blocks after the chain's start. It
+// keeps exactly the state blockCache would keep for those ids, in
+// O(runs) instead of O(blocks) per request:
+//
+//   - A request references a leading run [0, h) of each chain it uses, so
+//     the referenced blocks of a chain are a prefix [0, f), f the largest
+//     h of the chain's running requests (its holders).
+//   - A request frees its blocks last first, so the free blocks of one
+//     release, [f', h), form a batch whose recency falls with the index,
+//     and the batches of a chain are ordered: the lower the indices, the
+//     more recent. The least recently freed block of the whole cache is
+//     therefore the highest block of the oldest batch, which is also its
+//     chain's highest cached block: the cached blocks of a chain stay a
+//     prefix [0, cached).
+//
+// A batch is a run [lo, hi) in the global eviction list (head = most
+// recent); a chain keeps its runs in index order. TestChainCacheMatchesBlockCache
+// checks the equivalence on random workloads.
+type chainCache struct {
+	index     u64Index // chain key → chains index
+	chains    []chain
+	freeCh    []int32
+	runs      []run
+	freeRun   []int32
+	head      int32 // most recent run; -1 none
+	tail      int32 // least recent run; -1 none
+	total     int64 // cached blocks
+	capBlocks int64
+	evictions int64
+}
+
+type chain struct {
+	key     uint64
+	cached  int64
+	holders []holder // held lengths of running requests, largest first
+	runs    []int32  // free runs, lowest indices (most recent) first
+	live    bool
+}
+
+type holder struct {
+	h, n int64
+}
+
+type run struct {
+	chain      int32
+	lo, hi     int64
+	prev, next int32
+}
+
+func newChainCache(capBlocks int64) chainCache {
+	return chainCache{head: -1, tail: -1, capBlocks: capBlocks}
+}
+
+// find returns the chain of key, -1 when it has no blocks and no holders.
+func (c *chainCache) find(key uint64) int32 {
+	if i, ok := c.index.get(key); ok {
+		return i
+	}
+	return -1
+}
+
+func (c *chainCache) obtain(key uint64) int32 {
+	p, found := c.index.upsert(key)
+	if found {
+		return *p
+	}
+	var i int32
+	if n := len(c.freeCh); n > 0 {
+		i = c.freeCh[n-1]
+		c.freeCh = c.freeCh[:n-1]
+	} else {
+		c.chains = append(c.chains, chain{})
+		i = int32(len(c.chains) - 1)
+	}
+	*p = i
+	ch := &c.chains[i]
+	ch.key, ch.cached, ch.live = key, 0, true
+	ch.holders, ch.runs = ch.holders[:0], ch.runs[:0]
+	return i
+}
+
+// dropIfEmpty forgets a chain without blocks and holders.
+func (c *chainCache) dropIfEmpty(ci int32) {
+	ch := &c.chains[ci]
+	if ch.cached == 0 && len(ch.holders) == 0 && ch.live {
+		ch.live = false
+		c.index.del(ch.key)
+		c.freeCh = append(c.freeCh, ci)
+	}
+}
+
+func (ch *chain) maxHeld() int64 {
+	if len(ch.holders) == 0 {
+		return 0
+	}
+	return ch.holders[0].h
+}
+
+func (ch *chain) addHolder(h int64) {
+	if h <= 0 {
+		return
+	}
+	for i := range ch.holders {
+		if ch.holders[i].h == h {
+			ch.holders[i].n++
+			return
+		}
+		if ch.holders[i].h < h {
+			ch.holders = append(ch.holders, holder{})
+			copy(ch.holders[i+1:], ch.holders[i:])
+			ch.holders[i] = holder{h: h, n: 1}
+			return
+		}
+	}
+	ch.holders = append(ch.holders, holder{h: h, n: 1})
+}
+
+func (ch *chain) removeHolder(h int64) {
+	if h <= 0 {
+		return
+	}
+	for i := range ch.holders {
+		if ch.holders[i].h == h {
+			if ch.holders[i].n--; ch.holders[i].n == 0 {
+				ch.holders = append(ch.holders[:i], ch.holders[i+1:]...)
+			}
+			return
+		}
+	}
+}
+
+func (c *chainCache) unlinkRun(ri int32) {
+	r := &c.runs[ri]
+	if r.prev >= 0 {
+		c.runs[r.prev].next = r.next
+	} else {
+		c.head = r.next
+	}
+	if r.next >= 0 {
+		c.runs[r.next].prev = r.prev
+	} else {
+		c.tail = r.prev
+	}
+	c.freeRun = append(c.freeRun, ri)
+}
+
+// reference marks the chain's blocks [0, upto) referenced: free runs
+// below upto lose those blocks (they sit at the front of the chain's
+// runs).
+func (c *chainCache) reference(ch *chain, upto int64) {
+	k := 0
+	for k < len(ch.runs) {
+		ri := ch.runs[k]
+		r := &c.runs[ri]
+		if r.lo >= upto {
+			break
+		}
+		if r.hi <= upto {
+			c.unlinkRun(ri)
+			k++
+			continue
+		}
+		r.lo = upto
+		break
+	}
+	if k > 0 {
+		ch.runs = append(ch.runs[:0], ch.runs[k:]...)
+	}
+}
+
+// match references the longest cached leading run of the chain up to
+// want blocks and returns its length.
+func (c *chainCache) match(key uint64, want int64) int64 {
+	ci := c.find(key)
+	if ci < 0 || want <= 0 {
+		return 0
+	}
+	ch := &c.chains[ci]
+	m := min(ch.cached, want)
+	if m > 0 {
+		if m > ch.maxHeld() {
+			c.reference(ch, m)
+		}
+		ch.addHolder(m)
+	}
+	return m
+}
+
+// extend takes a request's hold on the chain from [0, from) to
+// [0, upto): cached blocks are referenced, missing ones written, each
+// evicting the least recently freed block when the cache is full. It
+// returns the new hold, short of upto when no block could be evicted.
+func (c *chainCache) extend(key uint64, from, upto int64) int64 {
+	if upto <= from {
+		return from
+	}
+	ci := c.obtain(key)
+	ch := &c.chains[ci]
+	h := min(ch.cached, upto)
+	if h > ch.maxHeld() {
+		c.reference(ch, h)
+	}
+	if need := upto - max(h, from); need > 0 && h == ch.cached {
+		got := c.makeRoom(need)
+		ch = &c.chains[ci] // makeRoom may drop other chains, never this one
+		ch.cached += got
+		c.total += got
+		h = ch.cached
+	}
+	h = max(h, from)
+	ch.removeHolder(from)
+	ch.addHolder(h)
+	if h == 0 {
+		c.dropIfEmpty(ci)
+	}
+	return h
+}
+
+// makeRoom frees up to n places, evicting least recently freed blocks,
+// and returns how many places there are for new blocks (≤ n).
+func (c *chainCache) makeRoom(n int64) int64 {
+	room := min(max(c.capBlocks-c.total, 0), n)
+	for room < n && c.tail >= 0 {
+		ri := c.tail
+		r := &c.runs[ri]
+		ci := r.chain
+		ch := &c.chains[ci]
+		k := min(n-room, r.hi-r.lo)
+		r.hi -= k
+		ch.cached -= k
+		c.total -= k
+		c.evictions += k
+		room += k
+		if r.hi == r.lo {
+			c.unlinkRun(ri)
+			ch.runs = ch.runs[:len(ch.runs)-1] // the oldest run is the chain's last
+			c.dropIfEmpty(ci)
+		}
+	}
+	return room
+}
+
+// release drops a hold of h blocks; the blocks nobody holds any more
+// become the most recently freed batch.
+func (c *chainCache) release(key uint64, h int64) {
+	ci := c.find(key)
+	if ci < 0 || h <= 0 {
+		return
+	}
+	ch := &c.chains[ci]
+	before := ch.maxHeld()
+	ch.removeHolder(h)
+	lo := ch.maxHeld()
+	if hi := min(h, before, ch.cached); lo < hi && hi == before {
+		var ri int32
+		if n := len(c.freeRun); n > 0 {
+			ri = c.freeRun[n-1]
+			c.freeRun = c.freeRun[:n-1]
+		} else {
+			c.runs = append(c.runs, run{})
+			ri = int32(len(c.runs) - 1)
+		}
+		c.runs[ri] = run{chain: ci, lo: lo, hi: hi, prev: -1, next: c.head}
+		if c.head >= 0 {
+			c.runs[c.head].prev = ri
+		}
+		c.head = ri
+		if c.tail < 0 {
+			c.tail = ri
+		}
+		ch.runs = append(ch.runs, 0)
+		copy(ch.runs[1:], ch.runs)
+		ch.runs[0] = ri
+	}
+	c.dropIfEmpty(ci)
+}
+
+// clear drops every block and hold (a failed cluster).
+func (c *chainCache) clear() {
+	c.index.clear()
+	c.chains = c.chains[:0]
+	c.freeCh = c.freeCh[:0]
+	c.runs = c.runs[:0]
+	c.freeRun = c.freeRun[:0]
+	c.head, c.tail = -1, -1
+	c.total = 0
+}
