@@ -127,7 +127,6 @@ func (l *lru[V]) oldest() (uint64, *V, bool) {
 	return n.key, &n.val, true
 }
 
-
 // lcEntry is one last-cluster store entry.
 type lcEntry struct {
 	cluster int32
