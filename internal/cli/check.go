@@ -57,7 +57,7 @@ and of Stargate and report:
 
 One scrape reports totals since each process started. --interval scrapes
 the URLs twice and reports the increase as rates per second. The verdicts
-are those of lcctl preflight (docs/preflight.md), without a stage.
+are those of lcctl preflight ('lcctl docs preflight'), without a stage.
 
 Exit codes: 0 no verdict failed; 1 a verdict failed (or warned, with
 --strict), or a URL could not be scraped; 2 usage error, or a file that

@@ -534,9 +534,9 @@ func (r *demoRunner) closing(selected, ran int, failed []string, elapsed time.Du
 		fmt.Fprintf(w, "%s demo done: %d of %d steps ran as designed in %s\n", st.OK.Render("✔"), ran, selected, shortDuration(elapsed))
 		if r.ex.Embedded {
 			// No docs/ folder here: name where the runbook lives.
-			fmt.Fprintln(w, "Next: the runbook, docs/rollout.md in the lcctl repository (github.com/lcctl/lcctl); 'lcctl help' lists the commands and 'lcctl COMMAND --help' shows every flag, with examples.")
+			fmt.Fprintln(w, "Next: the runbook, 'lcctl docs rollout'; 'lcctl help' lists the commands and 'lcctl COMMAND --help' shows every flag, with examples.")
 		} else {
-			fmt.Fprintln(w, "Next: the runbook docs/rollout.md; 'lcctl COMMAND --help' shows every flag, with examples.")
+			fmt.Fprintln(w, "Next: the runbook 'lcctl docs rollout'; 'lcctl COMMAND --help' shows every flag, with examples.")
 		}
 	}
 }

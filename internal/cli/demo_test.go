@@ -297,7 +297,7 @@ func TestDemoOneStepWithoutOlric(t *testing.T) {
 		`^Step 1/6 · validate: `,
 		`^✔ exit 1, as designed: `,
 		`^✔ demo done: 1 of 1 steps ran as designed in `,
-		`^Next: the runbook, docs/rollout\.md in the lcctl repository \(github\.com/lcctl/lcctl\); 'lcctl help' lists the commands`)
+		`^Next: the runbook, 'lcctl docs rollout'; 'lcctl help' lists the commands`)
 	if strings.Contains(out, "olric ") || strings.Contains(out, "Step 2/6") {
 		t.Fatalf("--step 1 ran more than step 1:\n%s", out)
 	}

@@ -95,12 +95,12 @@ decision through every change point (affinity deadline, bucket unlocks, band
 openings); --compare flag decides the same request with last_cluster_affinity
 off and on; --compare config=OTHER with another config.
 
---case FILE explains conformance cases instead (docs/formats.md); --check
+--case FILE explains conformance cases instead ('lcctl docs formats'); --check
 compares each with its expect block and exits 1 on a mismatch.
 
 Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
 2 usage or input error.`,
-		Example: `  # A returning session whose last cluster C is outside its ring group (docs/explain.md):
+		Example: `  # A returning session whose last cluster C is outside its ring group ('lcctl docs explain'):
   lcctl explain --config examples/explain/returning-outside-group.lb-config.yaml \
     --snapshot examples/explain/returning-outside-group.snapshot.yaml \
     --model model-a --routing-key rk-1 --affinity-key session-6 --last-cluster C \
@@ -112,7 +112,7 @@ Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
   lcctl explain --config new.json --snapshot snap.yaml --model model-a --input-tokens 2000 --compare config=old.json
   # Headers as Stargate receives them, 250 ms after arrival:
   lcctl explain --snapshot snap.yaml -H 'x-model: model-a' -H 'x-input-tokens: 2000' --elapsed 250ms
-  # Conformance cases (docs/formats.md):
+  # Conformance cases ('lcctl docs formats'):
   lcctl explain --check --case cases.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -124,7 +124,7 @@ Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
 	f.StringVar(&o.Config, "config", "", "lb-config `FILE` (JSON or YAML; validated first)")
 	addValuesKeyFlag(f, &o.ValuesKey)
 	f.StringVar(&o.AlgorithmConfig, "algorithm-config", "", "one detailed algorithm object `FILE` instead of a whole lb-config")
-	f.StringVar(&o.Snapshot, "snapshot", "", "routing snapshot `FILE` (docs/formats.md; - for standard input)")
+	f.StringVar(&o.Snapshot, "snapshot", "", "routing snapshot `FILE` ('lcctl docs formats'; - for standard input)")
 	f.StringArrayVarP(&o.Headers, "header", "H", nil, "request header 'name: value' (repeatable; Stargate's header names)")
 	f.StringVar(&o.Model, "model", "", "x-model: the model `NAME`")
 	f.StringVar(&o.RoutingKey, "routing-key", "", "x-routing-key")

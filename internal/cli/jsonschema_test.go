@@ -64,6 +64,8 @@ func TestEveryCommandStampsJSON(t *testing.T) {
 		"store serve-dev": {{args: []string{"serve-dev", "--port", "0"}, doc: "store-serve-dev", lines: true, codes: []int{0}}},
 		"version":         {{doc: "version", codes: []int{0}}},
 		"snapshot":        {{args: []string{"--model", "company/model", "--pylon", "cluster-a=" + livetest.Start(t, pylonValues(1000, 1, 100)).URL}, doc: "snapshot", codes: []int{0}}},
+		"explain-code":    {{args: []string{"LC2001"}, doc: "explain-code", codes: []int{0}}},
+		"docs":            {{doc: "docs", codes: []int{0}}, {args: []string{"rollout"}, doc: "docs", codes: []int{0}}},
 	}
 
 	seen := map[string]bool{}

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lcctl/lcctl/internal/manifest"
-		"github.com/lcctl/lcctl/internal/validate"
+	"github.com/lcctl/lcctl/internal/validate"
 )
 
 // valuesKeyUsage is the help of --values-key (validate, migrate, explain).
@@ -84,4 +84,3 @@ func manifestFailure(name string, err error, values bool) *validate.Result {
 	r.Counts = validate.CountDiagnostics(r.Diagnostics)
 	return r
 }
-

@@ -49,7 +49,7 @@ Choose per run what the entries keep:
                       a key's requests while it has room for N queued
                       requests and a request waits up to X ms for it.
                       Needs a Stargate that knows cache_affinity_wait_ms for
-                      pulsar-wait-and-widen (see docs/rollout.md).
+                      pulsar-wait-and-widen (see 'lcctl docs rollout').
   --strategy pulsar   switch to pulsar: unlimited stickiness to an eligible
                       rank 1, as today; the behaviour this gives up is
                       listed per entry.
@@ -457,7 +457,7 @@ func printMigrateText(w io.Writer, st *ui.Styles, report *migrateReport) {
 // versionSafetyText is the rollout warning for files that gain
 // cache_affinity_wait_ms on pulsar-wait-and-widen (lb-config.md M5, open
 // point 8; docs/rollout.md).
-const versionSafetyText = "this file sets cache_affinity_wait_ms on pulsar-wait-and-widen, which Stargate releases older than the pulsar-wait-and-widen affinity wait (#2288) reject at startup (\"pulsar-wait-and-widen config does not support field(s): cache_affinity_wait_ms\"). Deploy it only to Stargate binaries that have that feature: upgrade Stargate in the same rollout as this config change, or first migrate with --strategy pulsar --no-preserve-header-method, which every release accepts (docs/rollout.md)."
+const versionSafetyText = "this file sets cache_affinity_wait_ms on pulsar-wait-and-widen, which Stargate releases older than the pulsar-wait-and-widen affinity wait (#2288) reject at startup (\"pulsar-wait-and-widen config does not support field(s): cache_affinity_wait_ms\"). Deploy it only to Stargate binaries that have that feature: upgrade Stargate in the same rollout as this config change, or first migrate with --strategy pulsar --no-preserve-header-method, which every release accepts ('lcctl docs rollout')."
 
 // changeSummary is the one-line description of a change.
 func changeSummary(c migrate.Change) string {

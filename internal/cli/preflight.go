@@ -49,8 +49,8 @@ func newPreflightCommand(env *Env) *cobra.Command {
 
 Every input is optional; checks whose input is missing are skipped with the
 reason shown. Results: ✔ ok, ✖ failed (with a hint), ‼ warning, ○ skipped.
-Check IDs and the JSON schema are in docs/preflight.md; the runbook is
-docs/rollout.md.
+Check IDs and the JSON schema are in 'lcctl docs preflight'; the runbook is
+'lcctl docs rollout'.
 
 Metrics sources are http(s) URLs, files, or - (standard input). A URL that
 cannot be scraped fails its check; a file that cannot be read or parsed is

@@ -152,6 +152,10 @@ func decorateDefaultCommands(root *cobra.Command) {
 				sh.Short = "Print the completion script for " + sh.Name()
 				switch sh.Name() {
 				case "bash":
+					// cobra's bash script calls bash-completion's
+					// helpers (_get_comp_words_by_ref); without the
+					// package the first Tab fails.
+					sh.Long = "Print the bash completion script for lcctl.\n\nThe script needs the bash-completion package (v2): install it first\n(apt install bash-completion, brew install bash-completion@2) and load it\nfrom ~/.bashrc; without it bash reports '_get_comp_words_by_ref: command\nnot found' on the first Tab."
 					sh.Example = "  source <(lcctl completion bash)\n  lcctl completion bash > /etc/bash_completion.d/lcctl"
 				case "zsh":
 					sh.Example = "  lcctl completion zsh > \"${fpath[1]}/_lcctl\""
@@ -227,6 +231,8 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 		{groupLive, newPreflightCommand},
 		{groupLive, newCheckCommand},
 		{groupLive, newStoreCommand},
+		{groupOther, newExplainCodeCommand},
+		{groupOther, newDocsCommand},
 		{groupOther, newVersionCommand},
 	} {
 		cmd := c.add(env)
@@ -237,6 +243,9 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 	root.SetCompletionCommandGroupID(groupOther)
 	decorateDefaultCommands(root)
 	requireSubcommands(root)
+	hookHelpCodes(root, env)
+	root.Version = versionInfo().Version
+	root.SetVersionTemplate(versionTemplate())
 	return root
 }
 

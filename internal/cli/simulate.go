@@ -52,7 +52,7 @@ power-of-n, round-robin, random, consistent-hash, sticky-least-loaded);
 Without them the scenario's own policies run.
 
 The same scenario and seed give byte-identical JSON. The scenario format is
-documented in docs/simulate.md.
+documented in 'lcctl docs simulate'.
 
 Exit codes: 0 simulated; 1 the simulation failed or charts could not be
 written; 2 usage error, or a scenario, trace or lb-config that cannot be

@@ -43,7 +43,7 @@ entries of a cluster, and show cluster statistics.
 Every member of the Olric cluster must be reachable from where lcctl runs:
 the client dials each member by its name (the gateway pod IP and port 3320).
 Run lcctl in a pod of the gateway's namespace or with kubectl debug; see
-docs/store.md. Commands that change the store are dry runs unless --yes is
+'lcctl docs store'. Commands that change the store are dry runs unless --yes is
 given.
 
 For a local Olric to try them on, run 'lcctl store serve-dev --seed-demo'

@@ -31,7 +31,7 @@ func newStoreScanCommand(env *Env, conn *connFlags) *cobra.Command {
 remaining TTL, then a summary of entries per cluster. --cluster keeps only
 the entries of one cluster (every entry is still read and counted in the
 summary); --limit stops after N printed entries, and the summary then
-counts only the keys examined up to that point (docs/store.md).
+counts only the keys examined up to that point ('lcctl docs store').
 
 Keys are listed with Olric's scan (DM.SCAN with MATCH ^lc:v1:) and read
 with pipelined gets, so expired entries Olric has not evicted yet are not

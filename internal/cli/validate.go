@@ -62,7 +62,7 @@ func (o *validateOptions) parseFailOn() error {
 	for _, raw := range o.FailOn {
 		c := strings.ToUpper(strings.TrimSpace(raw))
 		if _, ok := validate.LookupCode(validate.Code(c)); !ok {
-			return Usagef("--fail-on %q: not a diagnostic code (LCnnnn, docs/diagnostics.md)%s", raw, suggest.DidYouMean(c, known))
+			return Usagef("--fail-on %q: not a diagnostic code (LCnnnn, 'lcctl docs diagnostics')%s", raw, suggest.DidYouMean(c, known))
 		}
 		o.failOn[validate.Code(c)] = true
 	}
@@ -86,7 +86,8 @@ values); files you name are always checked. A Kubernetes manifest (a
 ConfigMap, a List, a kubectl get -o yaml or helm template stream) is read
 for the lb-configs in its ConfigMaps' data entries, and --values-key PATH
 reads the one under a key of a Helm values file; positions are the
-manifest's. Codes are listed in docs/diagnostics.md.
+manifest's. 'lcctl explain-code CODE' explains a code; 'lcctl docs
+diagnostics' lists them all.
 
 --fail-on CODE,... also fails on the findings with those codes, whatever
 their severity: --fail-on LC2001 checks that no no-SLO pulsar-wait-and-widen

@@ -74,6 +74,11 @@ func newVersionCommand(env *Env) *cobra.Command {
 				return writeJSON(env.Out, "version", v)
 			}
 			fmt.Fprintf(env.Out, "lcctl %s\ncommit: %s\n", v.Version, v.Commit)
+			if v.Version == "dev" {
+				// Neither release ldflags nor a module version: a
+				// build from a checkout with VCS stamping off.
+				fmt.Fprintln(env.Out, "note: this build records no version (a go build from a checkout with -buildvcs=false); releases stamp it through goreleaser's -ldflags, go install MODULE@VERSION through the module version ('lcctl docs cli')")
+			}
 			if v.Date != "" {
 				fmt.Fprintf(env.Out, "built: %s\n", v.Date)
 			}

@@ -163,7 +163,7 @@ func Plan(p Params) []Step {
 			Title: "migrate: bound the no-SLO pulsar-wait-and-widen entries (dry run)",
 			Story: "migrate --strategy bounded keeps pulsar-wait-and-widen and adds max_queued and cache_affinity_wait_ms, " +
 				"so rank 1 keeps a session's requests while it has room. Without --write it prints the diff and a report " +
-				"and writes nothing. Read the version-safety line before deploying such a file (docs/rollout.md).",
+				"and writes nothing. Read the version-safety line before deploying such a file ('lcctl docs rollout').",
 			Commands: []Command{{
 				Args:    []string{"migrate", "--strategy", "bounded", ex.Path(FileNoSLO)},
 				Expect:  []int{1},

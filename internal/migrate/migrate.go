@@ -64,7 +64,7 @@ const (
 	pulsarReason   = "M6: switch to pulsar, which keeps today's unlimited stickiness: the same rank-1 cluster per key (pulsar ranks exactly like pulsar-wait-and-widen for the same seed and rendezvous_weight) and an eligible rank 1 always wins; valid on every Stargate release"
 	lostIneligible = "when rank 1 is ineligible (excluded by a retry, no valid weight, or failing the KV check) the request goes to the next eligible cluster in ranking order: no TTFT-bucket or queue selection, no band timing, no waiting"
 	lostMetrics    = "the algorithm label in Stargate's metrics and logs becomes pulsar"
-	versionSafety  = "cache_affinity_wait_ms on pulsar-wait-and-widen is rejected at startup (\"pulsar-wait-and-widen config does not support field(s): cache_affinity_wait_ms\") by Stargate releases older than the pulsar-wait-and-widen affinity wait (#2288): this file must reach only Stargate binaries that have it. Upgrade the binaries in the same rollout as this config, or migrate to --strategy pulsar first (with --no-preserve-header-method while any older Stargate runs); see docs/rollout.md"
+	versionSafety  = "cache_affinity_wait_ms on pulsar-wait-and-widen is rejected at startup (\"pulsar-wait-and-widen config does not support field(s): cache_affinity_wait_ms\") by Stargate releases older than the pulsar-wait-and-widen affinity wait (#2288): this file must reach only Stargate binaries that have it. Upgrade the binaries in the same rollout as this config, or migrate to --strategy pulsar first (with --no-preserve-header-method while any older Stargate runs); see 'lcctl docs rollout'"
 )
 
 // Migrate rewrites the no-SLO pulsar-wait-and-widen entries of one
@@ -368,7 +368,7 @@ func (p *planner) entry(e *validate.Entry) {
 
 // m7Hint says what to do with a request_algorithms entry keyed
 // pulsar-wait-and-widen that --strategy pulsar cannot rewrite (M7).
-const m7Hint = "only --strategy bounded can migrate this entry (it stays pulsar-wait-and-widen under the same key), and a bounded entry needs a Stargate with the affinity wait (#2288): on an older release, bound it in the same rollout as the binary upgrade (docs/rollout.md#version-safety)"
+const m7Hint = "only --strategy bounded can migrate this entry (it stays pulsar-wait-and-widen under the same key), and a bounded entry needs a Stargate with the affinity wait (#2288): on an older release, bound it in the same rollout as the binary upgrade ('lcctl docs rollout')"
 
 // refuseKey explains M7 / V19 for a request_algorithms entry whose key
 // would not match the target algorithm.

@@ -196,7 +196,7 @@ func configChecks(g *checks.Group, in Inputs) []string {
 		}
 		g.Add(checks.OK(CheckConfigPWAW, tPWAW, reason))
 	default:
-		hint := "review each entry and run lcctl migrate (a --strategy bounded file must only reach a Stargate with the affinity-wait feature; see docs/rollout.md, version safety)"
+		hint := "review each entry and run lcctl migrate (a --strategy bounded file must only reach a Stargate with the affinity-wait feature; see 'lcctl docs rollout', version safety)"
 		reason := fmt.Sprintf("%d no-SLO pulsar-wait-and-widen entries change behaviour at the upgrade", len(open))
 		if in.Stage == 1 {
 			g.Add(checks.Fail(CheckConfigPWAW, tPWAW, reason, hint).WithDetails(capDetails(open)...))

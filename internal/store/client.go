@@ -220,7 +220,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	}
 	hint := ""
 	if errors.Is(firstKind, ErrUnreachable) || errors.Is(firstKind, ErrTimeout) {
-		hint = " (is the address right, and does this machine reach the gateway pods? see docs/store.md, \"Where to run lcctl\")"
+		hint = " (is the address right, and does this machine reach the gateway pods? see 'lcctl docs store', \"Where to run lcctl\")"
 	}
 	return nil, fmt.Errorf("cannot connect to Olric: %w: %s%s%s", firstKind, strings.Join(errs, "; "), silent.describe(), hint)
 }

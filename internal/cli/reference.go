@@ -1,0 +1,306 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/charmbracelet/glamour"
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	lcctlfiles "github.com/lcctl/lcctl"
+	"github.com/lcctl/lcctl/internal/suggest"
+	"github.com/lcctl/lcctl/internal/validate"
+)
+
+// codePattern matches a diagnostic code as typed (LC2001, lc2001).
+var codePattern = regexp.MustCompile(`(?i)^lc[0-9]{4}$`)
+
+// explainCodeReport is the JSON output of `lcctl explain-code CODE`
+// (docs/cli.md): the registry row of the code and what lcctl validate
+// reports for its example.
+type explainCodeReport struct {
+	Code     string `json:"code"`
+	Severity string `json:"severity"`
+	// Rule is the lb-config.md rule ("V13", "W1"), "" for lcctl-only codes.
+	Rule    string `json:"rule"`
+	Title   string `json:"title"`
+	Meaning string `json:"meaning"`
+	// Example is a small lb-config that triggers the code, or the
+	// command that does (LC1000).
+	Example string `json:"example"`
+	// Message and Hint are lcctl validate's message and fix for the
+	// example, "" when the example is a command.
+	Message string `json:"message"`
+	Hint    string `json:"hint"`
+}
+
+func newExplainCodeCommand(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "explain-code CODE",
+		Short: "Explain a diagnostic code (LCnnnn): what it means, an example and the fix",
+		Long: `Print the full text of a diagnostic code reported by lcctl validate,
+migrate, explain and preflight: its severity, the Stargate rule it
+reproduces, when it is reported and why it matters, a small lb-config that
+triggers it, and the message and hint lcctl validate gives for that example.
+'lcctl help CODE' does the same; 'lcctl docs diagnostics' lists every code.
+
+Exit codes: 0 explained; 2 not a known code.`,
+		Example: `  lcctl explain-code LC2001
+  lcctl help LC1018
+  lcctl explain-code lc3013 -o json`,
+		Args: cobra.ExactArgs(1),
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			var codes []string
+			for _, c := range validate.Registry {
+				codes = append(codes, string(c.Code)+"\t"+c.Title)
+			}
+			return codes, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			return runExplainCode(env, args[0])
+		},
+	}
+}
+
+// codeReport builds the report of one registered code; ok is false for
+// an unknown one.
+func codeReport(raw string) (explainCodeReport, bool) {
+	info, ok := validate.LookupCode(validate.Code(strings.ToUpper(strings.TrimSpace(raw))))
+	if !ok {
+		return explainCodeReport{}, false
+	}
+	rep := explainCodeReport{Code: string(info.Code), Severity: info.Severity.String(), Rule: info.Rule,
+		Title: info.Title, Meaning: info.Meaning, Example: info.Example}
+	if !strings.HasPrefix(info.Example, "lcctl ") {
+		// The fix is what lcctl validate itself says about the example.
+		r := validate.File("example.json", []byte(info.Example))
+		for _, d := range r.Diagnostics {
+			if d.Code == info.Code {
+				rep.Message, rep.Hint = d.Message, d.Hint
+				break
+			}
+		}
+	}
+	return rep, true
+}
+
+func runExplainCode(env *Env, raw string) error {
+	rep, ok := codeReport(raw)
+	if !ok {
+		known := make([]string, 0, len(validate.Registry))
+		for _, c := range validate.Registry {
+			known = append(known, string(c.Code))
+		}
+		return Usagef("%q is not a diagnostic code lcctl reports%s; 'lcctl docs diagnostics' lists them", raw, suggest.DidYouMean(strings.ToUpper(raw), known))
+	}
+	if env.Global.JSON() {
+		return writeJSON(env.Out, "explain-code", rep)
+	}
+	st := env.Style
+	rule := ""
+	if rep.Rule != "" {
+		rule = " (rule " + rep.Rule + ")"
+	}
+	w := env.Out
+	fmt.Fprintf(w, "%s %s%s: %s\n\n", st.Header.Render(rep.Code), rep.Severity, rule, st.Bold.Render(rep.Title))
+	fmt.Fprintln(w, wrapText(rep.Meaning, 76, ""))
+	fmt.Fprintf(w, "\n%s\n", st.Bold.Render("Example:"))
+	fmt.Fprintf(w, "  %s\n", rep.Example)
+	if rep.Message != "" {
+		fmt.Fprintf(w, "\n%s\n", st.Bold.Render("lcctl validate says:"))
+		fmt.Fprintln(w, wrapText(rep.Message, 76, "  "))
+	}
+	if rep.Hint != "" {
+		fmt.Fprintf(w, "\n%s\n", st.Bold.Render("Fix:"))
+		fmt.Fprintln(w, wrapText(rep.Hint, 76, "  "))
+	}
+	return nil
+}
+
+// wrapText wraps s at width columns (words kept whole), each line
+// starting with indent.
+func wrapText(s string, width int, indent string) string {
+	var b strings.Builder
+	line := indent
+	for _, word := range strings.Fields(s) {
+		if len(line) > len(indent) && len(line)+1+len(word) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += word
+	}
+	b.WriteString(line)
+	return b.String()
+}
+
+// docTopic is one embedded document.
+type docTopic struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	path  string
+}
+
+// docTopics lists the embedded docs: each docs/NAME.md is topic NAME,
+// docs/README.md (the index) is "index".
+func docTopics() []docTopic {
+	entries, _ := fs.ReadDir(lcctlfiles.Docs, "docs")
+	var out []docTopic
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".md")
+		p := path.Join("docs", e.Name())
+		if name == "README" {
+			name = "index"
+		}
+		title := name
+		if data, err := fs.ReadFile(lcctlfiles.Docs, p); err == nil {
+			for _, l := range strings.Split(string(data), "\n") {
+				if strings.HasPrefix(l, "# ") {
+					title = strings.TrimPrefix(l, "# ")
+					break
+				}
+			}
+		}
+		out = append(out, docTopic{Name: name, Title: title, path: p})
+	}
+	return out
+}
+
+// docsReport is the JSON output of `lcctl docs`: the topics, or one
+// topic's Markdown source.
+type docsReport struct {
+	Topics   []docTopic `json:"topics,omitempty"`
+	Topic    string     `json:"topic,omitempty"`
+	Markdown string     `json:"markdown,omitempty"`
+}
+
+func newDocsCommand(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "docs [TOPIC]",
+		Short: "Read lcctl's reference documentation (built into the binary)",
+		Long: `Print one of lcctl's reference documents, built into the binary, so that
+an installed lcctl carries its own manual. Without TOPIC, list the topics.
+
+On a terminal the Markdown is rendered (headings, tables, code); piped, or
+with NO_COLOR or --no-color, the Markdown source is printed as it is, for
+grep or a pager. -o json gives the topics, or the topic's Markdown.
+
+Exit codes: 0 printed; 2 unknown topic.`,
+		Example: `  lcctl docs
+  lcctl docs rollout
+  lcctl docs validate | less
+  lcctl docs diagnostics | grep LC2001`,
+		Args: cobra.MaximumNArgs(1),
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			var names []string
+			for _, t := range docTopics() {
+				names = append(names, t.Name+"\t"+t.Title)
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			return runDocs(env, args)
+		},
+	}
+}
+
+func runDocs(env *Env, args []string) error {
+	topics := docTopics()
+	if len(args) == 0 {
+		if env.Global.JSON() {
+			return writeJSON(env.Out, "docs", docsReport{Topics: topics})
+		}
+		fmt.Fprintln(env.Out, "Topics (lcctl docs TOPIC):")
+		width := 0
+		for _, t := range topics {
+			width = max(width, len(t.Name))
+		}
+		for _, t := range topics {
+			fmt.Fprintf(env.Out, "  %-*s  %s\n", width, t.Name, t.Title)
+		}
+		return nil
+	}
+	want := strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(args[0], "docs/"), ".md"))
+	if want == "readme" {
+		want = "index"
+	}
+	i := slices.IndexFunc(topics, func(t docTopic) bool { return t.Name == want })
+	if i < 0 {
+		names := make([]string, len(topics))
+		for j, t := range topics {
+			names[j] = t.Name
+		}
+		return Usagef("no documentation topic %q%s; topics: %s", args[0], suggest.DidYouMean(want, names), strings.Join(names, ", "))
+	}
+	data, err := fs.ReadFile(lcctlfiles.Docs, topics[i].path)
+	if err != nil {
+		return err
+	}
+	if env.Global.JSON() {
+		return writeJSON(env.Out, "docs", docsReport{Topic: topics[i].Name, Markdown: string(data)})
+	}
+	if !env.Style.Color {
+		_, err := env.Out.Write(data)
+		return err
+	}
+	return renderMarkdown(env.Out, data, docsWidth(env))
+}
+
+// renderMarkdown renders Markdown for a colour terminal with glamour.
+func renderMarkdown(w io.Writer, md []byte, width int) error {
+	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle("dark"), glamour.WithWordWrap(width))
+	if err != nil {
+		return err
+	}
+	out, err := r.RenderBytes(md)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+// docsWidth is the terminal's width (80 when unknown), at most 120.
+func docsWidth(env *Env) int {
+	if f, ok := env.Out.(*os.File); ok {
+		if w, _, err := term.GetSize(f.Fd()); err == nil && w > 20 {
+			return min(w, 120)
+		}
+	}
+	return 80
+}
+
+// hookHelpCodes makes `lcctl help LC2001` explain the code, as
+// `lcctl explain-code LC2001` does; other topics keep the help command's
+// behaviour.
+func hookHelpCodes(root *cobra.Command, env *Env) {
+	for _, c := range root.Commands() {
+		if c.Name() != "help" || c.RunE == nil {
+			continue
+		}
+		next := c.RunE
+		c.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) == 1 && codePattern.MatchString(args[0]) {
+				return runExplainCode(env, args[0])
+			}
+			return next(c, args)
+		}
+		c.Example += "\n  lcctl help LC2001          # a diagnostic code, as lcctl explain-code LC2001"
+	}
+}
+
+// versionTemplate is what `lcctl --version` prints: the first lines of
+// `lcctl version`.
+func versionTemplate() string {
+	v := versionInfo()
+	return fmt.Sprintf("lcctl %s\ncommit: %s\n", v.Version, v.Commit)
+}
