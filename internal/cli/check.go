@@ -12,6 +12,7 @@ import (
 
 	"github.com/lcctl/lcctl/internal/checks"
 	"github.com/lcctl/lcctl/internal/metrics"
+	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/preflight"
 	"github.com/lcctl/lcctl/internal/ui"
 )
@@ -233,7 +234,7 @@ func renderMetricsText(env *Env, r *MetricsReport, model string) error {
 	if g := r.Gateway; g != nil {
 		fmt.Fprintf(w, "%s\n", h(fmt.Sprintf("Gateway last-cluster store — %s (%s)", ui.Printable(g.Source), windowTitle(g.Window))))
 		if !g.Present {
-			fmt.Fprintf(w, "  no %s series\n", metrics.GatewayLookups)
+			fmt.Fprintf(w, "  no %s series%s\n", metrics.GatewayLookups, invalidNote(g.InvalidSamples))
 		} else {
 			fmt.Fprintf(w, "  lookups  %s  (hit ratio %s, error+timeout %s, skipped %s)\n", resultList(g.Window, g.Lookups,
 				[]string{metrics.ResultHit, metrics.ResultMiss, metrics.ResultError, metrics.ResultTimeout, metrics.ResultSkipped}),
@@ -249,12 +250,21 @@ func renderMetricsText(env *Env, r *MetricsReport, model string) error {
 			// Model names come from the scrape: escaped like the rest.
 			fmt.Fprintf(w, "  %s\n", ui.Printable(metrics.MissingModelMessage(*s, model)))
 		} else if len(s.Rows) == 0 {
-			fmt.Fprintf(w, "  no %s series\n", s.Metric)
+			fmt.Fprintf(w, "  no %s series%s\n", s.Metric, invalidNote(s.InvalidSamples))
 		} else if err := selectionsTable(w, s); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// invalidNote says how many samples were left out as NaN, ±Inf or
+// negative, so "no series" does not hide them.
+func invalidNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return " with a valid value (" + plural.Count(n, "sample", "samples") + " NaN, ±Inf or negative left out)"
 }
 
 func resultList(win metrics.Window, m map[string]float64, order []string) string {

@@ -232,10 +232,11 @@ func TestCheckMetrics(t *testing.T) {
 	if !strings.Contains(out, "\n  \"errors\": [],\n") {
 		t.Errorf("no \"errors\": [] in the JSON of a run without scrape errors:\n%s", out)
 	}
-	// Empty scrape: warns (no stage), exit 0; legacy prefix.
-	code, out, _ = runLcctlStdin(t, "", nil, "check", "metrics", "--gateway", metricsFixture("empty.prom"))
+	// A scrape without the gateway's families: warns (no stage), exit 0;
+	// legacy prefix.
+	code, out, _ = runLcctlStdin(t, "", nil, "check", "metrics", "--gateway", metricsFixture("stargate-flag-off.prom"))
 	if code != 0 || !strings.Contains(out, "‼ gateway exports last-cluster metrics") {
-		t.Errorf("empty: exit %d\n%s", code, out)
+		t.Errorf("no gateway families: exit %d\n%s", code, out)
 	}
 	code, out, _ = runLcctlStdin(t, "", nil, "check", "metrics", "--stargate", metricsFixture("stargate-legacy-prefix.prom"), "--stargate-prefix", "llm_request_router_")
 	if code != 0 || !strings.Contains(out, "meta/llama-3.1-8b-instruct") {

@@ -40,6 +40,10 @@ func scrapeAll(ctx context.Context, f *metrics.Fetcher, specs []*scrapeSpec, int
 				s.out.Before = s.out.After
 			}
 			s.out.After = sc
+			if sc.Empty {
+				// A finding (the scrape check fails), for files too.
+				s.out.Err = metrics.EmptyError(s.out.Source)
+			}
 		}
 		return nil
 	}

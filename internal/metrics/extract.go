@@ -27,6 +27,10 @@ type GatewaySnapshot struct {
 	// Latency maps the result label to the lookup duration histogram
 	// (seconds). skipped lookups are not timed.
 	Latency map[string]Histogram
+	// InvalidSamples counts the lookup and write counter samples that were
+	// NaN, +Inf, -Inf or negative, which no counter can be: they are left
+	// out of the counts, and the verdicts report them as a failure.
+	InvalidSamples int
 }
 
 // SelectionKey identifies one series of the session selections counter.
@@ -50,6 +54,9 @@ type StargateSnapshot struct {
 	Present bool
 	// Selections maps series to counts, summed over other labels.
 	Selections map[SelectionKey]float64
+	// InvalidSamples counts the samples that were NaN, +Inf, -Inf or
+	// negative: left out of Selections, reported by the verdicts.
+	InvalidSamples int
 }
 
 // ModelNames returns the distinct model labels of s's series, sorted
@@ -73,8 +80,8 @@ func (s StargateSnapshot) ModelNames() []string {
 // Series with NaN or negative values are ignored.
 func ExtractGateway(s *Scrape) GatewaySnapshot {
 	g := GatewaySnapshot{Lookups: map[string]float64{}, Writes: map[string]float64{}, Latency: map[string]Histogram{}}
-	g.LookupsPresent = sumCounterBy(s.Families[GatewayLookups], "result", g.Lookups)
-	g.WritesPresent = sumCounterBy(s.Families[GatewayWrites], "result", g.Writes)
+	g.LookupsPresent = sumCounterBy(s.Families[GatewayLookups], "result", g.Lookups, &g.InvalidSamples)
+	g.WritesPresent = sumCounterBy(s.Families[GatewayWrites], "result", g.Writes, &g.InvalidSamples)
 	g.LatencyPresent = extractHistogramBy(s, GatewayLookupDuration, "result", g.Latency)
 	return g
 }
@@ -93,6 +100,9 @@ func ExtractStargate(s *Scrape, prefix string) StargateSnapshot {
 	for _, m := range mf.GetMetric() {
 		v, ok := counterValue(mf, m)
 		if !ok {
+			if invalidSample(mf, m) {
+				st.InvalidSamples++
+			}
 			continue
 		}
 		st.Present = true
@@ -114,7 +124,8 @@ func ExtractStargate(s *Scrape, prefix string) StargateSnapshot {
 func (g GatewaySnapshot) Since(before GatewaySnapshot) GatewaySnapshot {
 	out := GatewaySnapshot{
 		LookupsPresent: g.LookupsPresent, WritesPresent: g.WritesPresent, LatencyPresent: g.LatencyPresent,
-		Lookups: counterIncrease(g.Lookups, before.Lookups),
+		InvalidSamples: g.InvalidSamples + before.InvalidSamples,
+		Lookups:        counterIncrease(g.Lookups, before.Lookups),
 		Writes:  counterIncrease(g.Writes, before.Writes),
 		Latency: map[string]Histogram{},
 	}
@@ -127,7 +138,8 @@ func (g GatewaySnapshot) Since(before GatewaySnapshot) GatewaySnapshot {
 // Since returns the increase of each series from before to s, with the
 // same reset rule as GatewaySnapshot.Since.
 func (s StargateSnapshot) Since(before StargateSnapshot) StargateSnapshot {
-	return StargateSnapshot{Name: s.Name, Present: s.Present, Selections: counterIncrease(s.Selections, before.Selections)}
+	return StargateSnapshot{Name: s.Name, Present: s.Present, Selections: counterIncrease(s.Selections, before.Selections),
+		InvalidSamples: s.InvalidSamples + before.InvalidSamples}
 }
 
 func counterIncrease[K comparable](after, before map[K]float64) map[K]float64 {
@@ -177,7 +189,24 @@ func counterValue(mf *dto.MetricFamily, m *dto.Metric) (float64, bool) {
 	return v, true
 }
 
-func sumCounterBy(mf *dto.MetricFamily, by string, into map[string]float64) bool {
+// invalidSample reports whether m holds a value that no counter can have
+// (NaN, ±Inf or negative), as opposed to a sample of another type.
+func invalidSample(mf *dto.MetricFamily, m *dto.Metric) bool {
+	var v float64
+	switch {
+	case mf.GetType() == dto.MetricType_COUNTER && m.GetCounter() != nil:
+		v = m.GetCounter().GetValue()
+	case mf.GetType() == dto.MetricType_UNTYPED && m.GetUntyped() != nil:
+		v = m.GetUntyped().GetValue()
+	case mf.GetType() == dto.MetricType_GAUGE && m.GetGauge() != nil:
+		v = m.GetGauge().GetValue()
+	default:
+		return false
+	}
+	return math.IsNaN(v) || math.IsInf(v, 0) || v < 0
+}
+
+func sumCounterBy(mf *dto.MetricFamily, by string, into map[string]float64, invalid *int) bool {
 	if mf == nil || !counterLike(mf) {
 		return false
 	}
@@ -185,6 +214,9 @@ func sumCounterBy(mf *dto.MetricFamily, by string, into map[string]float64) bool
 	for _, m := range mf.GetMetric() {
 		v, ok := counterValue(mf, m)
 		if !ok {
+			if invalidSample(mf, m) {
+				*invalid++
+			}
 			continue
 		}
 		present = true

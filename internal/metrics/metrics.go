@@ -89,6 +89,16 @@ type Scrape struct {
 	// Families maps metric family names to families. Counter families keep
 	// their "_total" name in both formats.
 	Families map[string]*dto.MetricFamily
+	// Empty reports that the input was empty or only whitespace: not "no
+	// last-cluster series" but no scrape at all (EmptyError).
+	Empty bool
+}
+
+// EmptyError returns the error for an empty scrape (Scrape.Empty) from
+// source: a running exporter always serves some metrics, so an empty body
+// is a wrong endpoint, a proxy or a broken exporter, never "0 families".
+func EmptyError(source string) error {
+	return fmt.Errorf("%s: the scrape is empty (no metrics, only whitespace or nothing): a running exporter always serves some; is this the metrics endpoint?", source)
 }
 
 // ParseError is a scrape that could not be parsed. Line is the 1-based
@@ -159,7 +169,7 @@ func StargateFamilies(prefix string) []string {
 // input.
 func Parse(source string, data []byte, contentType string, keep ...string) (s *Scrape, err error) {
 	format := DetectFormat(data, contentType)
-	s = &Scrape{Source: source, Format: format, Families: map[string]*dto.MetricFamily{}}
+	s = &Scrape{Source: source, Format: format, Families: map[string]*dto.MetricFamily{}, Empty: len(bytes.TrimSpace(data)) == 0}
 	var lineMap []int
 	if format == FormatOpenMetrics {
 		data, lineMap = reduceOpenMetrics(data, keep)

@@ -68,6 +68,9 @@ type GatewayReport struct {
 	Present bool `json:"present"`
 	// WritesPresent reports whether the write counter family was present.
 	WritesPresent bool `json:"writes_present"`
+	// InvalidSamples counts lookup and write samples that were NaN, ±Inf
+	// or negative (left out of every count; a failed check).
+	InvalidSamples int `json:"invalid_samples"`
 	// Lookups are counts by result.
 	Lookups map[string]float64 `json:"lookups"`
 	// LookupsTotal sums every result; Attempted excludes skipped.
@@ -148,6 +151,9 @@ type StargateReport struct {
 	Window Window `json:"window"`
 	// Present reports whether the family had any series.
 	Present bool `json:"present"`
+	// InvalidSamples counts samples that were NaN, ±Inf or negative (left
+	// out of every count; a failed check).
+	InvalidSamples int `json:"invalid_samples"`
 	// Rows are per model and algorithm, sorted by model then algorithm.
 	Rows []ModelSelections `json:"rows"`
 	// Models are per model (all algorithms), sorted by model.
@@ -179,7 +185,7 @@ func ratio(num, den float64) *float64 {
 // BuildGatewayReport computes the gateway report from a snapshot (a single
 // scrape, or the result of Since).
 func BuildGatewayReport(source string, w Window, g GatewaySnapshot) GatewayReport {
-	r := GatewayReport{Source: source, Window: w, Present: g.LookupsPresent, WritesPresent: g.WritesPresent,
+	r := GatewayReport{Source: source, Window: w, Present: g.LookupsPresent, WritesPresent: g.WritesPresent, InvalidSamples: g.InvalidSamples,
 		Lookups: map[string]float64{}, Writes: map[string]float64{}}
 	for k, v := range g.Lookups {
 		r.Lookups[k] = v
@@ -222,7 +228,7 @@ func BuildGatewayReport(source string, w Window, g GatewaySnapshot) GatewayRepor
 // BuildStargateReport computes the session selections report from a
 // snapshot. When model is non-empty only that model's series are kept.
 func BuildStargateReport(source string, w Window, s StargateSnapshot, model string) StargateReport {
-	r := StargateReport{Source: source, Metric: s.Name, Window: w, Present: s.Present, Rows: []ModelSelections{}, Models: []ModelSelections{}, ModelsInScrape: s.ModelNames()}
+	r := StargateReport{Source: source, Metric: s.Name, Window: w, Present: s.Present, InvalidSamples: s.InvalidSamples, Rows: []ModelSelections{}, Models: []ModelSelections{}, ModelsInScrape: s.ModelNames()}
 	type rowKey struct{ model, algorithm string }
 	rows := map[rowKey]*ModelSelections{}
 	rks := map[rowKey]map[string]bool{}

@@ -24,6 +24,10 @@ const (
 	CheckStargateReturn   = "stargate-metrics.returning"
 	CheckStargateSticky   = "stargate-metrics.stickiness"
 	CheckStargateModel    = "stargate-metrics.model"
+	// CheckGatewaySamples and CheckStargateSamples fail when counter
+	// samples are NaN, ±Inf or negative (InvalidSamplesVerdict).
+	CheckGatewaySamples  = "gateway-metrics.samples"
+	CheckStargateSamples = "stargate-metrics.samples"
 )
 
 // DefaultLookupTimeout is the gateway's default
@@ -147,6 +151,9 @@ func GatewayVerdicts(r GatewayReport, o VerdictOptions) []checks.Result {
 		tLatency = "lookup latency is within the lookup timeout"
 	)
 	var out []checks.Result
+	if res, bad := InvalidSamplesVerdict(CheckGatewaySamples, GatewayLookups+" and "+GatewayWrites, r.Source, r.InvalidSamples); bad {
+		out = append(out, res)
+	}
 	if !r.Present {
 		reason := fmt.Sprintf("%s has no %s series", r.Source, GatewayLookups)
 		hint := "point --gateway-metrics at the gateway's metrics port (9464, llmApiGateway.metrics.enabled=true) and run a gateway build with last-cluster hints"
@@ -338,6 +345,13 @@ func MissingModelMessage(r StargateReport, model string) string {
 // the scrape. At stage 0 and no series at all, one informational result
 // says so.
 func StargateSessionVerdicts(r StargateReport, models []string, o VerdictOptions) []checks.Result {
+	if res, bad := InvalidSamplesVerdict(CheckStargateSamples, r.Metric, r.Source, r.InvalidSamples); bad {
+		return append([]checks.Result{res}, stargateSessionVerdicts(r, models, o)...)
+	}
+	return stargateSessionVerdicts(r, models, o)
+}
+
+func stargateSessionVerdicts(r StargateReport, models []string, o VerdictOptions) []checks.Result {
 	th := o.th()
 	const (
 		tReturn = "returning sessions reach Stargate"
@@ -405,4 +419,18 @@ func StargateSessionVerdicts(r StargateReport, models []string, o VerdictOptions
 		}
 	}
 	return out
+}
+
+// InvalidSamplesVerdict returns a failed check id when n > 0 samples of
+// metric in source were NaN, +Inf, -Inf or negative, which no counter can
+// be (a broken exporter or a hand-edited scrape); those samples are left
+// out of every count, so without this check they would read as "no
+// series". ok is false when n is 0.
+func InvalidSamplesVerdict(id, metric, source string, n int) (res checks.Result, bad bool) {
+	if n == 0 {
+		return checks.Result{}, false
+	}
+	return checks.Fail(id, "counter samples are valid numbers",
+		fmt.Sprintf("%s: %s of %s %s NaN, +Inf, -Inf or negative; a counter is a finite count >= 0, so %s left out of every count", source, plural.Count(n, "sample", "samples"), metric, map[bool]string{true: "is", false: "are"}[n == 1], map[bool]string{true: "it was", false: "they were"}[n == 1]),
+		"check the exporter (or the file): a counter sample must be a finite number >= 0"), true
 }

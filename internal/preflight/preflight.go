@@ -477,6 +477,9 @@ func stargateMetricsChecks(g *checks.Group, in Inputs, flagModels []string) {
 	}
 	rep := metrics.BuildStargateReport(sc.Source, window(sc), snap, "")
 	if in.Stage <= 2 {
+		if res, bad := metrics.InvalidSamplesVerdict(metrics.CheckStargateSamples, rep.Metric, rep.Source, rep.InvalidSamples); bad {
+			g.Add(res)
+		}
 		g.Add(metrics.StargateFlagOffVerdict(rep))
 		return
 	}
