@@ -63,7 +63,7 @@ func CompareRows(rep *Report, c *Comparison) []CompareRow {
 		}
 		return r.Resolution.Path
 	})
-	add("last_cluster_affinity", "last_cluster_affinity", func(r *Run) string {
+	add(lb.FieldLastClusterAffinity.Name, lb.FieldLastClusterAffinity.Name, func(r *Run) string {
 		if r.Config == nil {
 			return "–"
 		}

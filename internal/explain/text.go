@@ -238,13 +238,7 @@ func settingsLines(r *Run) []string {
 		return "no queue SLO"
 	}
 	ignores := func() string {
-		var f []string
-		if c.IgnoreQueueTime {
-			f = append(f, "ignore_queue_time")
-		}
-		if c.IgnoreInputProcessingTime {
-			f = append(f, "ignore_input_processing_time")
-		}
+		f := summaryFields(c, false)
 		if len(f) == 0 {
 			return ""
 		}
@@ -292,15 +286,36 @@ func settingsLines(r *Run) []string {
 	case lb.Random:
 		out = append(out, "uniform over the candidates")
 	}
-	var common []string
-	if c.RequireCacheAffinityKey {
-		common = append(common, "require_cache_affinity_key")
-	}
-	if c.MaxInputWorkSeconds != nil {
-		common = append(common, "max_input_work_seconds "+fmtNum(*c.MaxInputWorkSeconds))
-	}
-	if len(common) > 0 {
+	if common := summaryFields(c, true); len(common) > 0 {
 		out = append(out, strings.Join(common, " · "))
+	}
+	return out
+}
+
+// summaryFields lists the registry fields marked Summary that c's
+// algorithm parses and that are set, common fields (§6.1) or the
+// algorithm's own: a bool by name when true, any other field as "name
+// value" when set (docs/explain.md, Part 1).
+func summaryFields(c *lb.AlgorithmConfig, common bool) []string {
+	var out []string
+	for _, f := range lb.Fields() {
+		if !f.Summary || f.Common() != common || !f.Parsed.Has(c.Algorithm) {
+			continue
+		}
+		switch f.Type {
+		case lb.TypeBool:
+			if f.Bool(c) {
+				out = append(out, f.Name)
+			}
+		case lb.TypeF64:
+			if x, ok := f.Float(c); ok {
+				out = append(out, f.Name+" "+fmtNum(x))
+			}
+		default:
+			if s, ok := f.Text(c); ok {
+				out = append(out, f.Name+" "+s)
+			}
+		}
 	}
 	return out
 }

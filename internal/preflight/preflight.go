@@ -23,6 +23,7 @@ import (
 
 	"github.com/lcctl/lcctl/internal/checks"
 	"github.com/lcctl/lcctl/internal/gateway"
+	"github.com/lcctl/lcctl/internal/lb"
 	"github.com/lcctl/lcctl/internal/metrics"
 	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/validate"
@@ -213,7 +214,7 @@ func configChecks(g *checks.Group, in Inputs) []string {
 			continue
 		}
 		pos := e.Value.Start
-		if f := e.Value.Get("last_cluster_affinity"); f != nil {
+		if f := e.Value.Get(lb.FieldLastClusterAffinity.Name); f != nil {
 			pos = f.Start
 		}
 		onLines = append(onLines, fmt.Sprintf("%s:%d:%d %s", res.File, pos.Line, pos.Col, entryName(e)))

@@ -2,7 +2,10 @@ package testutil
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/lcctl/lcctl/internal/lb"
 )
 
 // GenerateLBConfig returns a valid Stargate lb-config (JSON, indented like
@@ -10,12 +13,15 @@ import (
 // through every algorithm in string and detailed form, with the fields an
 // operator typically sets (queue SLO, affinity group, seeds, model-level
 // request_algorithms), so validation exercises every code path that
-// accepts. Used by benchmarks and size tests; deterministic.
+// accepts. Field names come from the lb field registry (lb.Fields), so a
+// renamed field needs no edit here. Used by benchmarks and size tests;
+// deterministic (the bytes are those BenchmarkValidate's figures in
+// docs/performance.md were measured on).
 func GenerateLBConfig(models int) []byte {
 	var b strings.Builder
 	b.WriteString("{\n  \"default\": \"power-of-n\",\n  \"request_algorithms\": {\n")
 	b.WriteString("    \"round-robin\": \"round-robin\",\n")
-	b.WriteString("    \"pulsar\": {\"algorithm\": \"pulsar\", \"seed\": \"fleet\", \"rendezvous_weight\": \"last-mean-input-tps\"}\n")
+	b.WriteString("    \"pulsar\": " + entry("pulsar", lb.FieldSeed, `"fleet"`, lb.FieldRendezvousWeight, `"last-mean-input-tps"`) + "\n")
 	b.WriteString("  },\n  \"models\": {")
 	for i := 0; i < models; i++ {
 		if i > 0 {
@@ -26,21 +32,41 @@ func GenerateLBConfig(models int) []byte {
 		case 0:
 			b.WriteString(`"pulsar"`)
 		case 1:
-			fmt.Fprintf(&b, `{"algorithm": "power-of-n", "sample_count": %d, "comparator": "queue-time"}`, 2+i%30)
+			b.WriteString(entry("power-of-n", lb.FieldSampleCount, strconv.Itoa(2+i%30), lb.FieldComparator, `"queue-time"`))
 		case 2:
-			fmt.Fprintf(&b, `{"algorithm": "wait-and-widen", "seed": "s-%d", "n": 3, "max_queued": 4, "max_queue_time_floor_ms": 200, "max_queue_time_ceil_ms": 2000, "cache_affinity_backend_selection_count": 2, "cache_affinity_wait_ms": 300, "cache_affinity_input_tokens_scale": 0.25, "last_cluster_affinity": true, "require_cache_affinity_key": true}`, i)
+			b.WriteString(entry("wait-and-widen", lb.FieldSeed, fmt.Sprintf(`"s-%d"`, i), lb.FieldN, "3", lb.FieldMaxQueued, "4",
+				lb.FieldMaxQueueTimeFloorMs, "200", lb.FieldMaxQueueTimeCeilMs, "2000", lb.FieldCacheAffinityBackendSelectionCount, "2",
+				lb.FieldCacheAffinityWaitMs, "300", lb.FieldCacheAffinityInputTokensScale, "0.25", lb.FieldLastClusterAffinity, "true",
+				lb.FieldRequireCacheAffinityKey, "true"))
 		case 3:
-			fmt.Fprintf(&b, `{"algorithm": "pulsar-wait-and-widen", "seed": "s-%d", "max_queue_time_floor_ms": 100, "max_queue_time_ceil_ms": 1000, "cache_affinity_wait_ms": 250, "band_widen_interval_ms": 50, "fallback_max_queued": 1, "consider_kv_free_tokens": true, "rendezvous_weight": "max-input-tps"}`, i)
+			b.WriteString(entry("pulsar-wait-and-widen", lb.FieldSeed, fmt.Sprintf(`"s-%d"`, i), lb.FieldMaxQueueTimeFloorMs, "100",
+				lb.FieldMaxQueueTimeCeilMs, "1000", lb.FieldCacheAffinityWaitMs, "250", lb.FieldBandWidenIntervalMs, "50",
+				lb.FieldFallbackMaxQueued, "1", lb.FieldConsiderKVFreeTokens, "true", lb.FieldRendezvousWeight, `"max-input-tps"`))
 		case 4:
-			b.WriteString(`{"algorithm": "random", "max_input_work_seconds": 12.5}`)
+			b.WriteString(entry("random", lb.FieldMaxInputWorkSeconds, "12.5"))
 		case 5:
 			b.WriteString(`"round-robin"`)
 		case 6:
-			fmt.Fprintf(&b, `{"algorithm": "pulsar", "seed": "p-%d", "consider_kv_free_tokens": true, "rendezvous_weight": "last-mean-input-tps", "request_algorithms": {"power-of-n": {"algorithm": "power-of-n", "sample_count": 4}}}`, i)
+			b.WriteString(entry("pulsar", lb.FieldSeed, fmt.Sprintf(`"p-%d"`, i), lb.FieldConsiderKVFreeTokens, "true",
+				lb.FieldRendezvousWeight, `"last-mean-input-tps"`,
+				lb.FieldRequestAlgorithms, `{"power-of-n": `+entry("power-of-n", lb.FieldSampleCount, "4")+`}`))
 		default:
-			b.WriteString(`{"algorithm": "wait-and-widen", "comparator": "ttft", "ttft_bucket_size_ms": 25, "next_bucket_unlock_factor": 0.5, "ignore_queue_time": false}`)
+			b.WriteString(entry("wait-and-widen", lb.FieldComparator, `"ttft"`, lb.FieldTTFTBucketSizeMs, "25",
+				lb.FieldNextBucketUnlockFactor, "0.5", lb.FieldIgnoreQueueTime, "false"))
 		}
 	}
 	b.WriteString("\n  }\n}\n")
 	return []byte(b.String())
+}
+
+// entry renders a detailed entry {"algorithm": alg, NAME: VALUE, ...} on
+// one line; fields alternates registry rows and JSON value texts.
+func entry(alg string, fields ...any) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"algorithm": %q`, alg)
+	for i := 0; i+1 < len(fields); i += 2 {
+		fmt.Fprintf(&b, `, %q: %s`, fields[i].(*lb.Field).Name, fields[i+1])
+	}
+	b.WriteString("}")
+	return b.String()
 }
