@@ -31,6 +31,7 @@ type simulateOptions struct {
 	plotDir     string
 	plotSet     bool
 	progress    string
+	template    bool
 }
 
 func newSimulateCommand(env *Env) *cobra.Command {
@@ -60,9 +61,13 @@ read.`,
 		Example: `  lcctl simulate --scenario examples/scenarios/saturated-rank1.yaml --compare
   lcctl simulate --scenario examples/scenarios/saturated-rank1.yaml --compare --plot out/
   lcctl simulate --scenario examples/scenarios/hot-set.yaml --config lb-config.json --policy pulsar
-  lcctl simulate --scenario examples/scenarios/bursty.yaml --compare --max-requests 50000 -o json`,
+  lcctl simulate --scenario examples/scenarios/bursty.yaml --compare --max-requests 50000 -o json
+  lcctl simulate --template > my-scenario.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.template {
+				return printSimulateTemplate(env.Out) // simulate_template.go
+			}
 			o.seedSet = cmd.Flags().Changed("seed")
 			o.plotSet = cmd.Flags().Changed("plot")
 			return runSimulate(cmd.Context(), o, env)
@@ -78,6 +83,7 @@ read.`,
 	f.Int64Var(&o.maxRequests, "max-requests", 0, "stop the workload after this many requests (overrides workload.max_requests)")
 	f.Float64Var(&o.durationS, "duration-s", 0, "session arrival window in seconds (overrides workload.duration_s)")
 	f.StringVar(&o.plotDir, "plot", "", "write PNG and SVG charts into this directory")
+	f.BoolVar(&o.template, "template", false, "print a commented scenario with every field and its default, and exit")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (a terminal, runs over a second), always or never")
 	_ = cmd.RegisterFlagCompletionFunc("policy", cobra.FixedCompletions(sim.ComparisonNames, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
