@@ -8,6 +8,7 @@ import (
 
 	"github.com/lcctl/lcctl/internal/manifest"
 	"github.com/lcctl/lcctl/internal/validate"
+	"github.com/lcctl/lcctl/internal/yamldoc"
 )
 
 // valuesKeyUsage is the help of --values-key (validate, migrate, explain).
@@ -73,9 +74,12 @@ func manifestFailure(name string, err error, values bool) *validate.Result {
 		what = "Helm values file: "
 	}
 	line, msg := 0, err.Error()
+	var ye *yamldoc.Error
 	if inner := errors.Unwrap(err); inner != nil && !errors.Is(err, manifest.ErrNoConfig) {
-		line, msg = validate.YAMLErrorLine(inner)
-		msg = "not valid YAML: " + msg
+		line, msg = 0, "not valid YAML: "+inner.Error()
+		if errors.As(inner, &ye) {
+			line, msg = ye.Line, "not valid YAML: "+ye.Msg
+		}
 	}
 	r := &validate.Result{File: name, Format: validate.FormatYAML, Doc: &validate.Document{File: name, Format: validate.FormatYAML}}
 	r.Diagnostics = []validate.Diagnostic{{Severity: validate.SeverityError, Code: validate.CodeSyntax, Rule: "V1", File: name,

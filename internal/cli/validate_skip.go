@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"bytes"
-	"errors"
-	"io"
-
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/formats"
 	"github.com/lcctl/lcctl/internal/sim"
+	"github.com/lcctl/lcctl/internal/yamldoc"
 )
 
 // validateSkip is a file or directory `lcctl validate` did not check, in
@@ -34,14 +31,9 @@ type validateSkip struct {
 // decodes as none of those and is checked, and reported, as usual. Files
 // the user names are always checked; only directory searches skip.
 func otherInputKind(name string, data []byte) string {
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := decodeNoPanic(dec, &doc); err != nil || len(doc.Content) != 1 {
-		return ""
-	}
-	var extra yaml.Node
-	if err := decodeNoPanic(dec, &extra); !errors.Is(err, io.EOF) {
-		return "" // several documents: not one of lcctl's formats
+	doc, err := yamldoc.Parse(data)
+	if err != nil || len(doc.Content) != 1 {
+		return "" // not YAML, or several documents: not one of lcctl's formats
 	}
 	top := doc.Content[0]
 	switch top.Kind {
@@ -74,15 +66,4 @@ func otherInputKind(name string, data []byte) string {
 		return "a case file (lcctl explain --case)"
 	}
 	return ""
-}
-
-// decodeNoPanic is dec.Decode(v), with a panic of yaml.v3 on hostile input
-// turned into an error.
-func decodeNoPanic(dec *yaml.Decoder, v *yaml.Node) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = errors.New("yaml decoder failed")
-		}
-	}()
-	return dec.Decode(v)
 }

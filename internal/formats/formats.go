@@ -7,19 +7,15 @@
 package formats
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/lb"
-	"github.com/lcctl/lcctl/internal/validate"
+	"github.com/lcctl/lcctl/internal/yamldoc"
 )
 
 // Error is one decoding problem at a position in one of lcctl's own input
@@ -100,115 +96,27 @@ func fromNode[T any](n *yaml.Node, file, path string, decode func(*decoder, *yam
 }
 
 // parseRoot parses data (YAML 1.2 superset of JSON) into its document
-// node's content.
+// node's content (yamldoc: UTF-8, one document, the alias budget).
 func parseRoot(file string, data []byte) (*yaml.Node, error) {
-	if err := CheckUTF8(file, data); err != nil {
-		return nil, Errors{err}
-	}
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
+	doc, err := yamldoc.Parse(data)
+	if err != nil {
+		e := yamldoc.SyntaxError(err, data)
+		switch e.Kind {
+		case yamldoc.Empty:
 			return nil, Errors{{File: file, Msg: "not valid YAML or JSON: empty input"}}
+		case yamldoc.Syntax, yamldoc.Panic:
+			return nil, Errors{{File: file, Line: e.Line, Col: e.Col, Msg: "not valid YAML or JSON: " + e.Msg}}
 		}
-		line, msg := validate.YAMLErrorLine(err)
-		return nil, Errors{{File: file, Line: line, Msg: "not valid YAML or JSON: " + msg}}
+		return nil, Errors{{File: file, Line: e.Line, Col: e.Col, Msg: e.Msg}}
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		return nil, Errors{{File: file, Line: extra.Line, Col: extra.Column, Msg: "more than one YAML document"}}
-	}
-	if len(doc.Content) == 0 {
+	root := yamldoc.Body(doc)
+	if root == nil {
 		return nil, Errors{{File: file, Msg: "empty input"}}
 	}
-	if err := checkAliasExpansion(file, doc.Content[0]); err != nil {
-		return nil, Errors{err}
+	if e := yamldoc.CheckAliases(root); e != nil {
+		return nil, Errors{{File: file, Line: e.Line, Col: e.Col, Msg: e.Msg}}
 	}
-	return doc.Content[0], nil
-}
-
-// checkAliasExpansion refuses a document whose aliases add more than
-// max(10000, 10 × its node count) nodes when expanded, the bound lcctl
-// validate applies (docs/validate.md): case files are decoded and each
-// case's lb_config validated once per alias, so 2,000 aliases of one large
-// lb_config took seconds and gigabytes. The error is at the first alias.
-func checkAliasExpansion(file string, root *yaml.Node) *Error {
-	raw := 0
-	var first *yaml.Node
-	var count func(n *yaml.Node)
-	count = func(n *yaml.Node) {
-		raw++
-		if n.Kind == yaml.AliasNode {
-			if first == nil {
-				first = n
-			}
-			return
-		}
-		for _, c := range n.Content {
-			count(c)
-		}
-	}
-	count(root)
-	if first == nil {
-		return nil
-	}
-	limit := raw + max(10000, 10*raw)
-	memo := map[*yaml.Node]int{}
-	var size func(n *yaml.Node, depth int) int
-	size = func(n *yaml.Node, depth int) int {
-		if v, ok := memo[n]; ok {
-			return v
-		}
-		if depth > 10000 {
-			return limit + 1
-		}
-		memo[n] = limit + 1 // a node reached again while in progress: a recursive alias
-		total := 1
-		if n.Kind == yaml.AliasNode {
-			if n.Alias != nil {
-				total = size(n.Alias, depth+1)
-			}
-		} else {
-			for _, c := range n.Content {
-				if total += size(c, depth+1); total > limit {
-					total = limit + 1
-					break
-				}
-			}
-		}
-		memo[n] = total
-		return total
-	}
-	if got := size(root, 0); got > limit {
-		return &Error{File: file, Line: first.Line, Col: first.Column,
-			Msg: fmt.Sprintf("YAML aliases expand this document beyond %d values (it has %d of its own): refused as an alias bomb", limit, raw)}
-	}
-	return nil
-}
-
-// CheckUTF8 returns nil when data is UTF-8 text, and otherwise an *Error
-// at its first invalid byte (line and column in characters, 1-based).
-// yaml.v3 would transcode UTF-16 with a byte-order mark and read other
-// bytes as Latin-1, so positions in its errors would not match the file;
-// every YAML input of lcctl is checked first, as lcctl validate does.
-func CheckUTF8(file string, data []byte) *Error {
-	if utf8.Valid(data) {
-		return nil
-	}
-	line, col := 1, 1
-	for i := 0; i < len(data); {
-		r, size := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && size <= 1 {
-			break
-		}
-		if r == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-		i += size
-	}
-	return &Error{File: file, Line: line, Col: col, Msg: "not UTF-8 text (save the file as UTF-8; UTF-16 and other encodings are not read)"}
+	return root, nil
 }
 
 // resolve follows aliases.

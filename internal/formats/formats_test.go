@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/yamldoc"
 )
 
 const fullSnapshot = `
@@ -105,7 +106,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"counter beyond uint64", "clusters: [{cluster_id: A, stats: {queue_size: 99999999999999999999}}]\n", `clusters[0].stats.queue_size: integer 99999999999999999999 out of range (0..18446744073709551615)`},
 		{"counter beyond float64", "clusters: [{cluster_id: A, stats: {queue_size: 1e400}}]\n", `clusters[0].stats.queue_size: must be a non-negative integer (0..18446744073709551615), got 1e400`},
 		{"quoted huge number stays a string", "clusters: [{cluster_id: A, rtt_ms: '1e400'}]\n", "must be a number, got a string"},
-		{"syntax error position", "clusters:\n\t- cluster_id: A\n", "s.yaml:2: not valid YAML"},
+		{"syntax error position, with the column validate gives too", "clusters:\n\t- cluster_id: A\n", "s.yaml:2:1: not valid YAML"},
 		// An escape sequence in an id reached the terminal through the
 		// plain-text output.
 		{"escape in cluster id", "clusters: [{cluster_id: \"A\\e[31mRED\"}]\n", `s.yaml:1:25: clusters[0].cluster_id: contains control character U+001B at byte 1`},
@@ -225,7 +226,7 @@ func TestNotUTF8(t *testing.T) {
 			}
 		}
 	}
-	if err := CheckUTF8("ok", []byte("é: ü\n")); err != nil {
+	if err := yamldoc.CheckUTF8([]byte("é: ü\n")); err != nil {
 		t.Errorf("UTF-8 refused: %v", err)
 	}
 }

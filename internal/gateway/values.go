@@ -1,9 +1,7 @@
 package gateway
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"regexp"
 	"slices"
@@ -12,8 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/lcctl/lcctl/internal/formats"
-	"github.com/lcctl/lcctl/internal/validate"
+	"github.com/lcctl/lcctl/internal/yamldoc"
 )
 
 // ChartDefaults is the origin recorded for values a Helm values file does
@@ -411,34 +408,21 @@ func kindName(n *yaml.Node) string {
 	return "value"
 }
 
-func decodeValues(file string, data []byte) (doc *yaml.Node, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			doc, err = nil, &SyntaxError{Pos: Pos{File: file}, Msg: fmt.Sprintf("YAML decoder failure: %v", r)}
+func decodeValues(file string, data []byte) (*yaml.Node, error) {
+	doc, err := yamldoc.Parse(data)
+	if err != nil {
+		e := yamldoc.SyntaxError(err, data)
+		switch e.Kind {
+		case yamldoc.Empty:
+			return nil, nil
+		case yamldoc.Syntax:
+			return nil, &SyntaxError{Pos: Pos{File: file, Line: e.Line, Col: e.Col}, Msg: "not valid YAML: " + e.Msg}
+		case yamldoc.MultiDoc:
+			return nil, &SyntaxError{Pos: Pos{File: file, Line: e.Line}, Msg: "several YAML documents; a Helm values file holds one"}
 		}
-	}()
-	if e := formats.CheckUTF8(file, data); e != nil {
 		return nil, &SyntaxError{Pos: Pos{File: file, Line: e.Line, Col: e.Col}, Msg: e.Msg}
 	}
-	var nodes []*yaml.Node
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	for {
-		var n yaml.Node
-		if derr := dec.Decode(&n); derr != nil {
-			if errors.Is(derr, io.EOF) {
-				break
-			}
-			line, msg := validate.YAMLErrorLine(derr)
-			return nil, &SyntaxError{Pos: Pos{File: file, Line: line}, Msg: "not valid YAML: " + msg}
-		}
-		nodes = append(nodes, &n)
-		if len(nodes) > 1 {
-			return nil, &SyntaxError{Pos: Pos{File: file, Line: n.Line}, Msg: "several YAML documents; a Helm values file holds one"}
-		}
-	}
-	if len(nodes) == 0 {
-		return nil, nil
-	}
+	nodes := []*yaml.Node{doc}
 	root := nodes[0]
 	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
 		root = root.Content[0]

@@ -23,6 +23,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lcctl/lcctl/internal/yamldoc"
 )
 
 // MaxDocuments bounds the documents of one stream (a `helm template` of a
@@ -81,11 +83,11 @@ var ErrNoConfig = errors.New("no lb-config found")
 // object: a mapping with apiVersion and kind (JSON too, as kubectl -o json
 // prints it). Anything that does not parse is not a manifest.
 func IsManifest(data []byte) bool {
-	var doc yaml.Node
-	if err := decode(yaml.NewDecoder(bytes.NewReader(data)), &doc); err != nil {
+	doc, err := yamldoc.NewStream(data).Next()
+	if err != nil {
 		return false
 	}
-	root := body(&doc)
+	root := body(doc)
 	return root != nil && root.Kind == yaml.MappingNode && scalar(get(root, "apiVersion")) != "" && scalar(get(root, "kind")) != ""
 }
 
@@ -101,22 +103,21 @@ func IsManifest(data []byte) bool {
 // key — the three top-level fields Stargate accepts (lb-config.md §3).
 func Extract(data []byte, opts Options) ([]*Embedded, error) {
 	lt := newLines(data)
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec := yamldoc.NewStream(data)
 	var out []*Embedded
 	var seen []string
 	for n := 0; ; n++ {
 		if n >= MaxDocuments {
 			return nil, fmt.Errorf("more than %d YAML documents", MaxDocuments)
 		}
-		var doc yaml.Node
-		err := decode(dec, &doc)
+		doc, err := dec.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return nil, fmt.Errorf("not valid YAML: %w", err)
 		}
-		root := body(&doc)
+		root := body(doc)
 		if root == nil {
 			continue
 		}
@@ -229,11 +230,11 @@ func looksLikeConfig(text string) bool {
 	if t == "" || len(t) > 1<<24 {
 		return false
 	}
-	var doc yaml.Node
-	if decode(yaml.NewDecoder(strings.NewReader(t)), &doc) != nil {
+	doc, err := yamldoc.NewStream([]byte(t)).Next()
+	if err != nil {
 		return false
 	}
-	root := body(&doc)
+	root := body(doc)
 	if root == nil || root.Kind != yaml.MappingNode {
 		return false
 	}
@@ -586,17 +587,6 @@ func leading(b []byte) int {
 	return n
 }
 
-// decode is dec.Decode with yaml.v3's panics (seen on some malformed
-// inputs) turned into errors.
-func decode(dec *yaml.Decoder, v *yaml.Node) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the YAML decoder failed: %v", r)
-		}
-	}()
-	return dec.Decode(v)
-}
-
 // sameValue decodes m into a and text into b, false on any failure.
 func sameValue(m *yaml.Node, text []byte, a, b *any) (ok bool) {
 	defer func() {
@@ -604,5 +594,5 @@ func sameValue(m *yaml.Node, text []byte, a, b *any) (ok bool) {
 			ok = false
 		}
 	}()
-	return m.Decode(a) == nil && yaml.Unmarshal(text, b) == nil
+	return yamldoc.Decode(m, a) == nil && yamldoc.Unmarshal(text, b) == nil
 }

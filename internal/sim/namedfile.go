@@ -1,12 +1,12 @@
 package sim
 
 import (
-	"bytes"
 	"fmt"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/validate"
+	"github.com/lcctl/lcctl/internal/yamldoc"
 )
 
 // notAnLBConfig returns an error when a file the scenario names as an
@@ -24,8 +24,8 @@ func notAnLBConfig(scenarioFile, field, file string, data []byte, r *validate.Re
 			return fmt.Errorf("%s: %s: %s is not an lb-config: it is not JSON or YAML (line %d; its content is not shown, run 'lcctl validate' on it for details)", scenarioFile, field, file, d.Line)
 		}
 	}
-	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil || len(doc.Content) != 1 {
+	doc, err := yamldoc.Parse(data)
+	if err != nil || len(doc.Content) != 1 {
 		return nil
 	}
 	top := doc.Content[0]

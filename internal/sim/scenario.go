@@ -1,10 +1,8 @@
 package sim
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,9 +10,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/lcctl/lcctl/internal/formats"
 	"github.com/lcctl/lcctl/internal/readlimit"
-	"github.com/lcctl/lcctl/internal/validate"
+	"github.com/lcctl/lcctl/internal/yamldoc"
 )
 
 // Scenario is one simulation setup, decoded from a YAML scenario file
@@ -450,21 +447,11 @@ func ParseScenario(name string, data []byte) (sc *Scenario, err error) {
 			sc, err = nil, &InputError{File: name, Msg: fmt.Sprintf("cannot decode: %v", r)}
 		}
 	}()
-	if err := formats.CheckUTF8(name, data); err != nil {
-		return nil, err
-	}
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&root); err != nil {
-		if err == io.EOF {
-			return nil, &InputError{File: name, Line: 1, Col: 1, Msg: "empty scenario"}
-		}
+	doc, err := yamldoc.Parse(data)
+	if err != nil {
 		return nil, yamlError(name, err)
 	}
-	var extra yaml.Node
-	if dec.Decode(&extra) == nil {
-		return nil, &InputError{File: name, Line: extra.Line, Col: extra.Column, Msg: "more than one YAML document"}
-	}
+	root := *doc
 	sc = &Scenario{File: name, Dir: filepath.Dir(name)}
 	v := reflect.ValueOf(sc).Elem()
 	applyDefaults(v)
@@ -486,9 +473,16 @@ func ParseScenario(name string, data []byte) (sc *Scenario, err error) {
 	return sc, nil
 }
 
+// yamlError is the InputError of a yamldoc error.
 func yamlError(name string, err error) error {
-	line, msg := validate.YAMLErrorLine(err)
-	return &InputError{File: name, Line: line, Msg: "invalid YAML: " + msg}
+	e := yamldoc.SyntaxError(err, nil)
+	switch e.Kind {
+	case yamldoc.Empty:
+		return &InputError{File: name, Line: 1, Col: 1, Msg: "empty scenario"}
+	case yamldoc.Syntax:
+		return &InputError{File: name, Line: e.Line, Col: e.Col, Msg: "invalid YAML: " + e.Msg}
+	}
+	return &InputError{File: name, Line: e.Line, Col: e.Col, Msg: e.Msg}
 }
 
 // check validates ranges and cross references.

@@ -1,19 +1,18 @@
 package validate
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/big"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lcctl/lcctl/internal/yamldoc"
 )
 
 // YAML input is mapped onto the JSON data model (lb-config.md §7.4): one
@@ -52,13 +51,12 @@ type yamlConverter struct {
 }
 
 var (
-	coreInt     = regexp.MustCompile(`^[-+]?[0-9]+$`)
-	coreOct     = regexp.MustCompile(`^0o[0-7]+$`)
-	coreHex     = regexp.MustCompile(`^0x[0-9a-fA-F]+$`)
-	coreFloat   = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
-	coreInf     = regexp.MustCompile(`^[-+]?(\.inf|\.Inf|\.INF)$`)
-	coreNaN     = regexp.MustCompile(`^(\.nan|\.NaN|\.NAN)$`)
-	yamlLineMsg = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	coreInt   = regexp.MustCompile(`^[-+]?[0-9]+$`)
+	coreOct   = regexp.MustCompile(`^0o[0-7]+$`)
+	coreHex   = regexp.MustCompile(`^0x[0-9a-fA-F]+$`)
+	coreFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+	coreInf   = regexp.MustCompile(`^[-+]?(\.inf|\.Inf|\.INF)$`)
+	coreNaN   = regexp.MustCompile(`^(\.nan|\.NaN|\.NAN)$`)
 )
 
 // decodeYAML parses data as a single YAML document and converts it. A
@@ -67,31 +65,19 @@ var (
 // tree.
 func decodeYAML(data []byte, file string) (doc *yaml.Node, root *Value, issues []Diagnostic, err error) {
 	defer func() {
-		// yaml.v3 is not known to panic on v3.0.1 inputs, but a decoder
-		// of untrusted text must never take the process down.
+		// The conversion of an untrusted tree must never take the
+		// process down either.
 		if r := recover(); r != nil {
 			doc, root, issues = nil, nil, nil
 			err = &syntaxError{msg: fmt.Sprintf("YAML parser failed: %v", r), off: -1}
 		}
 	}()
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var first yaml.Node
-	if err := dec.Decode(&first); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil, nil, &syntaxError{msg: "EOF while parsing a value (the YAML document is empty)", off: len(data)}
-		}
-		return nil, nil, nil, yamlSyntaxError(err, data)
-	}
-	var second yaml.Node
-	switch err := dec.Decode(&second); {
-	case err == nil:
-		c := &yamlConverter{lines: newLineIndex(data)}
-		return nil, nil, nil, &syntaxError{msg: "the YAML stream holds more than one document; an lb-config is one document", off: c.offset(&second), code: CodeYAMLMultiDoc}
-	case !errors.Is(err, io.EOF):
-		return nil, nil, nil, yamlSyntaxError(err, data)
+	first, perr := yamldoc.Parse(data)
+	if perr != nil {
+		return nil, nil, nil, yamlSyntaxError(perr, data)
 	}
 	c := &yamlConverter{lines: newLineIndex(data), active: map[*yaml.Node]bool{}}
-	n := countNodes(&first, 0)
+	n := countNodes(first, 0)
 	c.budget = max(aliasExpansionFloor, aliasExpansionFactor*n)
 	c.limit = c.budget
 	if len(first.Content) == 0 {
@@ -109,7 +95,7 @@ func decodeYAML(data []byte, file string) (doc *yaml.Node, root *Value, issues [
 	for _, is := range c.issues {
 		issues = append(issues, c.issueDiag(is, file))
 	}
-	return &first, root, issues, nil
+	return first, root, issues, nil
 }
 
 // convertYAMLNode maps one YAML node (a whole lb-config, or one entry) onto
@@ -170,96 +156,29 @@ func countNodes(n *yaml.Node, depth int) int {
 	return total
 }
 
-// yamlParserProblems are the problems yaml.v3's parser (parserc.go), as
-// opposed to its scanner, reports. For these, yaml.v3 (decode.go, fail)
-// prints the 0-based line of its error mark, where scanner errors get the
-// 1-based one: "sample_count: [1, 2}" on line 9 is reported as "line 8".
-// The mark is where the enclosing collection starts, or the problem itself.
-var yamlParserProblems = []string{
-	"did not find expected ',' or ']'",
-	"did not find expected ',' or '}'",
-	"did not find expected '-' indicator",
-	"did not find expected <document start>",
-	"did not find expected <stream-start>",
-	"did not find expected key",
-	"did not find expected node content",
-	"found duplicate %TAG directive",
-	"found duplicate %YAML directive",
-	"found incompatible YAML document",
-	"found undefined tag handle",
-}
-
-// yamlScannerProblems are the problems of yaml.v3's scanner (scannerc.go)
-// that are worded the same every time; with yamlParserProblems they are
-// the errors yaml.v3 reports through decode.go's fail, which omits the line
-// when it is the first one.
-var yamlScannerProblems = []string{
-	"block sequence entries are not allowed in this context",
-	"could not find expected ':'",
-	"could not find expected directive name",
-	"did not find expected alphabetic or numeric character",
-	"did not find expected comment or line break",
-	"did not find expected digit or '.' character",
-	"did not find expected hexdecimal number",
-	"did not find expected version number",
-	"did not find expected whitespace or line break",
-	"did not find expected whitespace",
-	"did not find the expected '>'",
-	"found a tab character that violates indentation",
-	"found a tab character where an indentation space is expected",
-	"found an indentation indicator equal to 0",
-	"found character that cannot start any token",
-	"found extremely long version number",
-	"found invalid Unicode character escape code",
-	"found unexpected document indicator",
-	"found unexpected end of stream",
-	"found unexpected non-alphabetical character",
-	"found unknown directive name",
-	"found unknown escape character",
-	"mapping keys are not allowed in this context",
-	"mapping values are not allowed in this context",
-}
-
-// YAMLErrorLine splits an error of gopkg.in/yaml.v3 (v3.0.1) into the
-// 1-based line it concerns and its message without the "yaml: line N: "
-// prefix. It reproduces what yaml.v3's decode.go (fail) does to its marks:
-// a parser problem's number is 0-based there and is corrected here (the
-// line where the enclosing collection starts, or the problem's own line),
-// and an error on the first line, which yaml.v3 prints without a line, is
-// line 1. line is 0 when the error names no position (an unknown anchor,
-// a type error, an error that is not yaml.v3's). Every YAML input of lcctl
-// (lb-configs, snapshots, scenarios, Helm values) reports syntax errors
-// through it.
-func YAMLErrorLine(err error) (line int, msg string) {
-	text := err.Error()
-	msg = strings.TrimPrefix(text, "yaml: ")
-	if m := yamlLineMsg.FindStringSubmatch(text); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = m[2]
-	}
-	switch {
-	case slices.Contains(yamlParserProblems, msg):
-		line++ // 0-based in yaml.v3's text; no line there means line 1
-	case line == 0 && (slices.Contains(yamlScannerProblems, msg) || strings.HasPrefix(msg, "exceeded max depth of ")):
-		line = 1
-	}
-	return line, msg
-}
-
 // yamlSyntaxError turns a yaml.v3 error ("yaml: line 3: did not find
 // expected key") into a syntaxError on its line (YAMLErrorLine). The
 // column comes from syntaxColumn when it can be trusted, else it is
 // unknown.
 func yamlSyntaxError(err error, data []byte) error {
-	line, msg := YAMLErrorLine(err)
+	e := yamldoc.SyntaxError(err, data)
 	li := newLineIndex(data)
-	if l, col := syntaxColumn(data, line, msg); col > 0 {
-		return &syntaxError{msg: "YAML syntax error: " + msg, off: li.offset(l, col), line: l, col: col}
+	switch e.Kind {
+	case yamldoc.Empty:
+		return &syntaxError{msg: "EOF while parsing a value (the YAML document is empty)", off: len(data)}
+	case yamldoc.MultiDoc:
+		return &syntaxError{msg: "the YAML stream holds more than one document; an lb-config is one document", off: li.offset(e.Line, e.Col), code: CodeYAMLMultiDoc}
+	case yamldoc.Panic:
+		return &syntaxError{msg: e.Msg, off: -1}
 	}
-	if line > 0 {
-		return &syntaxError{msg: "YAML syntax error: " + msg, off: li.lineStart(line), line: line}
+	msg := "YAML syntax error: " + e.Msg
+	switch {
+	case e.Line > 0 && e.Col > 0:
+		return &syntaxError{msg: msg, off: li.offset(e.Line, e.Col), line: e.Line, col: e.Col}
+	case e.Line > 0:
+		return &syntaxError{msg: msg, off: li.lineStart(e.Line), line: e.Line}
 	}
-	return &syntaxError{msg: "YAML syntax error: " + msg, off: -1}
+	return &syntaxError{msg: msg, off: -1}
 }
 
 func (c *yamlConverter) offset(n *yaml.Node) int {

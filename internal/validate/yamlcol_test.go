@@ -7,6 +7,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/validate"
+	"github.com/lcctl/lcctl/internal/yamldoc"
 )
 
 // TestYAMLSyntaxColumn: a YAML syntax error gets a column (in characters)
@@ -71,7 +72,7 @@ func TestYAMLErrorLine(t *testing.T) {
 		if err == nil {
 			t.Fatalf("%q parsed", c.src)
 		}
-		if line, msg := validate.YAMLErrorLine(err); line != c.line || msg != c.msg {
+		if line, msg := yamldoc.ErrorLine(err); line != c.line || msg != c.msg {
 			t.Errorf("%q (%v): line %d %q, want %d %q", c.src, err, line, msg, c.line, c.msg)
 		}
 	}

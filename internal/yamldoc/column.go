@@ -1,4 +1,4 @@
-package validate
+package yamldoc
 
 import (
 	"errors"
@@ -32,7 +32,7 @@ var columnKinds = []struct {
 
 // syntaxColumn finds the position (1-based line, column in characters) of
 // a YAML syntax error that yaml.v3 reported as msg on line (1-based, as
-// YAMLErrorLine gives it) without a column: yaml.v3 keeps the column of its
+// ErrorLine gives it) without a column: yaml.v3 keeps the column of its
 // error mark to itself. The
 // document is parsed again with github.com/goccy/go-yaml, whose syntax
 // errors carry the offending token's position. The position is used only
