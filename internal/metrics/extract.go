@@ -126,8 +126,8 @@ func (g GatewaySnapshot) Since(before GatewaySnapshot) GatewaySnapshot {
 		LookupsPresent: g.LookupsPresent, WritesPresent: g.WritesPresent, LatencyPresent: g.LatencyPresent,
 		InvalidSamples: g.InvalidSamples + before.InvalidSamples,
 		Lookups:        counterIncrease(g.Lookups, before.Lookups),
-		Writes:  counterIncrease(g.Writes, before.Writes),
-		Latency: map[string]Histogram{},
+		Writes:         counterIncrease(g.Writes, before.Writes),
+		Latency:        map[string]Histogram{},
 	}
 	for k, h := range g.Latency {
 		out.Latency[k] = h.since(before.Latency[k])
