@@ -116,26 +116,24 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 	if o.plotSet && o.plotDir == "" {
 		return Usagef("--plot: the directory name is empty")
 	}
-	sc, err := sim.LoadScenario(o.scenario)
+	// The overrides apply before the scenario is checked: the size check
+	// sees --max-requests and --duration-s.
+	sc, err := sim.LoadScenarioWith(o.scenario, func(sc *sim.Scenario) {
+		if o.seedSet {
+			sc.Seed = o.seed
+		}
+		if o.sloMs > 0 {
+			sc.SLOTTFTMs = o.sloMs
+		}
+		if o.maxRequests > 0 {
+			sc.Workload.MaxRequests = o.maxRequests
+		}
+		if o.durationS > 0 {
+			sc.Workload.DurationS = o.durationS
+		}
+	})
 	if err != nil {
 		return UsageErr(err)
-	}
-	if o.seedSet {
-		sc.Seed = o.seed
-	}
-	if o.sloMs > 0 {
-		sc.SLOTTFTMs = o.sloMs
-	}
-	if o.maxRequests > 0 {
-		sc.Workload.MaxRequests = o.maxRequests
-	}
-	if o.durationS > 0 {
-		sc.Workload.DurationS = o.durationS
-	}
-	if o.maxRequests > 0 || o.durationS > 0 {
-		if err := sc.CheckSize(); err != nil {
-			return UsageErr(err)
-		}
 	}
 	policies, err := sim.ResolvePolicies(sc, sim.Selection{Compare: o.compare, Names: o.policies, ConfigFiles: o.configs})
 	if err != nil {

@@ -266,3 +266,43 @@ func TestProgressBar(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateFixes: --compare --policy runs the named policy only; the
+// workload-size check sees --max-requests; a bad JSONL trace is exit 2
+// with file:line and field.
+func TestSimulateFixes(t *testing.T) {
+	sc := writeScenario(t, cliScenario)
+	code, out, errs := runSim(t, "simulate", "--scenario", sc, "--compare", "--policy", "round-robin", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Policies []struct{ Policy string } `json:"policies"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Policies) != 1 || doc.Policies[0].Policy != "round-robin" {
+		t.Fatalf("--compare --policy round-robin ran %+v (%v)", doc.Policies, err)
+	}
+
+	huge := writeScenario(t, "clusters: [{id: a}]\nworkload: {session_rate: 100, duration_s: 1e8}\n")
+	if code, _, errs := runSim(t, "simulate", "--scenario", huge, "--policy", "round-robin"); code != 2 || !strings.Contains(errs, "--max-requests") {
+		t.Fatalf("huge workload: exit %d, %s", code, errs)
+	}
+	if code, _, errs := runSim(t, "simulate", "--scenario", huge, "--policy", "round-robin", "--max-requests", "200"); code != 0 {
+		t.Fatalf("huge workload with --max-requests: exit %d, %s", code, errs)
+	}
+
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.jsonl")
+	lines := `{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}` + "\n" + `{"timestamp": 1, "input_length": 600, "output_length": 5, "hash_ids": [0, "x"]}` + "\n"
+	if err := os.WriteFile(trace, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sct := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sct, []byte("clusters: [{id: a}]\nworkload: {trace: t.jsonl}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runSim(t, "simulate", "--scenario", sct, "--policy", "round-robin")
+	if code != 2 || !strings.Contains(errs, "t.jsonl:2:59: hash_ids: want a list of integers") {
+		t.Fatalf("bad trace: exit %d, %s", code, errs)
+	}
+}

@@ -30,7 +30,60 @@ type decoder struct {
 	file   string
 	pos    map[string]pos
 	budget int // nodes left to visit (alias expansion guard)
+	// errs collects the problems found so far: decoding goes on after a
+	// bad field, and the checks report every value they reject, so that
+	// one run names all of a file's problems (as validate does).
+	errs []error
 }
+
+// maxReported bounds the problems one scenario reports.
+const maxReported = 100
+
+// report records a problem at path (errPath's position).
+func (d *decoder) report(path, format string, args ...any) {
+	if len(d.errs) < maxReported {
+		d.errs = append(d.errs, d.errPath(path, format, args...))
+	}
+}
+
+// collected returns the recorded problems, nil when there are none: the
+// first as an *InputError when there is one, several as a ScenarioErrors.
+func (d *decoder) collected() error {
+	var out ScenarioErrors
+	seen := map[string]bool{}
+	for _, e := range d.errs {
+		if m := e.Error(); !seen[m] {
+			seen[m] = true
+			out = append(out, e)
+		}
+	}
+	switch len(out) {
+	case 0:
+		return nil
+	case 1:
+		return out[0]
+	}
+	return out
+}
+
+// ScenarioErrors are all the problems of a scenario file, in file order of
+// the checks (at most 100). Error prints one per line; errors.As finds the
+// first *InputError.
+type ScenarioErrors []error
+
+func (e ScenarioErrors) Error() string {
+	var b strings.Builder
+	for i, x := range e {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(x.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the problems (errors.As and errors.Is look at each).
+func (e ScenarioErrors) Unwrap() []error { return e }
 
 // yamlDecoder is implemented by types with their own YAML form (e.g. a
 // distribution given as a plain number or as a mapping).
@@ -215,7 +268,8 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) error
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			return d.errAt(k, path, "field names must be plain strings")
+			d.errs = append(d.errs, d.errAt(k, path, "field names must be plain strings"))
+			continue
 		}
 		name := k.Value
 		fp := name
@@ -224,14 +278,19 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) error
 		}
 		fi, ok := idx[name]
 		if !ok {
-			return d.errAt(k, fp, "unknown field %q (known: %s)", name, strings.Join(names, ", "))
+			d.errs = append(d.errs, d.errAt(k, fp, "unknown field %q (known: %s)", name, strings.Join(names, ", ")))
+			continue
 		}
 		if seen[name] {
-			return d.errAt(k, fp, "duplicate field %q", name)
+			d.errs = append(d.errs, d.errAt(k, fp, "duplicate field %q", name))
+			continue
 		}
 		seen[name] = true
 		if err := d.decode(val, v.Field(fi), fp); err != nil {
-			return err
+			if d.budget < 0 || len(d.errs) >= maxReported {
+				return err // stop: the document is too large
+			}
+			d.errs = append(d.errs, err)
 		}
 	}
 	return nil

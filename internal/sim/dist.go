@@ -123,59 +123,58 @@ func (x *Dist) decodeYAML(d *decoder, n *yaml.Node, path string) error {
 // check validates parameters: every draw must be ≥ lo, and every parameter
 // (value, mean, min, max) at most hi. Draws beyond hi (a long tail) are
 // clamped where they are used.
-func (x *Dist) check(d *decoder, path string, lo, hi float64) error {
-	bad := func(field, msg string) error { return d.errPath(path+field, "%s", msg) }
-	tooBig := func(field string) error { return bad(field, fmt.Sprintf("must be at most %g", hi)) }
+func (x *Dist) check(d *decoder, path string, lo, hi float64) {
+	bad := func(field, msg string) { d.report(path+field, "%s", msg) }
+	tooBig := func(field string) { bad(field, fmt.Sprintf("must be at most %g", hi)) }
 	switch x.Kind {
 	case DistConstant:
 		if x.Value < lo {
-			return bad("", fmt.Sprintf("must be ≥ %g", lo))
+			bad("", fmt.Sprintf("must be ≥ %g", lo))
 		}
 		if x.Value > hi {
-			return tooBig("")
+			tooBig("")
 		}
 	case DistExponential:
 		if !(x.Mean > 0) {
-			return bad(".mean", "must be > 0")
+			bad(".mean", "must be > 0")
 		}
 	case DistLognormal:
 		if !(x.Mean > 0) {
-			return bad(".mean", "must be > 0")
+			bad(".mean", "must be > 0")
 		}
 		if x.Sigma < 0 || x.Sigma > 10 {
-			return bad(".sigma", "must be 0–10")
+			bad(".sigma", "must be 0–10")
 		}
 	case DistGeometric:
 		if !(x.Mean >= 1) {
-			return bad(".mean", "must be ≥ 1")
+			bad(".mean", "must be ≥ 1")
 		}
 	case DistUniform:
 		if x.Min > x.Max {
-			return bad(".min", "must be ≤ max")
+			bad(".min", "must be ≤ max")
 		}
 	}
 	if x.Kind != DistConstant && x.Kind != DistUniform && x.Mean > hi {
-		return tooBig(".mean")
+		tooBig(".mean")
 	}
 	if (x.HasMin || x.Kind == DistUniform) && x.Min > hi {
-		return tooBig(".min")
+		tooBig(".min")
 	}
 	if (x.HasMax || x.Kind == DistUniform) && x.Max > hi {
-		return tooBig(".max")
+		tooBig(".max")
 	}
 	if x.HasMin && x.Min < lo {
-		return bad(".min", fmt.Sprintf("must be ≥ %g", lo))
+		bad(".min", fmt.Sprintf("must be ≥ %g", lo))
 	}
 	if x.Kind == DistUniform && x.Min < lo {
-		return bad(".min", fmt.Sprintf("must be ≥ %g", lo))
+		bad(".min", fmt.Sprintf("must be ≥ %g", lo))
 	}
 	if x.HasMin && x.HasMax && x.Min > x.Max {
-		return bad(".min", "must be ≤ max")
+		bad(".min", "must be ≤ max")
 	}
 	if x.Kind != DistUniform && x.HasMax && x.Max < lo {
-		return bad(".max", fmt.Sprintf("must be ≥ %g", lo))
+		bad(".max", fmt.Sprintf("must be ≥ %g", lo))
 	}
-	return nil
 }
 
 // Sample draws one value (in the quantity's unit) from r.

@@ -207,8 +207,8 @@ type Selection struct {
 	// Compare adds the built-in comparison set (scenario compare.policies
 	// selects and orders it).
 	Compare bool
-	// Names picks comparison-set policies by name (in this order) when
-	// Compare is false, or scenario policies by name.
+	// Names picks comparison-set or scenario policies by name (in this
+	// order); with Compare too, only the named ones run.
 	Names []string
 	// ConfigFiles adds one policy per lb-config file (named by base name).
 	ConfigFiles []string
@@ -244,7 +244,8 @@ func ResolvePolicies(sc *Scenario, sel Selection) ([]Policy, error) {
 		return nil
 	}
 	switch {
-	case sel.Compare:
+	case sel.Compare && len(sel.Names) == 0:
+		// With names, --compare --policy X runs X only (the next case).
 		set := sc.Compare.Policies
 		if len(set) == 0 {
 			set = ComparisonNames

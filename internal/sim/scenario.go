@@ -408,11 +408,19 @@ const MaxScenarioBytes = 16 << 20
 // LoadScenario reads and decodes a scenario file of at most
 // MaxScenarioBytes.
 func LoadScenario(path string) (*Scenario, error) {
+	return LoadScenarioWith(path, nil)
+}
+
+// LoadScenarioWith is LoadScenario with overrides: apply (when non-nil)
+// changes the decoded scenario before it is checked, so that the checks,
+// the workload-size check included, see the values the run will use (the
+// CLI's --max-requests, --duration-s, --seed and --slo-ms).
+func LoadScenarioWith(path string, apply func(*Scenario)) (*Scenario, error) {
 	data, err := readFileLimited(path, MaxScenarioBytes)
 	if err != nil {
 		return nil, err
 	}
-	return ParseScenario(path, data)
+	return parseScenario(path, data, apply)
 }
 
 // readFileLimited reads a file of at most limit bytes. Anything larger,
@@ -442,6 +450,10 @@ func readFileLimited(path string, limit int64) ([]byte, error) {
 // out-of-range values are errors (*InputError with file:line:col and the
 // field path). It never panics.
 func ParseScenario(name string, data []byte) (sc *Scenario, err error) {
+	return parseScenario(name, data, nil)
+}
+
+func parseScenario(name string, data []byte, apply func(*Scenario)) (sc *Scenario, err error) {
 	defer func() {
 		if r := recover(); r != nil { // yaml.v3 has panicked on hostile input before
 			sc, err = nil, &InputError{File: name, Msg: fmt.Sprintf("cannot decode: %v", r)}
@@ -460,14 +472,21 @@ func ParseScenario(name string, data []byte) (sc *Scenario, err error) {
 		return nil, &InputError{File: name, Line: 1, Col: 1, Msg: "empty scenario"}
 	}
 	if err := d.decode(&root, v, ""); err != nil {
-		return nil, err
+		// The document as a whole could not be decoded (not a mapping,
+		// too large): checking the defaults would add noise.
+		d.errs = append(d.errs, err)
+		return nil, d.collected()
 	}
 	sc.dec = d
 	if sc.Name == "" {
 		base := filepath.Base(name)
 		sc.Name = base[:len(base)-len(filepath.Ext(base))]
 	}
-	if err := sc.check(); err != nil {
+	if apply != nil {
+		apply(sc)
+	}
+	sc.check()
+	if err := d.collected(); err != nil {
 		return nil, err
 	}
 	return sc, nil
@@ -486,19 +505,19 @@ func yamlError(name string, err error) error {
 }
 
 // check validates ranges and cross references.
-func (sc *Scenario) check() error {
+func (sc *Scenario) check() {
 	d := sc.dec
 	if !(sc.SLOTTFTMs > 0) || sc.SLOTTFTMs > MaxSeconds*1000 {
-		return d.errPath("slo_ttft_ms", "must be > 0 and at most %g", MaxSeconds*1000)
+		d.report("slo_ttft_ms", "must be > 0 and at most %g", MaxSeconds*1000)
 	}
 	if sc.WarmupS < 0 || sc.WarmupS > MaxSeconds {
-		return d.errPath("warmup_s", "must be 0–%g", MaxSeconds)
+		d.report("warmup_s", "must be 0–%g", MaxSeconds)
 	}
 	if len(sc.Clusters) == 0 {
-		return d.errPath("clusters", "at least one cluster is required")
+		d.report("clusters", "at least one cluster is required")
 	}
 	if len(sc.Clusters) > 4096 {
-		return d.errPath("clusters", "at most 4096 clusters")
+		d.report("clusters", "at most 4096 clusters")
 	}
 	ids := map[string]bool{}
 	for i := range sc.Clusters {
@@ -506,78 +525,74 @@ func (sc *Scenario) check() error {
 		p := fmt.Sprintf("clusters[%d]", i)
 		switch {
 		case c.ID == "":
-			return d.errPath(p+".id", "required")
+			d.report(p+".id", "required")
 		case len(c.ID) > 256 || !printableASCII(c.ID):
-			return d.errPath(p+".id", "must be 1–256 printable ASCII bytes (the gateway stores nothing else)")
+			d.report(p+".id", "must be 1–256 printable ASCII bytes (the gateway stores nothing else)")
 		case ids[c.ID]:
-			return d.errPath(p+".id", "duplicate cluster id %q", c.ID)
+			d.report(p+".id", "duplicate cluster id %q", c.ID)
 		case c.Concurrency < 1 || c.Concurrency > 1<<20:
-			return d.errPath(p+".concurrency", "must be 1–1048576")
+			d.report(p+".concurrency", "must be 1–1048576")
 		case c.QueueCapacity < -1:
-			return d.errPath(p+".queue_capacity", "must be ≥ 0, or -1 for unbounded")
+			d.report(p+".queue_capacity", "must be ≥ 0, or -1 for unbounded")
 		case !(c.PrefillTPS > 0):
-			return d.errPath(p+".prefill_tps", "must be > 0")
+			d.report(p+".prefill_tps", "must be > 0")
 		case !(c.DecodeTPS > 0):
-			return d.errPath(p+".decode_tps", "must be > 0")
+			d.report(p+".decode_tps", "must be > 0")
 		case c.RTTMs < 0 || c.RTTMs > 60000:
-			return d.errPath(p+".rtt_ms", "must be 0–60000")
+			d.report(p+".rtt_ms", "must be 0–60000")
 		case c.KVCacheTokens < 0 || c.KVCacheTokens > MaxTokens:
-			return d.errPath(p+".kv_cache_tokens", "must be 0–%d", int64(MaxTokens))
+			d.report(p+".kv_cache_tokens", "must be 0–%d", int64(MaxTokens))
 		case c.MaxInputTPS < 0:
-			return d.errPath(p+".max_input_tps", "must be ≥ 0")
+			d.report(p+".max_input_tps", "must be ≥ 0")
 		}
 		ids[c.ID] = true
 	}
-	if err := sc.Workload.check(d); err != nil {
-		return err
-	}
+	sc.Workload.check(d)
 	g := &sc.Gateway
 	switch {
 	case g.Store != "shared" && g.Store != "local":
-		return d.errPath("gateway.store", "want shared or local, got %q", g.Store)
+		d.report("gateway.store", "want shared or local, got %q", g.Store)
 	case g.Replicas < 1 || g.Replicas > 1024:
-		return d.errPath("gateway.replicas", "must be 1–1024")
+		d.report("gateway.replicas", "must be 1–1024")
 	case !(g.TTLS > 0) || g.TTLS > MaxSeconds:
-		return d.errPath("gateway.ttl_s", "must be > 0 and at most %g", MaxSeconds)
+		d.report("gateway.ttl_s", "must be > 0 and at most %g", MaxSeconds)
 	case g.MaxEntries < 1:
-		return d.errPath("gateway.max_entries", "must be ≥ 1")
+		d.report("gateway.max_entries", "must be ≥ 1")
 	}
 	r := &sc.Router
 	switch {
 	case !(r.SnapshotIntervalMs >= 1) || r.SnapshotIntervalMs > 3_600_000:
-		return d.errPath("router.snapshot_interval_ms", "must be 1–3600000")
+		d.report("router.snapshot_interval_ms", "must be 1–3600000")
 	case r.StalenessMs < 0 || r.StalenessMs > 3_600_000:
-		return d.errPath("router.staleness_ms", "must be 0–3600000")
+		d.report("router.staleness_ms", "must be 0–3600000")
 	case r.StalenessMs/r.SnapshotIntervalMs > 1000:
-		return d.errPath("router.staleness_ms", "at most 1000 snapshot intervals")
+		d.report("router.staleness_ms", "at most 1000 snapshot intervals")
 	case r.RecheckIntervalMs < 0 || r.RecheckIntervalMs > 60000:
-		return d.errPath("router.recheck_interval_ms", "must be 0–60000")
+		d.report("router.recheck_interval_ms", "must be 0–60000")
 	case r.MaxAttempts < 1 || r.MaxAttempts > 64:
-		return d.errPath("router.max_attempts", "must be 1–64")
+		d.report("router.max_attempts", "must be 1–64")
 	}
 	for i, e := range sc.Events {
 		p := fmt.Sprintf("events[%d]", i)
 		switch {
 		case e.AtS < 0 || e.AtS > MaxSeconds:
-			return d.errPath(p+".at_s", "must be 0–%g", MaxSeconds)
+			d.report(p+".at_s", "must be 0–%g", MaxSeconds)
 		case !ids[e.Cluster]:
-			return d.errPath(p+".cluster", "unknown cluster %q", e.Cluster)
+			d.report(p+".cluster", "unknown cluster %q", e.Cluster)
 		case e.Action != "drain" && e.Action != "fail" && e.Action != "restore":
-			return d.errPath(p+".action", "want drain, fail or restore, got %q", e.Action)
+			d.report(p+".action", "want drain, fail or restore, got %q", e.Action)
 		}
 	}
-	if err := sc.Compare.check(d); err != nil {
-		return err
-	}
+	sc.Compare.check(d)
 	names := map[string]bool{}
 	for i := range sc.Policies {
 		p := &sc.Policies[i]
 		path := fmt.Sprintf("policies[%d]", i)
 		if p.Name == "" {
-			return d.errPath(path+".name", "required")
+			d.report(path+".name", "required")
 		}
 		if names[p.Name] {
-			return d.errPath(path+".name", "duplicate policy name %q", p.Name)
+			d.report(path+".name", "duplicate policy name %q", p.Name)
 		}
 		names[p.Name] = true
 		set := 0
@@ -587,20 +602,21 @@ func (sc *Scenario) check() error {
 			}
 		}
 		if set != 1 {
-			return d.errPath(path, "give exactly one of config, lb_config, consistent_hash, sticky_least_loaded")
+			d.report(path, "give exactly one of config, lb_config, consistent_hash, sticky_least_loaded")
 		}
 		if p.ConsistentHash != nil {
-			if err := p.ConsistentHash.check(d, path+".consistent_hash"); err != nil {
-				return err
-			}
+			p.ConsistentHash.check(d, path+".consistent_hash")
 		}
 		if p.StickyLeastLoaded != nil {
-			if err := p.StickyLeastLoaded.check(d, path+".sticky_least_loaded"); err != nil {
-				return err
-			}
+			p.StickyLeastLoaded.check(d, path+".sticky_least_loaded")
 		}
 	}
-	return sc.CheckSize()
+	// The size estimate assumes valid values.
+	if len(d.errs) == 0 {
+		if err := sc.CheckSize(); err != nil {
+			d.errs = append(d.errs, err)
+		}
+	}
 }
 
 // CheckSize refuses a generated workload too large to simulate: burst
@@ -648,74 +664,67 @@ func (sc *Scenario) CheckSize() error {
 	return nil
 }
 
-func (c *CompareSpec) check(d *decoder) error {
-	if err := c.ConsistentHash.check(d, "compare.consistent_hash"); err != nil {
-		return err
-	}
-	if err := c.StickyLeastLoaded.check(d, "compare.sticky_least_loaded"); err != nil {
-		return err
-	}
+func (c *CompareSpec) check(d *decoder) {
+	c.ConsistentHash.check(d, "compare.consistent_hash")
+	c.StickyLeastLoaded.check(d, "compare.sticky_least_loaded")
 	seen := map[string]bool{}
 	for i, n := range c.Policies {
 		p := fmt.Sprintf("compare.policies[%d]", i)
 		if !isComparisonName(n) {
-			return d.errPath(p, "unknown comparison policy %q (known: %s)", n, comparisonList())
+			d.report(p, "unknown comparison policy %q (known: %s)", n, comparisonList())
 		}
 		if seen[n] {
-			return d.errPath(p, "duplicate %q", n)
+			d.report(p, "duplicate %q", n)
 		}
 		seen[n] = true
 	}
-	return nil
 }
 
-func (c *ConsistentHashSpec) check(d *decoder, path string) error {
+func (c *ConsistentHashSpec) check(d *decoder, path string) {
 	if c.VirtualNodes < 1 || c.VirtualNodes > 10000 {
-		return d.errPath(path+".virtual_nodes", "must be 1–10000")
+		d.report(path+".virtual_nodes", "must be 1–10000")
 	}
-	return nil
 }
 
-func (s *StickyLeastLoadedSpec) check(d *decoder, path string) error {
+func (s *StickyLeastLoadedSpec) check(d *decoder, path string) {
 	switch {
 	case s.SessionExpirationS < 0 || s.SessionExpirationS > MaxSeconds:
-		return d.errPath(path+".session_expiration_s", "must be 0–%g", MaxSeconds)
+		d.report(path+".session_expiration_s", "must be 0–%g", MaxSeconds)
 	case s.MaxSessions < 0:
-		return d.errPath(path+".max_sessions", "must be ≥ 0")
+		d.report(path+".max_sessions", "must be ≥ 0")
 	case s.MaxSessionIDBytes < 0:
-		return d.errPath(path+".max_session_id_bytes", "must be ≥ 0")
+		d.report(path+".max_session_id_bytes", "must be ≥ 0")
 	}
-	return nil
 }
 
-func (w *WorkloadSpec) check(d *decoder) error {
+func (w *WorkloadSpec) check(d *decoder) {
 	switch {
 	case w.SessionRate < 0 || w.SessionRate > 1e7:
-		return d.errPath("workload.session_rate", "must be 0–10000000")
+		d.report("workload.session_rate", "must be 0–10000000")
 	case w.DurationS < 0 || w.DurationS > MaxSeconds:
-		return d.errPath("workload.duration_s", "must be 0–%g", MaxSeconds)
+		d.report("workload.duration_s", "must be 0–%g", MaxSeconds)
 	case w.Sessions < 0:
-		return d.errPath("workload.sessions", "must be ≥ 0")
+		d.report("workload.sessions", "must be ≥ 0")
 	case w.MaxRequests < 0:
-		return d.errPath("workload.max_requests", "must be ≥ 0")
+		d.report("workload.max_requests", "must be ≥ 0")
 	case w.MaxContextTokens < 1 || w.MaxContextTokens > MaxTokens:
-		return d.errPath("workload.max_context_tokens", "must be 1–%d", int64(MaxTokens))
+		d.report("workload.max_context_tokens", "must be 1–%d", int64(MaxTokens))
 	case w.PayloadShare < 0 || w.PayloadShare > 1:
-		return d.errPath("workload.payload_share", "must be 0–1")
+		d.report("workload.payload_share", "must be 0–1")
 	case w.TraceFormat != "" && w.TraceFormat != TraceCSV && w.TraceFormat != TraceMooncake && w.TraceFormat != TraceBailian:
-		return d.errPath("workload.trace_format", "want csv, mooncake or bailian, got %q", w.TraceFormat)
+		d.report("workload.trace_format", "want csv, mooncake or bailian, got %q", w.TraceFormat)
 	case w.TraceFormat != "" && w.Trace == "":
-		return d.errPath("workload.trace_format", "needs workload.trace")
+		d.report("workload.trace_format", "needs workload.trace")
 	case w.BlockTokens < 0 || w.BlockTokens > 1<<20:
-		return d.errPath("workload.block_tokens", "must be 1–1048576 (0 = the default)")
+		d.report("workload.block_tokens", "must be 1–1048576 (0 = the default)")
 	case w.SystemPromptTokens < 0 || w.SystemPromptTokens > MaxTokens:
-		return d.errPath("workload.system_prompt_tokens", "must be 0–%d", int64(MaxTokens))
+		d.report("workload.system_prompt_tokens", "must be 0–%d", int64(MaxTokens))
 	}
 	if w.Trace == "" && w.DurationS == 0 && w.Sessions == 0 && w.MaxRequests == 0 {
-		return d.errPath("workload", "unbounded workload: set duration_s, sessions or max_requests")
+		d.report("workload", "unbounded workload: set duration_s, sessions or max_requests")
 	}
 	if w.Trace == "" && w.SessionRate == 0 {
-		return d.errPath("workload.session_rate", "must be > 0 without a trace")
+		d.report("workload.session_rate", "must be > 0 without a trace")
 	}
 	for _, x := range []struct {
 		path    string
@@ -728,9 +737,7 @@ func (w *WorkloadSpec) check(d *decoder) error {
 		{"workload.new_input_tokens", &w.NewInputTokens, 0, MaxTokens},
 		{"workload.output_tokens", &w.OutputTokens, 0, MaxTokens},
 	} {
-		if err := x.d.check(d, x.path, x.min, x.hi); err != nil {
-			return err
-		}
+		x.d.check(d, x.path, x.min, x.hi)
 	}
 	for _, l := range []struct {
 		path string
@@ -741,11 +748,11 @@ func (w *WorkloadSpec) check(d *decoder) error {
 			p := fmt.Sprintf("%s[%d]", l.path, i)
 			switch {
 			case n.Name == "" || !printableASCII(n.Name):
-				return d.errPath(p+".name", "must be non-empty printable ASCII")
+				d.report(p+".name", "must be non-empty printable ASCII")
 			case seen[n.Name]:
-				return d.errPath(p+".name", "duplicate %q", n.Name)
+				d.report(p+".name", "duplicate %q", n.Name)
 			case !(n.Weight > 0):
-				return d.errPath(p+".weight", "must be > 0")
+				d.report(p+".weight", "must be > 0")
 			}
 			seen[n.Name] = true
 		}
@@ -753,33 +760,32 @@ func (w *WorkloadSpec) check(d *decoder) error {
 	h := &w.HotSet
 	switch {
 	case h.Prefixes < 0 || h.Prefixes > 1_000_000:
-		return d.errPath("workload.hot_set.prefixes", "must be 0–1000000")
+		d.report("workload.hot_set.prefixes", "must be 0–1000000")
 	case h.Share < 0 || h.Share > 1:
-		return d.errPath("workload.hot_set.share", "must be 0–1")
+		d.report("workload.hot_set.share", "must be 0–1")
 	case h.PrefixTokens < 0 || h.PrefixTokens > MaxTokens:
-		return d.errPath("workload.hot_set.prefix_tokens", "must be 0–%d", int64(MaxTokens))
+		d.report("workload.hot_set.prefix_tokens", "must be 0–%d", int64(MaxTokens))
 	case h.ZipfS < 0 || h.ZipfS > 10:
-		return d.errPath("workload.hot_set.zipf_s", "must be 0–10")
+		d.report("workload.hot_set.zipf_s", "must be 0–10")
 	case h.Share > 0 && h.Prefixes == 0:
-		return d.errPath("workload.hot_set.prefixes", "must be ≥ 1 when share > 0")
+		d.report("workload.hot_set.prefixes", "must be ≥ 1 when share > 0")
 	}
 	if len(w.Bursts) > MaxBursts {
-		return d.errPath(fmt.Sprintf("workload.bursts[%d]", MaxBursts), "at most %d bursts", MaxBursts)
+		d.report(fmt.Sprintf("workload.bursts[%d]", MaxBursts), "at most %d bursts", MaxBursts)
 	}
 	for i, b := range w.Bursts {
 		p := fmt.Sprintf("workload.bursts[%d]", i)
 		switch {
 		case b.StartS < 0 || b.StartS > MaxSeconds:
-			return d.errPath(p+".start_s", "must be 0–%g", MaxSeconds)
+			d.report(p+".start_s", "must be 0–%g", MaxSeconds)
 		case !(b.DurationS >= MinBurstS) || b.DurationS > MaxSeconds:
-			return d.errPath(p+".duration_s", "must be %g–%g", MinBurstS, MaxSeconds)
+			d.report(p+".duration_s", "must be %g–%g", MinBurstS, MaxSeconds)
 		case b.EveryS != 0 && (b.EveryS < b.DurationS || b.EveryS > MaxSeconds):
-			return d.errPath(p+".every_s", "must be 0, or from duration_s to %g", MaxSeconds)
+			d.report(p+".every_s", "must be 0, or from duration_s to %g", MaxSeconds)
 		case b.RateMultiplier < 0 || b.RateMultiplier > 1e6:
-			return d.errPath(p+".rate_multiplier", "must be 0–1000000")
+			d.report(p+".rate_multiplier", "must be 0–1000000")
 		}
 	}
-	return nil
 }
 
 func printableASCII(s string) bool {

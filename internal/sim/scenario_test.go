@@ -382,3 +382,37 @@ func TestScenarioNotUTF8(t *testing.T) {
 		t.Fatalf("got %v, want not UTF-8 at 1:1", err)
 	}
 }
+
+// TestScenarioReportsEveryError: one run names every problem of the
+// file, decoding and range checks alike, each with its position.
+func TestScenarioReportsEveryError(t *testing.T) {
+	y := `clusters:
+  - {id: a, concurrency: 0}
+  - {id: a, prefil_tps: 5}
+workload:
+  session_rate: -1
+  turns: {distribution: geometric, mean: 0.5}
+gateway: {store: nowhere}
+`
+	_, err := ParseScenario("s.yaml", []byte(y))
+	var all ScenarioErrors
+	if !errors.As(err, &all) {
+		t.Fatalf("got %T %v, want ScenarioErrors", err, err)
+	}
+	for _, want := range []string{
+		"s.yaml:2:26: clusters[0].concurrency: must be 1–1048576",
+		`s.yaml:3:13: clusters[1].prefil_tps: unknown field "prefil_tps"`,
+		`clusters[1].id: duplicate cluster id "a"`,
+		"s.yaml:5:17: workload.session_rate: must be 0–10000000",
+		"workload.turns.mean: must be ≥ 1",
+		`s.yaml:7:18: gateway.store: want shared or local, got "nowhere"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Line != 3 {
+		t.Errorf("errors.As finds %+v, want the first problem (decoding, line 3)", ie)
+	}
+}
