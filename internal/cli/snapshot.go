@@ -170,6 +170,9 @@ func runSnapshot(ctx context.Context, env *Env, o *snapshotOptions) error {
 	if !o.live.given() {
 		return Usagef("no live source: give --pylon CLUSTER=URL (repeatable) or --prometheus URL --cluster-label LABEL")
 	}
+	if *o.live.requestID != "" && o.live.span == "" {
+		return Usagef("--request-id selects a span: give --span FILE too")
+	}
 	s, err := o.live.build(ctx, env, o.model, *o.live.requestID)
 	if err != nil {
 		return err
@@ -185,8 +188,27 @@ func runSnapshot(ctx context.Context, env *Env, o *snapshotOptions) error {
 
 // readSpan reads --span for the request requestID into o.Span.
 func (f *liveFlags) readSpan(env *Env, o *live.Options, requestID string) error {
-	if f.span == "" {
-		return nil
+	sp, err := f.loadSpan(env, requestID)
+	if err != nil {
+		return err
 	}
-	return Usagef("--span is not supported yet")
+	o.Span = sp
+	return nil
+}
+
+// loadSpan reads --span and selects the span of requestID (nil without
+// --span).
+func (f *liveFlags) loadSpan(env *Env, requestID string) (*live.Span, error) {
+	if f.span == "" {
+		return nil, nil
+	}
+	data, err := readInput(env, f.span, live.MaxSpanFileBytes+1)
+	if err != nil {
+		return nil, UsageErr(err)
+	}
+	sp, err := live.ReadSpan(f.span, data, requestID)
+	if err != nil {
+		return nil, liveErr(err)
+	}
+	return sp, nil
 }

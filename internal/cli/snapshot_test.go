@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lcctl/lcctl/internal/live/livetest"
+	"github.com/lcctl/lcctl/internal/testutil"
 )
 
 func pylonValues(tps, queue, queued float64) livetest.Values {
@@ -173,5 +174,27 @@ func TestSnapshotPrometheusAt(t *testing.T) {
 		if code, _, errOut := runCLI(t, "", "explain", "--snapshot", snap, "--model", "company/model", "--input-tokens", "2000"); code != 0 {
 			t.Fatalf("explain --snapshot: exit %d: %s", code, errOut)
 		}
+	}
+}
+
+func TestSnapshotSpan(t *testing.T) {
+	spans := filepath.Join(testutil.RepoRoot(t), "internal", "live", "testdata", "spans.otlp.jsonl")
+	args := append([]string{"snapshot", "--model", "company/model", "--span", spans, "--request-id", "req-2"}, threePylons(t)...)
+	code, out, errOut := runCLI(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"# span: " + spans + ", request req-2", "rtt_ms: 6.25 # span from selected_inst.rtt_ms", "queue_size: 4 # span from selected_inst.queue_size"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	code, _, errOut = runCLI(t, "", append([]string{"snapshot", "--model", "company/model", "--span", spans, "--request-id", "nope"}, threePylons(t)...)...)
+	if code != 2 || !strings.Contains(errOut, `no proxy_openai_request span for request "nope"`) {
+		t.Errorf("unknown request: exit %d, %s", code, errOut)
+	}
+	code, _, errOut = runCLI(t, "", append([]string{"snapshot", "--model", "company/model", "--request-id", "req-2"}, threePylons(t)...)...)
+	if code != 2 || !strings.Contains(errOut, "give --span FILE too") {
+		t.Errorf("--request-id without --span: exit %d, %s", code, errOut)
 	}
 }

@@ -124,6 +124,9 @@ func Build(ctx context.Context, o Options) (*Snapshot, error) {
 	byCluster := map[string][]*backendValues{}
 	for _, b := range backends {
 		src := "--pylon " + b.ID
+		if b.Cluster == "" || strings.IndexFunc(b.Cluster, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) }) >= 0 {
+			return nil, usageErr(src, fmt.Sprintf("%q", b.Cluster), "cluster_id", "a cluster id must be non-empty, without control characters")
+		}
 		if !strings.Contains(b.ID, "://") {
 			src = "--prometheus " + o.Prometheus.URL
 		}

@@ -68,6 +68,33 @@ func scrapePylon(ctx context.Context, f *metrics.Fetcher, t PylonTarget, n Names
 		}
 		return nil, &Error{Source: "--pylon " + t.URL, Cluster: t.Cluster, Msg: err.Error()}
 	}
+	return pageBackend(t, sc, n, model)
+}
+
+// ParsePylonPage parses one Pylon /metrics page (Prometheus text or
+// OpenMetrics, as a scrape returns it) for target t and checks it the way
+// a scrape is checked: it returns the backend, without a sample time, or
+// an *Error (unusable input) naming the target, cluster and field.
+func ParsePylonPage(t PylonTarget, data []byte, contentType, model, prefix string) (*Backend, error) {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	n := Names{Prefix: prefix}
+	sc, err := metrics.Parse(t.URL, data, contentType, n.Families()...)
+	if err != nil {
+		return nil, usageErr("--pylon "+t.URL, t.Cluster, "", "not Prometheus text exposition: %v", err)
+	}
+	b, err := pageBackend(t, sc, n, model)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := readBackend("--pylon "+t.URL, b, n, model, ""); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func pageBackend(t PylonTarget, sc *metrics.Scrape, n Names, model string) (*Backend, error) {
 	b := &Backend{Cluster: t.Cluster, ID: t.URL, Time: sc.Time}
 	for _, name := range n.Families() {
 		mf, ok := sc.Families[name]

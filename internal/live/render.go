@@ -40,10 +40,14 @@ func (f *Field) valueString() string {
 // yamlString renders s as one YAML scalar (quoted when needed).
 func yamlString(s string) string {
 	b, err := yaml.Marshal(s)
-	if err != nil {
-		return strconv.Quote(s)
+	out := strings.TrimSuffix(string(b), "\n")
+	if err != nil || strings.Contains(out, "\n") {
+		// Never a block scalar: a JSON string is a YAML double-quoted
+		// scalar on one line.
+		j, _ := json.Marshal(s)
+		return string(j)
 	}
-	return strings.TrimSuffix(string(b), "\n")
+	return out
 }
 
 // oneLine makes s safe inside a YAML comment.
