@@ -1,9 +1,8 @@
 package lb
 
 import (
+	"encoding/json"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 )
 
@@ -21,6 +20,25 @@ type RoutingError struct {
 	Header string
 	// Message is Stargate's message text.
 	Message string
+	// Rule is the routing-expression rule a malformed_expression names
+	// ("P1" … "P11", or "RFC 8941" for the structured-field parse, whose
+	// message names P1/P2/P4/P8); "" otherwise.
+	Rule string
+	// Requested is the x-routing-method value as received, which
+	// Stargate's rejection carries back (expression.rs RejectionError
+	// requested); "" for other headers.
+	Requested string
+}
+
+// Body is the JSON body Stargate sends with the 400: the code and the
+// message (routing_expressions.rs: exactly these two keys; serde_json
+// writes object keys in sorted order).
+func (e *RoutingError) Body() string {
+	b, _ := json.Marshal(struct {
+		Code  string `json:"code"`
+		Error string `json:"error"`
+	}{e.Code, e.Message})
+	return string(b)
 }
 
 // Error renders "400 code: message".
@@ -46,6 +64,12 @@ type Resolution struct {
 	Method string
 	// Parameters are the routing-expression parameters applied, in order.
 	Parameters []string
+	// Expression is the parsed routing expression (nil for a method-only
+	// value or none); set even when its overlay is rejected.
+	Expression *RoutingExpression
+	// Changes says, per parameter in order, how the expression overlaid
+	// the base config (empty without an expression).
+	Changes []ParamChange
 }
 
 // methodNames are the header spellings after H9 normalisation: every file
@@ -132,23 +156,25 @@ func (c *Config) Resolve(model string, method OptionalString) (*AlgorithmConfig,
 		return cloneConfig(own), res, nil
 	}
 	raw := method.Value
-	token, params, isExpr := raw, "", false
-	if i := strings.IndexByte(raw, ';'); i >= 0 {
-		token, params, isExpr = raw[:i], raw[i:], true
-	}
+	// A value with ';' is a routing expression; others name a method only
+	// (H9). Which values the newest proxy sends to the expression parser
+	// was not found (lb-config.md §15 item 4); a bare token parses the
+	// same either way, and ';' is what the docs and every upstream test
+	// use for an expression. A value that is not visible ASCII (tab
+	// allowed) is never read as text by the proxy: unknown_method, as H9.
+	var expr *RoutingExpression
 	var a Algorithm
-	if isExpr {
-		if err := checkExpressionShape(raw, token); err != nil {
-			return nil, res, err
+	if strings.IndexByte(raw, ';') >= 0 && visibleASCII(raw) {
+		var rerr *RoutingError
+		if expr, rerr = ParseRoutingExpression(raw); rerr != nil {
+			return nil, res, rerr
 		}
-		var ok bool
-		a, ok = methodNames[NormalizeRoutingMethod(token)]
-		if !ok {
-			return nil, res, routingErr("unknown_method", "x-routing-method", "unknown routing method '%s'", strings.TrimSpace(token))
-		}
+		a = expr.Algorithm
+		res.Expression = expr
 	} else {
 		var err error
 		if a, err = ParseRoutingMethod(raw); err != nil {
+			err.(*RoutingError).Requested = raw
 			return nil, res, err
 		}
 	}
@@ -165,16 +191,21 @@ func (c *Config) Resolve(model string, method OptionalString) (*AlgorithmConfig,
 	case isModel && c.RequestAlgorithms[a] != nil:
 		base, res.Source = c.RequestAlgorithms[a], "E3.3 request_algorithms"
 	default:
-		return nil, res, routingErr("unavailable", "x-routing-method", "routing method %s is not configured for this model", a)
+		e := routingErr("unavailable", "x-routing-method", "routing method %s is not configured for this model", a)
+		e.Requested = raw
+		return nil, res, e
 	}
 	out := cloneConfig(base)
 	out.RequestAlgorithms = nil
-	if isExpr {
-		applied, err := overlayExpression(out, params)
+	if expr != nil {
+		changes, err := expr.Overlay(out)
 		if err != nil {
 			return nil, res, err
 		}
-		res.Parameters = applied
+		res.Changes = changes
+		for _, ch := range changes {
+			res.Parameters = append(res.Parameters, ch.Key)
+		}
 	}
 	return out, res, nil
 }
@@ -192,260 +223,4 @@ func cloneConfig(c *AlgorithmConfig) *AlgorithmConfig {
 		}
 	}
 	return &x
-}
-
-// checkExpressionShape applies the global X1 limits.
-func checkExpressionShape(raw, token string) error {
-	switch {
-	case len(raw) > 1024:
-		return malformed("expression longer than 1024 bytes")
-	case strings.IndexByte(raw, ',') >= 0:
-		return malformed("',' is not allowed")
-	case !visibleASCII(raw):
-		return malformed("expression is not visible ASCII")
-	}
-	t := strings.TrimLeft(token, " \t")
-	if t == "" || !isLetter(t[0]) {
-		return malformed("the algorithm must be a token starting with a letter")
-	}
-	for i := 0; i < len(t); i++ {
-		if c := t[i]; !(isLetter(c) || isDigit(c) || c == '_' || c == '-') {
-			return malformed("invalid character %q in the algorithm token", c)
-		}
-	}
-	return nil
-}
-
-func malformed(format string, args ...any) *RoutingError {
-	return routingErr("malformed_expression", "x-routing-method", "malformed routing expression: "+format, args...)
-}
-
-func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
-
-// exprValue is one parsed parameter value.
-type exprValue struct {
-	kind byte // 'i' integer, 'd' decimal, 't' token, 's' string
-	text string
-}
-
-// overlayExpression parses ";k=v;…" (X1) and applies the parameters to c
-// (X3–X6). It returns the parameter names applied.
-func overlayExpression(c *AlgorithmConfig, params string) ([]string, error) {
-	type kv struct {
-		k string
-		v exprValue
-	}
-	var list []kv
-	rest := params
-	for rest != "" {
-		if rest[0] != ';' {
-			return nil, malformed("expected ';'")
-		}
-		rest = strings.TrimPrefix(rest[1:], " ")
-		eq := strings.IndexByte(rest, '=')
-		semi := strings.IndexByte(rest, ';')
-		if eq < 0 || (semi >= 0 && semi < eq) {
-			return nil, malformed("every parameter needs key=value")
-		}
-		k := rest[:eq]
-		if k == "" || !(k[0] >= 'a' && k[0] <= 'z') {
-			return nil, malformed("invalid parameter key %q", k)
-		}
-		for i := 0; i < len(k); i++ {
-			if ch := k[i]; !(ch >= 'a' && ch <= 'z' || isDigit(ch) || ch == '_') {
-				return nil, malformed("invalid parameter key %q", k)
-			}
-		}
-		rest = rest[eq+1:]
-		var v exprValue
-		if strings.HasPrefix(rest, `"`) {
-			end := strings.IndexByte(rest[1:], '"')
-			if end < 0 {
-				return nil, malformed("unterminated string")
-			}
-			v = exprValue{'s', rest[1 : 1+end]}
-			if strings.ContainsAny(v.text, `;\`) {
-				return nil, malformed("';' and '\\' are not allowed in strings")
-			}
-			rest = rest[2+end:]
-		} else {
-			end := strings.IndexByte(rest, ';')
-			if end < 0 {
-				end = len(rest)
-			}
-			raw := rest[:end]
-			rest = rest[end:]
-			var err error
-			if v, err = classifyBare(raw); err != nil {
-				return nil, err
-			}
-		}
-		for _, p := range list {
-			if p.k == k {
-				return nil, malformed("duplicate parameter %q", k)
-			}
-		}
-		list = append(list, kv{k, v})
-		if len(list) > 32 {
-			return nil, malformed("more than 32 parameters")
-		}
-	}
-	a := c.Algorithm
-	applied := make([]string, 0, len(list))
-	setFloor, setCeil := false, false
-	for _, p := range list {
-		f := FieldByName(p.k)
-		if f == nil || f.Expression == 0 {
-			return nil, routingErr("unknown_parameter", "x-routing-method", "unknown parameter '%s' for algorithm %s", p.k, a)
-		}
-		if !f.Expression.Has(a) {
-			return nil, routingErr("not_applicable", "x-routing-method", "%s is not applicable to %s", p.k, a)
-		}
-		if err := applyParam(c, f, p.k, p.v); err != nil {
-			return nil, err
-		}
-		setFloor = setFloor || f == FieldMaxQueueTimeFloorMs
-		setCeil = setCeil || f == FieldMaxQueueTimeCeilMs
-		applied = append(applied, p.k)
-	}
-	if (setFloor || setCeil) && !c.HasQueueSLO() {
-		return nil, routingErr("inert_combination", "x-routing-method",
-			"%s and %s must both be set", FieldMaxQueueTimeFloorMs.Name, FieldMaxQueueTimeCeilMs.Name)
-	}
-	return applied, nil
-}
-
-// classifyBare classifies an unquoted value: integer (≤ 15 digits),
-// decimal (≤ 3 fraction digits) or token.
-func classifyBare(raw string) (exprValue, error) {
-	if raw == "" || strings.ContainsAny(raw, " \t=") {
-		return exprValue{}, malformed("invalid value %q", raw)
-	}
-	s := strings.TrimPrefix(raw, "-")
-	if s != "" && isDigit(s[0]) {
-		intPart, frac, hasDot := strings.Cut(s, ".")
-		if !allDigits(intPart) || (hasDot && (frac == "" || !allDigits(frac))) {
-			return exprValue{}, malformed("invalid number %q", raw)
-		}
-		if hasDot {
-			if len(intPart) > 12 || len(frac) > 3 {
-				return exprValue{}, malformed("decimal %q has too many digits", raw)
-			}
-			return exprValue{'d', raw}, nil
-		}
-		if len(intPart) > 15 {
-			return exprValue{}, malformed("integer %q has more than 15 digits", raw)
-		}
-		return exprValue{'i', raw}, nil
-	}
-	if !(isLetter(raw[0]) || raw[0] == '*') {
-		return exprValue{}, malformed("invalid value %q", raw)
-	}
-	for i := 0; i < len(raw); i++ {
-		if ch := raw[i]; !(isLetter(ch) || isDigit(ch) || strings.IndexByte("_-.:%*/!#$&'+^`|~", ch) >= 0) {
-			return exprValue{}, malformed("invalid token %q", raw)
-		}
-	}
-	return exprValue{'t', raw}, nil
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isDigit(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func invalid(k, format string, args ...any) *RoutingError {
-	return routingErr("invalid_value", "x-routing-method", "%s: "+format, append([]any{k}, args...)...)
-}
-
-// number reads an integer or decimal value (a quoted plain decimal too).
-func (v exprValue) number() (float64, bool) {
-	switch v.kind {
-	case 'i', 'd':
-	case 's':
-		if _, err := classifyBare(v.text); err != nil || strings.ContainsAny(v.text, "eE") {
-			return 0, false
-		}
-	default:
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(v.text, 64)
-	return f, err == nil && !math.IsInf(f, 0)
-}
-
-func (v exprValue) integer() (int64, bool) {
-	if v.kind != 'i' {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(v.text, 10, 64)
-	return n, err == nil
-}
-
-// applyParam checks one expression value against its registry row (X4)
-// and stores it in c. k is the parameter as written.
-func applyParam(c *AlgorithmConfig, f *Field, k string, v exprValue) error {
-	switch f.Type {
-	case TypeBool:
-		if v.kind != 't' || (v.text != "true" && v.text != "false") {
-			return invalid(k, "want true or false")
-		}
-		f.SetBool(c, v.text == "true")
-	case TypeString:
-		if v.kind == 'd' {
-			return invalid(k, "want a string")
-		}
-		f.SetString(c, v.text)
-	case TypeComparator:
-		if v.kind != 't' && v.kind != 's' {
-			return invalid(k, "want a comparator name")
-		}
-		cmp, ok := ParseComparator(v.text)
-		if !ok {
-			return invalid(k, "unknown comparator %q", v.text)
-		}
-		f.SetComparator(c, cmp)
-	case TypeF64:
-		x, ok := v.number()
-		switch {
-		case f.Range != nil:
-			if !ok || !f.Range.Contains(x) {
-				return invalid(k, f.Range.Message+", got %s", v.text)
-			}
-		case !ok && f.ExprPositive:
-			return invalid(k, "want a number")
-		case !ok:
-			return invalid(k, "want a finite number")
-		case f.ExprPositive && x <= 0:
-			return routingErr("inert_value", "x-routing-method", "%s: %s has no effect", k, v.text)
-		}
-		f.SetFloat(c, x)
-	case TypeU64, TypeUsize:
-		n, ok := v.integer()
-		switch {
-		case f.Range != nil:
-			if !ok || !f.Range.Contains(float64(n)) {
-				return invalid(k, f.Range.Message+", got %s", v.text)
-			}
-		case !ok:
-			return invalid(k, "want an integer")
-		case n < 0:
-			return invalid(k, "must not be negative")
-		case n == 0 && f.ExprPositive:
-			return routingErr("inert_value", "x-routing-method", "%s: %d has no effect", k, n)
-		case f.ExprMax != 0 && uint64(n) > f.ExprMax:
-			return invalid(k, "at most %d, got %d", f.ExprMax, n)
-		}
-		f.SetUint(c, uint64(n))
-	default:
-		return invalid(k, "not settable by a routing expression")
-	}
-	return nil
 }
