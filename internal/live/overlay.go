@@ -1,6 +1,7 @@
 package live
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/yamldoc"
 )
 
 // OverlayCluster is what the operator gives for one cluster: the values no
@@ -51,10 +53,19 @@ func DecodeOverlay(file string, data []byte) (*Overlay, error) {
 	if len(data) > MaxOverlayBytes {
 		return nil, fmt.Errorf("%s: larger than %d bytes; an overlay lists a few clusters", file, MaxOverlayBytes)
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
+	parsed, err := yamldoc.Parse(data)
+	var ye *yamldoc.Error
+	switch {
+	case errors.As(err, &ye) && ye.Kind == yamldoc.Empty:
+		parsed = &yaml.Node{Kind: yaml.DocumentNode}
+	case ye != nil && ye.Line > 0 && ye.Col > 0:
+		return nil, fmt.Errorf("%s:%d:%d: %s", file, ye.Line, ye.Col, ye.Msg)
+	case ye != nil && ye.Line > 0:
+		return nil, fmt.Errorf("%s:%d: %s", file, ye.Line, ye.Msg)
+	case err != nil:
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}
+	root := *parsed
 	o := &Overlay{File: file, Clusters: map[string]*OverlayCluster{}}
 	errf := func(n *yaml.Node, path, format string, args ...any) error {
 		return fmt.Errorf("%s:%d:%d: %s: %s", file, n.Line, n.Column, path, fmt.Sprintf(format, args...))
