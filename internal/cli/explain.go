@@ -142,7 +142,7 @@ Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
 	f.BoolVar(&o.Timeline, "timeline", false, "show the decisions at every change point until dispatch or the wait budget")
 	f.StringVar(&o.Chart, "chart", "auto", "open-set bar chart with --timeline: auto (terminal only), always or never")
 	f.StringVar(&o.Compare, "compare", "", "compare the same request: `flag|config=FILE` (flag: last_cluster_affinity off vs on; config=FILE: under another lb-config)")
-	f.IntVar(&o.Width, "width", 0, "layout width in columns (default: the terminal's, else $COLUMNS, else 100)")
+	f.IntVar(&o.Width, "width", 0, "layout width in columns, 60–1000 (default: the terminal's, else $COLUMNS, else 100, clamped to that range)")
 	f.StringVar(&o.Case, "case", "", "explain the conformance cases in `FILE` instead of one request")
 	f.BoolVar(&o.Check, "check", false, "with --case: compare each case with its expect block; exit 1 on a mismatch")
 	_ = cmd.RegisterFlagCompletionFunc("chart", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
@@ -160,7 +160,11 @@ func runExplain(_ context.Context, o *explainOptions, env *Env) error {
 	if o.Check {
 		return Usagef("--check needs --case FILE")
 	}
-	if o.Width < 0 {
+	// An explicit --width outside the range is refused (it used to be
+	// clamped silently while this message named the range); the
+	// terminal's width and $COLUMNS are still clamped, since nobody asked
+	// for them.
+	if o.Width < 0 || o.Width > 0 && (o.Width < explain.MinWidth || o.Width > explain.MaxWidth) {
 		return Usagef("--width %d: want a number of columns (%d–%d; 0 for the terminal's)", o.Width, explain.MinWidth, explain.MaxWidth)
 	}
 	in, notes, err := gatherExplainInputs(o, env)

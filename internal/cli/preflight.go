@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -212,6 +213,10 @@ func runPreflight(ctx context.Context, env *Env, opts *preflightOptions, conn *c
 	}
 
 	report := preflight.Run(ctx, in)
+	if err := nothingChecked(report, opts.Stage); err != nil {
+		// A usage error: no summary first (it would read as a pass).
+		return err
+	}
 	if env.Global.JSON() {
 		if err := writeJSON(env.Out, "checks", checks.ToJSON(report, "preflight", opts.Stage, opts.Strict)); err != nil {
 			return err
@@ -222,9 +227,26 @@ func runPreflight(ctx context.Context, env *Env, opts *preflightOptions, conn *c
 	if report.Failed(opts.Strict) {
 		return ErrFindings
 	}
-	if sum := report.Summary(); sum.OK+sum.Warn+sum.Fail == 0 {
-		// Inputs were given, but none applies at this stage.
-		return Usagef("nothing was checked at stage %d: every check was skipped (the reasons are listed above)", opts.Stage)
-	}
 	return nil
+}
+
+// nothingChecked is the usage error for a run whose inputs were given but
+// none of which applies at the stage: every check was skipped. It names
+// the distinct skip reasons (at most three), since nothing else is printed.
+func nothingChecked(report *checks.Report, stage int) error {
+	if sum := report.Summary(); sum.OK+sum.Warn+sum.Fail > 0 {
+		return nil
+	}
+	var reasons []string
+	for _, r := range report.Results() {
+		if r.Reason != "" && !slices.Contains(reasons, r.Reason) {
+			reasons = append(reasons, r.Reason)
+		}
+	}
+	more := ""
+	if len(reasons) > 3 {
+		more = fmt.Sprintf("; and %d more", len(reasons)-3)
+		reasons = reasons[:3]
+	}
+	return Usagef("nothing was checked at stage %d: every check was skipped (%s%s)", stage, strings.Join(reasons, "; "), more)
 }

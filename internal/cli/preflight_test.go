@@ -178,9 +178,13 @@ func TestPreflightUsageErrors(t *testing.T) {
 		{[]string{"preflight", "--stage", "1", "--config", "-", "--gateway-env", "-"}, "only one input can be standard input"},
 		{[]string{"preflight", "--stage", "2", "--olric", "not an address"}, "--olric"},
 	} {
-		code, _, errOut := runLcctlStdin(t, "", nil, tc.args...)
+		code, out, errOut := runLcctlStdin(t, "", nil, tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.msg) {
 			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tc.args, code, errOut, tc.msg)
+		}
+		// A usage error prints no report first (no green summary).
+		if out != "" {
+			t.Errorf("%v: a usage error printed on stdout:\n%s", tc.args, out)
 		}
 	}
 }

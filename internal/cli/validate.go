@@ -387,10 +387,8 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 		if fr.LooksLike != "" {
 			fmt.Fprintf(w, "  %s this looks like %s, not an lb-config\n", st.Info.Render("note:"), fr.LooksLike)
 		}
-		for _, d := range r.Diagnostics {
-			if hidden(d) {
-				continue
-			}
+		for _, g := range groupFindings(r.Diagnostics, hidden) {
+			d := g.first
 			sev := d.Severity.String()
 			switch d.Severity {
 			case validate.SeverityError:
@@ -413,7 +411,10 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 			}
 			fmt.Fprintf(w, "  %s %s %s", sev, st.Bold.Render(rule), loc)
 			if d.Path != "" {
-				fmt.Fprintf(w, " %s", st.Accent.Render(ui.Printable(d.Path)))
+				fmt.Fprintf(w, " %s", st.Accent.Render(ui.Printable(g.pathList())))
+			}
+			if len(g.paths) > 3 {
+				fmt.Fprintf(w, " %s", st.Faint.Render(fmt.Sprintf("(%d entries; -o json lists each with its position)", len(g.paths))))
 			}
 			fmt.Fprintf(w, "\n      %s\n", ui.Printable(d.Message))
 			if d.Hint != "" {
