@@ -32,6 +32,7 @@ type simulateOptions struct {
 	plotSet     bool
 	progress    string
 	template    bool
+	seeds       int
 }
 
 func newSimulateCommand(env *Env) *cobra.Command {
@@ -84,6 +85,7 @@ read.`,
 	f.Float64Var(&o.durationS, "duration-s", 0, "session arrival window in seconds (overrides workload.duration_s)")
 	f.StringVar(&o.plotDir, "plot", "", "write PNG and SVG charts into this directory")
 	f.BoolVar(&o.template, "template", false, "print a commented scenario with every field and its default, and exit")
+	f.IntVar(&o.seeds, "seeds", 1, "run every policy with this many master seeds (the scenario's seed and the next ones) and report means with 95 % intervals and paired off → on differences")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (a terminal, runs over a second), always or never")
 	_ = cmd.RegisterFlagCompletionFunc("policy", cobra.FixedCompletions(sim.ComparisonNames, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
@@ -112,6 +114,9 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 	}
 	if !(o.durationS <= sim.MaxSeconds) {
 		return Usagef("--duration-s %v: want a number of seconds, at most %g", o.durationS, sim.MaxSeconds)
+	}
+	if o.seeds < 1 || o.seeds > 1000 {
+		return Usagef("--seeds %d: want 1–1000", o.seeds)
 	}
 	if o.plotSet && o.plotDir == "" {
 		return Usagef("--plot: the directory name is empty")
@@ -154,11 +159,26 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 			return UsageErr(fmt.Errorf("--plot %s: %w", o.plotDir, err))
 		}
 	}
-	total := sim.ExpectedRequests(sc, records) * int64(len(policies))
+	total := sim.ExpectedRequests(sc, records) * int64(len(policies)) * int64(o.seeds)
 	var done atomic.Int64
 	stop := startProgress(env, o.progress, &done, total)
-	results, err := sim.RunAll(ctx, sc, policies, &done)
+	// Seed k runs with master seed base+k: new workload draws, the same
+	// for every policy of the seed (sim.Run derives every stream from it).
+	var runs [][]*sim.Result
+	var seeds []uint64
+	for k := 0; k < o.seeds && err == nil; k++ {
+		sck := *sc
+		sck.Seed = sc.Seed + uint64(k)
+		var res []*sim.Result
+		res, err = sim.RunAll(ctx, &sck, policies, &done)
+		runs = append(runs, res)
+		seeds = append(seeds, sck.Seed)
+	}
 	stop()
+	var results []*sim.Result
+	if err == nil {
+		results = runs[0]
+	}
 	if err != nil {
 		var ie *sim.InputError
 		if errors.As(err, &ie) {
@@ -170,6 +190,9 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	doc := report.NewDocument(sc, results)
+	if o.seeds > 1 {
+		doc.Seeds = report.NewSeeds(seeds, runs)
+	}
 	var plotErr error
 	if o.plotDir != "" {
 		files, err := report.WritePlots(o.plotDir, doc)
@@ -187,7 +210,11 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 		for _, n := range defaultEntryNotes(policies, results) {
 			fmt.Fprintf(env.Err, "%s %s\n", env.ErrStyle.Info.Render("note:"), n)
 		}
-		err = report.WriteText(env.Out, doc, env.Style)
+		if doc.Seeds != nil {
+			err = report.WriteSeedsText(env.Out, doc, env.Style)
+		} else {
+			err = report.WriteText(env.Out, doc, env.Style)
+		}
 	}
 	if err != nil {
 		return err

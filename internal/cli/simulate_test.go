@@ -306,3 +306,55 @@ func TestSimulateFixes(t *testing.T) {
 		t.Fatalf("bad trace: exit %d, %s", code, errs)
 	}
 }
+
+// TestSimulateSeeds: --seeds N carries per-seed values and intervals in
+// JSON and prints the verdict in text.
+func TestSimulateSeeds(t *testing.T) {
+	sc := writeScenario(t, cliScenario)
+	args := []string{"simulate", "--scenario", sc, "--policy", "wait-and-widen/lc-off", "--policy", "wait-and-widen/lc-on", "--seeds", "3"}
+	code, out, errs := runSim(t, append(args, "-o", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Seeds struct {
+			Seeds    []uint64
+			Policies []struct {
+				Policy  string
+				Metrics map[string]struct {
+					Values          []float64
+					Mean, Low, High float64
+				}
+			}
+			Differences []struct {
+				Algorithm string
+				Metrics   map[string]struct {
+					Values      []float64
+					Significant *bool
+				}
+			}
+			Verdict []string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	s := doc.Seeds
+	if len(s.Seeds) != 3 || s.Seeds[0] != 1 || len(s.Policies) != 2 || len(s.Differences) != 1 || len(s.Verdict) != 1 {
+		t.Fatalf("%+v", s)
+	}
+	g := s.Policies[0].Metrics["goodput_rps"]
+	if len(g.Values) != 3 || !(g.Low <= g.Mean && g.Mean <= g.High) || g.Values[0] == g.Values[1] && g.Values[1] == g.Values[2] {
+		t.Fatalf("goodput over seeds %+v: want three different draws", g)
+	}
+	if d := s.Differences[0].Metrics["kv_reuse"]; len(d.Values) != 3 || d.Significant == nil {
+		t.Fatalf("%+v", d)
+	}
+	code, out, _ = runSim(t, args...)
+	if code != 0 || !strings.Contains(out, "verdict:") || !strings.Contains(out, "over 3 seeds") {
+		t.Fatalf("text: exit %d\n%s", code, out)
+	}
+	if code, _, errs := runSim(t, "simulate", "--scenario", sc, "--compare", "--seeds", "0"); code != 2 || !strings.Contains(errs, "--seeds 0: want 1–1000") {
+		t.Fatalf("--seeds 0: exit %d %s", code, errs)
+	}
+}

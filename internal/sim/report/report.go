@@ -21,8 +21,11 @@ import (
 type Document struct {
 	// Scenario summarises the inputs.
 	Scenario ScenarioInfo `json:"scenario"`
-	// Policies holds one result per policy.
+	// Policies holds one result per policy (with --seeds, of the first
+	// seed).
 	Policies []*sim.Result `json:"policies"`
+	// Seeds is the several-seed summary (--seeds N; absent otherwise).
+	Seeds *Seeds `json:"seeds,omitempty"`
 }
 
 // ScenarioInfo summarises a scenario for reports.
@@ -91,25 +94,8 @@ func WriteText(w io.Writer, d *Document, st *ui.Styles) error {
 	}
 	var b strings.Builder
 	s := &d.Scenario
-	// Names and the description come from files: no control characters
-	// to the terminal (a multi-line description keeps its lines).
-	fmt.Fprintf(&b, "%s %s\n", st.Bold.Render("scenario"), ui.Printable(s.Name))
-	if s.Description != "" {
-		for _, l := range strings.Split(strings.TrimRight(s.Description, "\n"), "\n") {
-			fmt.Fprintf(&b, "  %s\n", ui.Printable(l))
-		}
-	}
-	fmt.Fprintf(&b, "  seed %d, TTFT SLO %g ms, warm-up %g s, %d clusters\n", s.Seed, s.SLOTTFTMs, s.WarmupS, len(s.Clusters))
-	if t := s.Trace; t != nil {
-		fmt.Fprintf(&b, "  trace: %s, %d-token blocks, %d requests", t.Format, t.BlockTokens, t.Records)
-		if t.Format != sim.TraceCSV {
-			fmt.Fprintf(&b, " in %d sessions (%d follow-ups, %d branches)", t.Sessions, t.FollowUps, t.Branches)
-		}
-		b.WriteString("\n")
-	} else {
-		fmt.Fprintf(&b, "  KV cache blocks of %d tokens\n", s.BlockTokens)
-	}
-	fmt.Fprintf(&b, "  %s\n\n", windowNote(d))
+	writeHeader(&b, d, st)
+	b.WriteString("\n")
 
 	head := []string{"policy", "requests", "goodput r/s", "TTFT p50 ms", "p90 ms", "p99 ms", "queue p99 ms", "route p99 ms", "KV reuse", "left last", "failed"}
 	rows := [][]string{}
@@ -254,4 +240,28 @@ func table(b *strings.Builder, st *ui.Styles, head []string, rows [][]string, le
 		right[i] = true
 	}
 	b.WriteString(ui.Table{Headers: head, Rows: rows, Right: right}.Render(st))
+}
+
+// writeHeader writes the scenario lines that open every text report.
+func writeHeader(b *strings.Builder, d *Document, st *ui.Styles) {
+	s := &d.Scenario
+	// Names and the description come from files: no control characters
+	// to the terminal (a multi-line description keeps its lines).
+	fmt.Fprintf(b, "%s %s\n", st.Bold.Render("scenario"), ui.Printable(s.Name))
+	if s.Description != "" {
+		for _, l := range strings.Split(strings.TrimRight(s.Description, "\n"), "\n") {
+			fmt.Fprintf(b, "  %s\n", ui.Printable(l))
+		}
+	}
+	fmt.Fprintf(b, "  seed %d, TTFT SLO %g ms, warm-up %g s, %d clusters\n", s.Seed, s.SLOTTFTMs, s.WarmupS, len(s.Clusters))
+	if t := s.Trace; t != nil {
+		fmt.Fprintf(b, "  trace: %s, %d-token blocks, %d requests", t.Format, t.BlockTokens, t.Records)
+		if t.Format != sim.TraceCSV {
+			fmt.Fprintf(b, " in %d sessions (%d follow-ups, %d branches)", t.Sessions, t.FollowUps, t.Branches)
+		}
+		b.WriteString("\n")
+	} else {
+		fmt.Fprintf(b, "  KV cache blocks of %d tokens\n", s.BlockTokens)
+	}
+	fmt.Fprintf(b, "  %s\n", windowNote(d))
 }
