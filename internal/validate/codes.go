@@ -1,5 +1,12 @@
 package validate
 
+import (
+	"fmt"
+	"strings"
+
+	"github.com/lcctl/lcctl/internal/lb"
+)
+
 // Code is a stable diagnostic code. LC1xxx are errors (LC10NN reproduces
 // Stargate's startup rule VNN of lb-config.md §8; LC11xx are lcctl-only
 // YAML errors), LC2xxx warnings (LC20NN is operator warning WNN of §9;
@@ -123,40 +130,40 @@ var Registry = []CodeInfo{
 		`{"models": {"m": "power_of_n"}}`},
 	{CodeEntryAlgorithm, SeverityError, "V10", "detailed entry without a valid `algorithm`",
 		"A detailed object needs an `algorithm` key naming an algorithm. Stargate: ``missing field `algorithm` `` or ``unknown variant `X` ``.",
-		`{"models": {"m": {"seed": "x"}}}`},
+		modelEntry("", lb.FieldSeed, `"x"`)},
 	{CodeBoolField, SeverityError, "V11", "boolean field holds another type",
 		"`require_cache_affinity_key`, `require_input_tokens`, `consider_kv_free_tokens`, `ignore_queue_time`, `ignore_input_processing_time` and `last_cluster_affinity` take `true`/`false` (null = absent). Stargate: `invalid type: ..., expected a boolean`.",
-		`{"models": {"m": {"algorithm": "wait-and-widen", "ignore_queue_time": "true"}}}`},
+		modelEntry("wait-and-widen", lb.FieldIgnoreQueueTime, `"true"`)},
 	{CodeStringField, SeverityError, "V12", "`seed` is not a string",
 		"`seed` takes any JSON string (null = absent). Stargate: `invalid type: ..., expected a string`.",
-		`{"models": {"m": {"algorithm": "pulsar", "seed": 7}}}`},
+		modelEntry("pulsar", lb.FieldSeed, `7`)},
 	{CodeUnsignedField, SeverityError, "V13", "unsigned-integer field out of type",
 		"u64/usize fields take integer literals 0 … 18446744073709551615 without fraction or exponent; `-0`, `2.0`, `1e3` and larger integers are floats to serde_json. `sample_count` may not be null. Stargate: ``invalid value: integer `-1`, expected u64`` / ``invalid type: floating point `2.0`, expected u64``.",
-		`{"models": {"m": {"algorithm": "wait-and-widen", "max_queued": -1}}}`},
+		modelEntry("wait-and-widen", lb.FieldMaxQueued, `-1`)},
 	{CodeNumberField, SeverityError, "V14", "number field holds another type",
 		"`max_input_work_seconds`, `next_bucket_unlock_factor` and `cache_affinity_input_tokens_scale` take any JSON number (null = absent). Stargate: `invalid type: ..., expected f64`.",
-		`{"models": {"m": {"algorithm": "random", "max_input_work_seconds": "5"}}}`},
+		modelEntry("random", lb.FieldMaxInputWorkSeconds, `"5"`)},
 	{CodeEnumField, SeverityError, "V15", "invalid `comparator` or `rendezvous_weight`",
 		"`comparator` takes `ttft`, `queue-time`, `input-work-seconds`, `utilization`, `num-requests-queued`; `rendezvous_weight` takes `max-input-tps`, `last-mean-input-tps`; neither may be null. The one-key object `{\"NAME\": null}` (or `{\"NAME\": {}}`) is read as `\"NAME\"` (LC2102). Stargate: ``unknown variant `X`, expected ...`` / `invalid type: null, expected string or map` / `invalid value: map, expected map with a single key`.",
-		`{"models": {"m": {"algorithm": "pulsar", "rendezvous_weight": "max_input_tps"}}}`},
+		modelEntry("pulsar", lb.FieldRendezvousWeight, `"max_input_tps"`)},
 	{CodeSampleCountRange, SeverityError, "V16", "power-of-n `sample_count` out of range",
 		"`sample_count` must be 1–64. Stargate: `power-of-n sample_count must be between 1 and 64, got N`.",
-		`{"models": {"m": {"algorithm": "power-of-n", "sample_count": 0}}}`},
+		modelEntry("power-of-n", lb.FieldSampleCount, `0`)},
 	{CodeScaleRange, SeverityError, "V17", "`cache_affinity_input_tokens_scale` out of range",
 		"wait-and-widen and pulsar-wait-and-widen need 0.0 ≤ scale ≤ 1.0. Stargate: `cache_affinity_input_tokens_scale must be between 0.0 and 1.0, got X`.",
-		`{"models": {"m": {"algorithm": "wait-and-widen", "cache_affinity_input_tokens_scale": 1.5}}}`},
+		modelEntry("wait-and-widen", lb.FieldCacheAffinityInputTokensScale, `1.5`)},
 	{CodeUnsupportedField, SeverityError, "V18", "field not allowed for the algorithm",
 		"A detailed entry holds keys its algorithm does not accept (lb-config.md §6.7), typos included, whatever their value (null too). Stargate: `ALG config does not support field(s): F1, F2` (ALG canonical, fields byte-sorted). One diagnostic per entry, at the first such key.",
-		`{"models": {"m": {"algorithm": "random", "seed": "x"}}}`},
+		modelEntry("random", lb.FieldSeed, `"x"`)},
 	{CodeKeyMismatch, SeverityError, "V19", "`request_algorithms` key and entry algorithm differ",
 		"An active `request_algorithms` entry (top level, or in a `models` entry) must configure the algorithm its key names, aliases resolved. Stargate (router construction): `request_algorithms key KEY does not match configured algorithm ALG`.",
 		`{"request_algorithms": {"pulsar": "pulsar-wait-and-widen"}}`},
 	{CodePWAWComparator, SeverityError, "V20", "`comparator` on an active pulsar-wait-and-widen entry",
 		"pulsar-wait-and-widen parses `comparator` and then refuses it when the router is built. Stargate: `comparator is not supported for pulsar-wait-and-widen`.",
-		`{"models": {"m": {"algorithm": "pulsar-wait-and-widen", "comparator": "ttft"}}}`},
+		modelEntry("pulsar-wait-and-widen", lb.FieldComparator, `"ttft"`)},
 	{CodePulsarOnlyField, SeverityError, "V21", "pulsar-wait-and-widen-only field on an active wait-and-widen entry",
 		"`band_widen_interval_ms` and `fallback_max_queued` are parsed for wait-and-widen and refused when the router is built (Stargate's message names the field; its exact wording is an open point). lcctl: `F is supported only for pulsar-wait-and-widen, not wait-and-widen`.",
-		`{"models": {"m": {"algorithm": "wait-and-widen", "band_widen_interval_ms": 100}}}`},
+		modelEntry("wait-and-widen", lb.FieldBandWidenIntervalMs, `100`)},
 	{CodeYAMLMultiDoc, SeverityError, "", "YAML stream with several documents",
 		"An lb-config is one document; `---` separates a second one. lcctl-only (Stargate reads JSON).",
 		"default: pulsar\n---\ndefault: random"},
@@ -181,37 +188,37 @@ var Registry = []CodeInfo{
 		`{"models": {"m": "pulsar-wait-and-widen"}}`},
 	{CodeHalfSLO, SeverityWarning, "W2", "only one queue-SLO bound",
 		"Exactly one of `max_queue_time_floor_ms`/`max_queue_time_ceil_ms` is set; the queue SLO needs both, so it has no effect.",
-		`{"models": {"m": {"algorithm": "wait-and-widen", "max_queue_time_floor_ms": 100}}}`},
+		modelEntry("wait-and-widen", lb.FieldMaxQueueTimeFloorMs, `100`)},
 	{CodeSLOOrder, SeverityWarning, "W3", "queue-SLO floor above ceil",
 		"The bounds are not reordered: the interpolated queue limit shrinks as the request ages.",
-		`{"models": {"m": {"algorithm": "wait-and-widen", "max_queue_time_floor_ms": 500, "max_queue_time_ceil_ms": 100}}}`},
+		modelEntry("wait-and-widen", lb.FieldMaxQueueTimeFloorMs, `500`, lb.FieldMaxQueueTimeCeilMs, `100`)},
 	{CodeDiscarded, SeverityWarning, "W4", "nested `request_algorithms` is discarded",
 		"A `request_algorithms` inside a `request_algorithms` entry is parsed and dropped; its entries are never key-checked or used.",
 		`{"request_algorithms": {"random": {"algorithm": "random", "request_algorithms": {"pulsar": "pulsar"}}}}`},
 	{CodeUnreachable, SeverityWarning, "W5", "`request_algorithms` entry no request can reach",
 		"A model-level key equal to the model's own algorithm, or a top-level key equal to `default` when every `models` entry uses that algorithm or has its own entry for it: `x-routing-method` resolves to the set's own config first (E3.1).",
-		`{"models": {"m": {"algorithm": "pulsar", "request_algorithms": {"pulsar": "pulsar"}}}}`},
+		modelEntry("pulsar", lb.FieldRequestAlgorithms, `{"pulsar": "pulsar"}`)},
 	{CodeIgnoredVirtualNodes, SeverityWarning, "W6", "`cache_affinity_virtual_nodes` ignored by pulsar-wait-and-widen",
 		"pulsar-wait-and-widen accepts the field but ranks clusters with Pulsar, not a ring.",
-		`{"models": {"m": {"algorithm": "pulsar-wait-and-widen", "cache_affinity_virtual_nodes": 100, "max_queue_time_floor_ms": 1, "max_queue_time_ceil_ms": 2}}}`},
+		modelEntry("pulsar-wait-and-widen", lb.FieldCacheAffinityVirtualNodes, `100`, lb.FieldMaxQueueTimeFloorMs, `1`, lb.FieldMaxQueueTimeCeilMs, `2`)},
 	{CodeNoAffinityGroup, SeverityWarning, "W7", "affinity setting without an affinity group",
 		"wait-and-widen with `cache_affinity_wait_ms`, `cache_affinity_input_tokens_scale`, `cache_affinity_virtual_nodes` or `last_cluster_affinity: true` but `cache_affinity_backend_selection_count` unset or 0: there is no affinity group, so the setting has no effect.",
-		`{"models": {"m": {"algorithm": "wait-and-widen", "last_cluster_affinity": true}}}`},
+		modelEntry("wait-and-widen", lb.FieldLastClusterAffinity, `true`)},
 	{CodeNormalised, SeverityWarning, "W8", "zero value normalised",
 		"`n: 0` and `cache_affinity_virtual_nodes: 0` run as 1; `cache_affinity_backend_selection_count: 0` means unset.",
-		`{"models": {"m": {"algorithm": "wait-and-widen", "n": 0}}}`},
+		modelEntry("wait-and-widen", lb.FieldN, `0`)},
 	{CodeZeroBucket, SeverityWarning, "W9", "`ttft_bucket_size_ms: 0`",
 		"Every distinct TTFT estimate is its own bucket.",
-		`{"models": {"m": {"algorithm": "wait-and-widen", "ttft_bucket_size_ms": 0}}}`},
+		modelEntry("wait-and-widen", lb.FieldTTFTBucketSizeMs, `0`)},
 	{CodeUnlockFactor, SeverityWarning, "W10", "`next_bucket_unlock_factor` outside 0–1",
 		"Not range-checked by Stargate: below 0 unlocks at once, above 1 waits longer than the TTFT gap.",
-		`{"models": {"m": {"algorithm": "wait-and-widen", "next_bucket_unlock_factor": 2}}}`},
+		modelEntry("wait-and-widen", lb.FieldNextBucketUnlockFactor, `2`)},
 	{CodeInputWorkLimit, SeverityWarning, "W11", "`max_input_work_seconds` ≤ 0",
 		"Input-work admission then rejects nearly every request.",
-		`{"models": {"m": {"algorithm": "power-of-n", "max_input_work_seconds": -1}}}`},
+		modelEntry("power-of-n", lb.FieldMaxInputWorkSeconds, `-1`)},
 	{CodeLongWait, SeverityWarning, "W12", "`cache_affinity_wait_ms` ≥ 60000",
 		"Routing waits end at 60 s (x-max-wait-ms cap, H7): requests get 503 before the affinity wait ends.",
-		`{"models": {"m": {"algorithm": "pulsar-wait-and-widen", "cache_affinity_wait_ms": 60000, "max_queued": 4}}}`},
+		modelEntry("pulsar-wait-and-widen", lb.FieldCacheAffinityWaitMs, `60000`, lb.FieldMaxQueued, `4`)},
 	{CodeDeprecatedName, SeverityWarning, "W14", "deprecated algorithm spelling",
 		"`power-of-two`, `powerOf2`, `powerOfN`, `powerof2`, `powerofn`, `groq-multiregion`, `pulsar-multiregion` are accepted aliases; use the canonical name Stargate prints.",
 		`{"default": "power-of-two"}`},
@@ -223,7 +230,7 @@ var Registry = []CodeInfo{
 		`{"models": {" m": "pulsar"}}`},
 	{CodeManyVirtualNodes, SeverityWarning, "W19", "`cache_affinity_virtual_nodes` above 1024",
 		"Ring memory grows with the count; routing expressions cap it at 1024.",
-		`{"models": {"m": {"algorithm": "wait-and-widen", "cache_affinity_virtual_nodes": 5000}}}`},
+		modelEntry("wait-and-widen", lb.FieldCacheAffinityVirtualNodes, `5000`)},
 	{CodePositional, SeverityWarning, "W20", "positional top-level array",
 		"Stargate accepts `[default, request_algorithms, models]` (serde's sequence form of a struct), but it is unreadable; write the object form.",
 		`["pulsar", {}, {}]`},
@@ -232,14 +239,14 @@ var Registry = []CodeInfo{
 		`{"default": {"pulsar": null}}`},
 	{CodeEnumObjectForm, SeverityWarning, "", "`comparator` or `rendezvous_weight` written as a one-key object",
 		"Stargate reads `{\"NAME\": null}` (and `{\"NAME\": {}}`) as `\"NAME\"`: both fields are serde enums read from the entry's JSON value, which accepts the externally tagged unit-variant form. Write the string.",
-		`{"models": {"m": {"algorithm": "power-of-n", "comparator": {"queue-time": null}}}}`},
+		modelEntry("power-of-n", lb.FieldComparator, `{"queue-time": null}`)},
 
 	{CodeNoSLOBounded, SeverityInfo, "W1", "no-SLO pulsar-wait-and-widen already bounded",
 		"Like LC2001, but the entry already sets both `max_queued` and `cache_affinity_wait_ms` (M4): after the upgrade rank 1 keeps requests while it has room for that many queued requests and waits that long before widening. `lcctl migrate` leaves it unchanged.",
-		`{"models": {"m": {"algorithm": "pulsar-wait-and-widen", "max_queued": 4, "cache_affinity_wait_ms": 300}}}`},
+		modelEntry("pulsar-wait-and-widen", lb.FieldMaxQueued, `4`, lb.FieldCacheAffinityWaitMs, `300`)},
 	{CodeLastCluster, SeverityInfo, "W13", "`last_cluster_affinity: true`: gateway first",
 		"Stargate uses the last-cluster hint only when the gateway sends `x-stargate-last-cluster-id`. Rollout order: upgrade Stargate with the flag off, enable the gateway (`STARGATE_LAST_CLUSTER_ENABLED=true`), then turn the flag on. Requests without `x-cache-affinity-key` are unaffected (consider `require_cache_affinity_key`).",
-		`{"models": {"m": {"algorithm": "wait-and-widen", "cache_affinity_backend_selection_count": 1, "last_cluster_affinity": true}}}`},
+		modelEntry("wait-and-widen", lb.FieldCacheAffinityBackendSelectionCount, `1`, lb.FieldLastClusterAffinity, `true`)},
 	{CodeYAMLInput, SeverityInfo, "W17", "YAML input",
 		"Stargate reads JSON only (`--lb-config-path`); deploy the JSON form of this file.",
 		"default: pulsar"},
@@ -269,4 +276,24 @@ func codeInfo(c Code) CodeInfo {
 		return info
 	}
 	return CodeInfo{Code: c, Severity: SeverityError}
+}
+
+// modelEntry renders the example {"models": {"m": {"algorithm": alg,
+// NAME: VALUE, …}}} on one line (no algorithm key when alg is ""); fields
+// alternates lb registry rows and JSON value texts, so the examples follow
+// the registry's names.
+func modelEntry(alg string, fields ...any) string {
+	var b strings.Builder
+	b.WriteString(`{"models": {"m": {`)
+	sep := ""
+	if alg != "" {
+		fmt.Fprintf(&b, `"algorithm": %q`, alg)
+		sep = ", "
+	}
+	for i := 0; i+1 < len(fields); i += 2 {
+		fmt.Fprintf(&b, `%s%q: %s`, sep, fields[i].(*lb.Field).Name, fields[i+1])
+		sep = ", "
+	}
+	b.WriteString("}}}")
+	return b.String()
 }
