@@ -26,7 +26,7 @@ const weightVariants = "expected `last-mean-input-tps` or `max-input-tps`"
 
 // topLevelFields are the fields of the top-level object, in the order of
 // serde's positional form (lb-config.md §3).
-var topLevelFields = [...]string{"default", "request_algorithms", "models"}
+var topLevelFields = [...]string{"default", raKey, "models"}
 
 // checker applies the V and W rules to a decoded document.
 type checker struct {
@@ -69,8 +69,8 @@ func (c *checker) check(root *Value) {
 	case KindObject:
 		seen := map[string]bool{}
 		for _, m := range root.Members {
-			switch m.Key {
-			case "default", "request_algorithms", "models":
+			switch {
+			case slices.Contains(topLevelFields[:], m.Key):
 				if seen[m.Key] {
 					c.add(CodeDuplicateTopLevel, m.KeyStart, m.Key, m.Key, nil,
 						fmt.Sprintf("top-level field `%s` appears again: duplicate field `%s`", m.Key, m.Key),
@@ -120,10 +120,10 @@ func (c *checker) topLevel(name string, v *Value) {
 	switch name {
 	case "default":
 		c.defaultField(v)
-	case "request_algorithms":
-		c.requestAlgorithms(v, "request_algorithms", nil, false)
 	case "models":
 		c.modelsField(v)
+	case raKey:
+		c.requestAlgorithms(v, raKey, nil, false)
 	}
 }
 
@@ -282,7 +282,7 @@ func (c *checker) requestAlgorithms(v *Value, path string, parent *Entry, inEntr
 		return nil
 	}
 	if v.Kind != KindObject {
-		c.add(CodeRequestAlgorithms, v.Start, path, "request_algorithms", parent,
+		c.add(CodeRequestAlgorithms, v.Start, path, raKey, parent,
 			fmt.Sprintf("`request_algorithms`%s: invalid type: %s, expected a map", onEntry(parent), v.describe()),
 			"request_algorithms maps algorithm names to entries, e.g. {\"pulsar\": \"pulsar\"}")
 		return nil
@@ -591,17 +591,17 @@ func (c *checker) detailed(e *Entry) {
 	if raValue != nil {
 		inner := e
 		if e.Role != RoleModel {
-			c.add(CodeDiscarded, raValue.Start, fieldPath(e.Path, "request_algorithms"), "request_algorithms", e,
+			c.add(CodeDiscarded, raValue.Start, fieldPath(e.Path, raKey), raKey, e,
 				fmt.Sprintf("`request_algorithms` inside the %s entry %s is parsed and then discarded: only a models entry's request_algorithms is used", algLabel(e), e.Path),
 				"move these entries to the top-level request_algorithms or to a models entry")
 		}
 		if raValue.Kind == KindNull {
-			c.add(CodeRequestAlgorithms, raValue.Start, fieldPath(e.Path, "request_algorithms"), "request_algorithms", e,
+			c.add(CodeRequestAlgorithms, raValue.Start, fieldPath(e.Path, raKey), raKey, e,
 				fmt.Sprintf("`request_algorithms`%s: invalid type: null, expected a map", onEntry(e)),
 				"remove the field or write an object")
 			ok = false
 		} else {
-			winners := c.requestAlgorithms(raValue, fieldPath(e.Path, "request_algorithms"), inner, true)
+			winners := c.requestAlgorithms(raValue, fieldPath(e.Path, raKey), inner, true)
 			if e.Role == RoleModel && len(winners) > 0 {
 				ac.RequestAlgorithms = map[lb.Algorithm]*lb.AlgorithmConfig{}
 				for alg, we := range winners {

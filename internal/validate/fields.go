@@ -45,6 +45,10 @@ func algorithmsAccepting(field string) []string {
 	return out
 }
 
+// raKey is request_algorithms, the map of an entry and (the same serde
+// type) of the top level.
+var raKey = lb.FieldRequestAlgorithms.Name
+
 // fieldNames are the registry's names and aliases in byte order: the
 // candidates of the V18 "did you mean" hint.
 var fieldNames = func() []string {

@@ -30,7 +30,7 @@ func keyPath(path, key string) string {
 // lb-config maps (`models`, any `request_algorithms`) and as a field
 // otherwise. Used where the structure is not known yet (YAML conversion).
 func joinPath(path, key string) string {
-	if path == "models" || path == "request_algorithms" || strings.HasSuffix(path, ".request_algorithms") {
+	if path == "models" || path == raKey || strings.HasSuffix(path, "."+raKey) {
 		return keyPath(path, key)
 	}
 	return fieldPath(path, key)
