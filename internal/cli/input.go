@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/lcctl/lcctl/internal/readlimit"
 	"github.com/lcctl/lcctl/internal/ui"
@@ -16,6 +17,10 @@ import (
 // readLimited reads r up to limit bytes; more is an error that names what
 // was read (a file or standard input).
 func readLimited(r io.Reader, what string, limit int64) ([]byte, error) {
+	if f, ok := r.(*os.File); !ok || !isRegular(f) {
+		waitingFor.Store(&what)
+		defer waitingFor.Store(nil)
+	}
 	data, err := readlimit.ReadAll(r, limit)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read %s: %w", what, err)
@@ -30,7 +35,7 @@ func readInput(env *Env, name string, limit int64) ([]byte, error) {
 	if name == "-" {
 		return readLimited(env.In, "standard input", limit)
 	}
-	f, err := os.Open(name)
+	f, err := readlimit.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read %s: %w", name, readlimit.Cause(err))
 	}
@@ -178,4 +183,15 @@ func expandInputs(args []string, exts []string) (inputs []input, err error) {
 		}
 	}
 	return inputs, nil
+}
+
+// waitingFor names the input a command is reading (readLimited), or nil:
+// when Ctrl-C or SIGTERM arrives while lcctl waits for more of a pipe or a
+// terminal, Main says what it is waiting for (the first signal used to go
+// unnoticed).
+var waitingFor atomic.Pointer[string]
+
+func isRegular(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode().IsRegular()
 }

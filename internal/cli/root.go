@@ -322,7 +322,10 @@ func subcommandNames(cmd *cobra.Command) []string {
 func Main(ctx context.Context, args []string, streams *ui.Streams) int {
 	root := NewRootCommand(streams)
 	root.SetArgs(args)
+	done := make(chan struct{})
+	go sayWhatWeWaitFor(ctx, done, streams.Err)
 	cmd, err := root.ExecuteContextC(ctx)
+	close(done)
 	if err == nil {
 		return ExitOK
 	}
@@ -379,4 +382,19 @@ func writeDetail(w io.Writer, d detailLine) {
 		text = d.style(text)
 	}
 	fmt.Fprintln(w, text)
+}
+
+// sayWhatWeWaitFor prints, when ctx ends (Ctrl-C, SIGTERM) while the
+// command is blocked reading an input (waitingFor), what lcctl is waiting
+// for: a read from a pipe or a terminal does not notice the signal, and
+// the first Ctrl-C went unanswered. A second signal ends the process
+// (cmd/lcctl restores the default handling after the first).
+func sayWhatWeWaitFor(ctx context.Context, done <-chan struct{}, w io.Writer) {
+	select {
+	case <-done:
+	case <-ctx.Done():
+		if what := waitingFor.Load(); what != nil {
+			writeProblem(w, fmt.Sprintf("interrupted while waiting for %s to end (a pipe or terminal with no more input yet); press Ctrl-C again to stop at once", *what))
+		}
+	}
 }

@@ -273,7 +273,7 @@ func checkPlotDir(dir string) error {
 }
 
 func countTrace(sc *sim.Scenario) (int64, error) {
-	f, err := os.Open(sc.TracePath())
+	f, err := readlimit.Open(sc.TracePath())
 	if err != nil {
 		return 0, fmt.Errorf("%s: workload.trace: cannot read %s: %w", sc.File, sc.TracePath(), readlimit.Cause(err))
 	}

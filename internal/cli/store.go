@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/lcctl/lcctl/internal/readlimit"
 	"github.com/lcctl/lcctl/internal/store"
 )
 
@@ -207,7 +207,7 @@ const smallFileLimit = 1 << 20
 // readSmallFile reads a password or PEM file of at most smallFileLimit
 // bytes.
 func readSmallFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := readlimit.Open(name)
 	if err != nil {
 		return nil, err
 	}

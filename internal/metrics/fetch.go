@@ -143,7 +143,7 @@ func (f *Fetcher) Fetch(ctx context.Context, src string, keep ...string) (*Scrap
 		src = "stdin"
 	default:
 		var fh *os.File
-		fh, err = os.Open(src)
+		fh, err = readlimit.Open(src)
 		if err == nil {
 			data, err = readLimited(fh)
 			_ = fh.Close()

@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 )
 
 // TooLargeError is an input larger than its limit.
@@ -78,4 +79,56 @@ func Cause(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// NotFileError is a path named as an input that is a named pipe (FIFO) or
+// a socket: opening a FIFO that no process writes to blocks forever (the
+// first Ctrl-C went unnoticed), and a socket cannot be opened at all.
+type NotFileError struct {
+	// Kind is "a named pipe (FIFO)" or "a socket".
+	Kind string
+	// Name is the path as given.
+	Name string
+}
+
+// Error reads "is a named pipe (FIFO), not a file: to read it, give - and
+// redirect it to standard input (< NAME)".
+func (e *NotFileError) Error() string {
+	return "is " + e.Kind + ", not a file: to read it, give - and redirect it to standard input (< " + e.Name + ")"
+}
+
+// Open opens a path the user named as an input. A named pipe (FIFO) or a
+// socket is refused before it is opened, with a *NotFileError; regular
+// files, directories (the caller refuses them) and devices (/dev/zero is
+// read within the caller's limit) are opened as usual. The descriptors of
+// the process itself (/dev/stdin, /dev/fd/N, /proc/self/fd/N, which is
+// how a shell passes `<(command)`) are pipes too, but already open at the
+// other end: they are opened as given.
+func Open(name string) (*os.File, error) {
+	if !ownDescriptor(name) {
+		if st, err := os.Stat(name); err == nil {
+			switch {
+			case st.Mode()&fs.ModeNamedPipe != 0:
+				return nil, &fs.PathError{Op: "open", Path: name, Err: &NotFileError{Kind: "a named pipe (FIFO)", Name: name}}
+			case st.Mode()&fs.ModeSocket != 0:
+				return nil, &fs.PathError{Op: "open", Path: name, Err: &NotFileError{Kind: "a socket", Name: name}}
+			}
+		}
+	}
+	return os.Open(name)
+}
+
+// ownDescriptor reports whether name is one of the process's own open
+// descriptors (standard input, process substitution).
+func ownDescriptor(name string) bool {
+	switch name {
+	case "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
+		return true
+	}
+	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/"} {
+		if rest, ok := strings.CutPrefix(name, dir); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/lcctl/lcctl/internal/lb"
 	"github.com/lcctl/lcctl/internal/plural"
+	"github.com/lcctl/lcctl/internal/readlimit"
 )
 
 // RunOptions are the knobs of one policy run that are not part of the
@@ -410,7 +410,7 @@ func (r *runner) init() error {
 		open := r.opt.Trace
 		if open == nil {
 			path := sc.resolvePath(w.Trace)
-			open = func() (io.ReadCloser, error) { return os.Open(path) }
+			open = func() (io.ReadCloser, error) { return readlimit.Open(path) }
 		}
 		f, err := open()
 		if err != nil {

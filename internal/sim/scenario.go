@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 
@@ -427,7 +426,7 @@ func LoadScenarioWith(path string, apply func(*Scenario)) (*Scenario, error) {
 // including endless devices such as /dev/zero (os.ReadFile read it until
 // memory ran out), is an error that names the file.
 func readFileLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := readlimit.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -70,6 +70,11 @@ func Read(path string, limit int64) (*Original, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to read %s: %w", path, readlimit.Cause(err))
 	}
+	// A named pipe is refused before it is opened: opening one that no
+	// process writes to blocks forever.
+	if st, err := os.Stat(target); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		return nil, fmt.Errorf("failed to read %s: %w", path, ErrNotRegular)
+	}
 	f, err := os.Open(target)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read %s: %w", path, readlimit.Cause(err))
