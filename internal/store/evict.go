@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/olric-data/olric"
+	"golang.org/x/time/rate"
 
 	"github.com/lcctl/lcctl/internal/plural"
 )
@@ -39,8 +41,9 @@ type EvictOptions struct {
 	// DefaultEvictBatch.
 	Batch int
 	// Workers is how many contiguous parts of the candidate list (ranges
-	// of partitions) are worked on at once, one round at a time each, when
-	// MaxRate is 0; 0 means DefaultReadWorkers.
+	// of partitions) are worked on at once, one round at a time each (with
+	// MaxRate, all of them draw from one token bucket); 0 means
+	// DefaultReadWorkers.
 	Workers int
 	// Scan tunes the scan phase; its Cluster and Limit are ignored.
 	Scan ScanOptions
@@ -48,8 +51,14 @@ type EvictOptions struct {
 	// 200 ms from the goroutine that called Evict.
 	Progress func(EvictProgress)
 	// OnResult, when not nil, receives every candidate's outcome during
-	// the apply phase, from the goroutine that called Evict.
+	// the apply phase, from the goroutine that called Evict. The check
+	// after a membership change may call it again for a candidate whose
+	// outcome it changed; the last call is the candidate's outcome.
 	OnResult func(EvictResult)
+	// SettleTimeout bounds the wait for the routing table to settle when
+	// partitions changed owners during the run (see Evict); 0 means
+	// DefaultSettleTimeout.
+	SettleTimeout time.Duration
 	// Confirm, when not nil, is called with Apply between the scan and the
 	// apply phase with the candidate count and the sample; returning false
 	// ends Evict without deleting anything (every candidate NotAttempted,
@@ -82,7 +91,64 @@ const (
 	// there, unchanged, after the delete and after the rewrite-and-delete
 	// fallback (see Client.Delete).
 	EvictFailed EvictOutcome = "failed"
+	// EvictUnverified: read as absent (at the re-read or after the
+	// delete) while its partition changed owners, and it could not be
+	// confirmed gone: a member that held a copy when the run started has
+	// left (the entry comes back if it returns), or the routing table did
+	// not settle within SettleTimeout. Not done: run again.
+	EvictUnverified EvictOutcome = "unverified"
+	// EvictNotAttempted: left alone (dry run, declined, interrupted).
+	EvictNotAttempted EvictOutcome = "not_attempted"
 )
+
+// EvictReason says why a candidate has its outcome; each outcome has its
+// own reasons (docs/store.md lists them).
+type EvictReason string
+
+// Evict reasons.
+const (
+	// ReasonConfirmedAbsent (deleted): the read after the delete found
+	// nothing, and the partition's owners did not change during the run.
+	ReasonConfirmedAbsent EvictReason = "confirmed_absent"
+	// ReasonRewritten (deleted): a gateway wrote the key again before the
+	// confirming read; the entry read as Cluster is gone.
+	ReasonRewritten EvictReason = "rewritten"
+	// ReasonAbsentAfterSettle (deleted, skipped_gone): read as absent
+	// while owners changed, and read as absent again after the routing
+	// table settled, with every member that held a copy at the start
+	// still in the cluster.
+	ReasonAbsentAfterSettle EvictReason = "absent_after_settle"
+	// ReasonRetried (deleted, skipped_changed, ...): found again after
+	// the routing table settled and handled again.
+	ReasonRetried EvictReason = "retried_after_settle"
+	// ReasonValueChanged (skipped_changed): the re-read found another
+	// value.
+	ReasonValueChanged EvictReason = "value_changed"
+	// ReasonAbsentAtReread (skipped_gone): the re-read found nothing, and
+	// the partition's owners did not change during the run.
+	ReasonAbsentAtReread EvictReason = "absent_at_reread"
+	// ReasonCallFailed (failed): a call failed after retries.
+	ReasonCallFailed EvictReason = "call_failed"
+	// ReasonOwnerLeft (unverified): a member that held a copy of the
+	// partition when the run started has left; if it returns, so does its
+	// copy.
+	ReasonOwnerLeft EvictReason = "owner_left"
+	// ReasonNotSettled (unverified): the routing table did not settle
+	// within SettleTimeout.
+	ReasonNotSettled EvictReason = "not_settled"
+	// ReasonDryRun, ReasonDeclined, ReasonInterrupted (not_attempted).
+	ReasonDryRun      EvictReason = "dry_run"
+	ReasonDeclined    EvictReason = "declined"
+	ReasonInterrupted EvictReason = "interrupted"
+)
+
+// EvictOutcomeCount is how many candidates ended with one outcome for one
+// reason.
+type EvictOutcomeCount struct {
+	Outcome EvictOutcome `json:"outcome"`
+	Reason  EvictReason  `json:"reason"`
+	Count   int          `json:"count"`
+}
 
 // EvictResult is one candidate's outcome.
 type EvictResult struct {
@@ -90,6 +156,8 @@ type EvictResult struct {
 	Key string `json:"key"`
 	// Outcome is what happened to it.
 	Outcome EvictOutcome `json:"outcome"`
+	// Reason says why (see EvictReason).
+	Reason EvictReason `json:"reason"`
 	// Now is the value found by the re-read, for skipped_changed.
 	Now string `json:"now,omitempty"`
 	// Rewritten is set for a deleted entry that a newer write had already
@@ -97,6 +165,8 @@ type EvictResult struct {
 	Rewritten bool `json:"rewritten,omitempty"`
 	// Error says why, for failed.
 	Error string `json:"error,omitempty"`
+	// at is when the outcome was decided (the round's last read).
+	at time.Time
 }
 
 // EvictReport summarises Evict.
@@ -111,18 +181,39 @@ type EvictReport struct {
 	Candidates int `json:"candidates"`
 	// Sample lists up to Sample candidate keys, sorted.
 	Sample []string `json:"sample"`
-	// The apply phase, one count per candidate handled: Deleted +
-	// SkippedChanged + SkippedGone + Failed + NotAttempted = Candidates.
+	// The apply phase, one count per candidate: Deleted +
+	// SkippedChanged + SkippedGone + Failed + Unverified + NotAttempted =
+	// Candidates.
 	Deleted        int `json:"deleted"`
 	SkippedChanged int `json:"skipped_changed"`
 	SkippedGone    int `json:"skipped_gone"`
 	Failed         int `json:"failed"`
+	// Unverified counts candidates read as absent that could not be
+	// confirmed gone (see EvictUnverified).
+	Unverified int `json:"unverified"`
 	// NotAttempted counts candidates left alone because the run was
 	// interrupted (or for a dry run, all of them).
 	NotAttempted int `json:"not_attempted"`
 	// Rewritten counts deleted entries that were written again (by a
 	// gateway) before the confirming read; they are included in Deleted.
 	Rewritten int `json:"rewritten"`
+	// Retried counts candidates found again after the routing table
+	// settled and handled a second time; their final outcome is counted
+	// above.
+	Retried int `json:"retried"`
+	// Outcomes breaks the counts above down by reason, one item per
+	// outcome and reason that occurred, in a fixed order; empty (never
+	// null) for no candidates.
+	Outcomes []EvictOutcomeCount `json:"outcomes"`
+	// Settle says whether partitions changed owners during the run and
+	// how long Evict waited for the routing table to settle.
+	Settle SettleReport `json:"settle"`
+	// Done is true when every candidate is known to be handled: the scan
+	// was complete and no candidate failed, is unverified or was not
+	// attempted (with Apply). RunAgain is its negation for an applied
+	// run: running the same command again finishes the job.
+	Done     bool `json:"done"`
+	RunAgain bool `json:"run_again"`
 	// Interrupted is true when the context was cancelled.
 	Interrupted bool `json:"interrupted"`
 	// Errors are the first few failure reasons; empty (never null in
@@ -169,9 +260,15 @@ func (o *EvictOptions) withDefaults() (EvictOptions, error) {
 		return out, fmt.Errorf("evict workers %d out of range 1-256", out.Workers)
 	}
 	if out.MaxRate > 0 {
-		// Pace in small rounds, one at a time, so the rate holds.
-		out.Workers = 1
+		// Small rounds (a tenth of a second's worth at most), so the
+		// token bucket paces smoothly; the workers share it.
 		out.Batch = max(1, min(out.Batch, int(out.MaxRate/10)))
+	}
+	if out.SettleTimeout == 0 {
+		out.SettleTimeout = DefaultSettleTimeout
+	}
+	if out.SettleTimeout < 0 || out.SettleTimeout > 10*time.Minute {
+		return out, fmt.Errorf("settle timeout %v out of range 0-10m", out.SettleTimeout)
 	}
 	out.Scan.Cluster, out.Scan.Limit = "", 0
 	return out, nil
@@ -183,32 +280,52 @@ func (o *EvictOptions) withDefaults() (EvictOptions, error) {
 // It works in two phases. The scan phase (Scan) lists the candidates: the
 // entries read as o.Cluster. Without o.Apply Evict stops there (a dry
 // run). The apply phase then handles candidates in rounds of up to o.Batch
-// keys of a range of partitions (o.Workers ranges at once), each step one
-// pipelined round trip per partition owner: it re-reads each candidate and
-// skips it when it is gone or now holds another value, deletes the rest
-// one key per DM.DEL, and reads each again to confirm, because Olric's
-// delete reply does not say whether anything was removed (olric.md §5.4);
-// a delete Olric acknowledged without removing the entry gets the
-// rewrite-and-delete fallback described at Client.Delete. Olric v0.7.4 has no conditional delete: a
-// gateway write landing between the re-read and the delete of the same
-// key (well under a millisecond) is lost, which costs that session one
-// affinity miss.
+// keys of a range of partitions (o.Workers ranges at once, paced together
+// by one token bucket when o.MaxRate is set), each step one pipelined
+// round trip per partition owner: it re-reads each candidate and skips it
+// when it is gone or now holds another value, deletes the rest one key per
+// DM.DEL, and reads each again to confirm, because Olric's delete reply
+// does not say whether anything was removed (olric.md §5.4); a delete
+// Olric acknowledged without removing the entry gets the
+// rewrite-and-delete fallback described at Client.Delete. Olric v0.7.4
+// has no conditional delete: a gateway write landing between the re-read
+// and the delete of the same key (well under a millisecond) is lost, which
+// costs that session one affinity miss.
+//
+// "Not found" is evidence only while the partition keeps its owners: when
+// a member is frozen, killed or leaves, Olric answers for its partitions
+// from new owners that may not hold the entries yet. Evict therefore
+// watches the routing table for the whole run (see routeTracker). When
+// owners changed, or a candidate failed, it waits up to o.SettleTimeout
+// for the table to settle and reads again every candidate of a changed
+// partition that was counted deleted or gone, and every failed one: an
+// entry found again is handled again (Retried), an absent one is gone only
+// when every member that held a copy at the start is still in the cluster
+// (Olric keeps no record of deletes, so a member that left with a copy
+// brings the entry back if it returns); otherwise, or when the table did
+// not settle, it is Unverified.
 //
 // A cancelled ctx stops new rounds; rounds in flight finish. Evict is safe
 // to run again: it only ever deletes entries it has just read as
 // o.Cluster. The report is always returned; the error wraps ErrIncomplete
-// when the scan was incomplete or a candidate failed, or is ctx's error
-// when interrupted.
+// when the scan was incomplete or a candidate failed or is unverified (run
+// again), or is ctx's error when interrupted.
 func (c *Client) Evict(ctx context.Context, o EvictOptions) (EvictReport, error) {
-	rep := EvictReport{Cluster: o.Cluster, Applied: o.Apply, Errors: []string{}}
+	rep := EvictReport{Cluster: o.Cluster, Applied: o.Apply, Errors: []string{}, Outcomes: []EvictOutcomeCount{}}
+	rep.Settle.MembersLeft = []string{}
 	o, err := o.withDefaults()
 	if err != nil {
 		return rep, err
 	}
 	start := time.Now()
+	tr := c.trackRoutes(ctx)
+	defer tr.close()
 	var candidates []string
 	scanOpts := o.Scan
 	scanOpts.Cluster = o.Cluster
+	if scanOpts.SettleTimeout == 0 {
+		scanOpts.SettleTimeout = o.SettleTimeout
+	}
 	rep.Scan, err = c.Scan(ctx, scanOpts, func(e Entry) error {
 		candidates = append(candidates, e.Key)
 		return nil
@@ -216,11 +333,26 @@ func (c *Client) Evict(ctx context.Context, o EvictOptions) (EvictReport, error)
 	rep.Candidates = len(candidates)
 	rep.Sample = sample(candidates, o.Sample)
 	scanErr := err
+	results := make([]EvictResult, len(candidates))
+	for i, k := range candidates {
+		results[i] = EvictResult{Key: k, Outcome: EvictNotAttempted, Reason: ReasonDryRun}
+	}
+	declined := false
 	if o.Apply && o.Confirm != nil && ctx.Err() == nil && len(candidates) > 0 && !o.Confirm(len(candidates), rep.Sample) {
-		o.Apply, rep.Applied = false, false
+		o.Apply, rep.Applied, declined = false, false, true
 	}
 	if !o.Apply || ctx.Err() != nil {
-		rep.NotAttempted = len(candidates)
+		reason := ReasonDryRun
+		switch {
+		case ctx.Err() != nil:
+			reason = ReasonInterrupted
+		case declined:
+			reason = ReasonDeclined
+		}
+		for i := range results {
+			results[i].Reason = reason
+		}
+		rep.tally(results)
 		rep.Interrupted = ctx.Err() != nil
 		rep.Elapsed = time.Since(start)
 		if scanErr != nil {
@@ -229,18 +361,87 @@ func (c *Client) Evict(ctx context.Context, o EvictOptions) (EvictReport, error)
 		return rep, nil
 	}
 
-	c.applyEvict(ctx, o, candidates, &rep, start)
+	for i := range results {
+		results[i].Reason = ReasonInterrupted
+	}
+	c.applyEvict(ctx, o, candidates, results, start)
+	changed := tr.close()
+	if ctx.Err() == nil {
+		c.verifyEvict(ctx, o, tr, changed, results, &rep)
+	}
+	rep.tally(results)
 	rep.Elapsed = time.Since(start)
 	switch {
 	case ctx.Err() != nil:
 		rep.Interrupted = true
 		return rep, fmt.Errorf("evict interrupted after %d of %d candidates: %w", rep.Candidates-rep.NotAttempted, rep.Candidates, ctx.Err())
 	case scanErr != nil:
+		rep.Done, rep.RunAgain = false, true
 		return rep, fmt.Errorf("evict: the scan was incomplete, entries of %q may remain (run again): %w", o.Cluster, scanErr)
-	case rep.Failed > 0:
-		return rep, fmt.Errorf("evict: %s: %w", plural.Count(rep.Failed, "candidate failed", "candidates failed"), ErrIncomplete)
+	case rep.Failed > 0 || rep.Unverified > 0:
+		var parts []string
+		if rep.Failed > 0 {
+			parts = append(parts, plural.Count(rep.Failed, "candidate failed", "candidates failed"))
+		}
+		if rep.Unverified > 0 {
+			parts = append(parts, plural.Count(rep.Unverified, "candidate", "candidates")+" could not be confirmed gone")
+		}
+		return rep, fmt.Errorf("evict: %s (run again): %w", strings.Join(parts, ", "), ErrIncomplete)
 	}
 	return rep, nil
+}
+
+// outcomeOrder is the order of EvictReport.Outcomes.
+var outcomeOrder = []EvictOutcome{EvictDeleted, EvictSkippedChanged, EvictSkippedGone, EvictFailed, EvictUnverified, EvictNotAttempted}
+
+// tally counts results into the report's outcome counts, errors and
+// Outcomes, and sets Done and RunAgain.
+func (rep *EvictReport) tally(results []EvictResult) {
+	type ok struct {
+		o EvictOutcome
+		r EvictReason
+	}
+	by := map[ok]int{}
+	rep.Deleted, rep.SkippedChanged, rep.SkippedGone, rep.Failed, rep.Unverified, rep.NotAttempted, rep.Rewritten = 0, 0, 0, 0, 0, 0, 0
+	rep.Errors = rep.Errors[:0]
+	for _, r := range results {
+		by[ok{r.Outcome, r.Reason}]++
+		switch r.Outcome {
+		case EvictDeleted:
+			rep.Deleted++
+			if r.Rewritten {
+				rep.Rewritten++
+			}
+		case EvictSkippedChanged:
+			rep.SkippedChanged++
+		case EvictSkippedGone:
+			rep.SkippedGone++
+		case EvictUnverified:
+			rep.Unverified++
+		case EvictNotAttempted:
+			rep.NotAttempted++
+		default:
+			rep.Failed++
+			if len(rep.Errors) < 10 {
+				rep.Errors = append(rep.Errors, r.Key+": "+r.Error)
+			}
+		}
+	}
+	rep.Outcomes = []EvictOutcomeCount{}
+	for _, o := range outcomeOrder {
+		var reasons []EvictReason
+		for k := range by {
+			if k.o == o {
+				reasons = append(reasons, k.r)
+			}
+		}
+		sort.Slice(reasons, func(i, j int) bool { return reasons[i] < reasons[j] })
+		for _, r := range reasons {
+			rep.Outcomes = append(rep.Outcomes, EvictOutcomeCount{Outcome: o, Reason: r, Count: by[ok{o, r}]})
+		}
+	}
+	rep.Done = rep.Applied && rep.Scan.Complete && rep.Failed == 0 && rep.Unverified == 0 && rep.NotAttempted == 0
+	rep.RunAgain = rep.Applied && !rep.Done
 }
 
 // sample returns up to n of keys, sorted, spread over the list.
@@ -257,57 +458,55 @@ func sample(keys []string, n int) []string {
 	return out
 }
 
-// applyEvict runs the apply phase over candidates, filling rep.
-func (c *Client) applyEvict(ctx context.Context, o EvictOptions, candidates []string, rep *EvictReport, start time.Time) {
+// applyEvict runs the apply phase over candidates, writing each outcome
+// into results (same index).
+func (c *Client) applyEvict(ctx context.Context, o EvictOptions, candidates []string, results []EvictResult, start time.Time) {
 	// Rounds in flight finish after an interrupt so that no key is left
 	// deleted but unconfirmed; each call is bounded by RequestTimeout.
 	rctx := context.WithoutCancel(ctx)
-	results := make(chan []EvictResult)
+	type round struct {
+		lo  int
+		out []EvictResult
+	}
+	rounds := make(chan round)
+	var limiter *rate.Limiter
+	if o.MaxRate > 0 {
+		// One bucket for every worker: the rate holds however many run,
+		// and a burst is one round.
+		limiter = rate.NewLimiter(rate.Limit(o.MaxRate), o.Batch)
+	}
 	var wg sync.WaitGroup
 	for _, seg := range segments(candidates, o.Workers, c.opts.DMap, c.PartitionCount()) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			paceStart := time.Now()
-			for lo := 0; lo < len(seg); lo += o.Batch {
-				if o.MaxRate > 0 {
-					at := paceStart.Add(time.Duration(float64(lo) / o.MaxRate * float64(time.Second)))
-					if !sleepCtx(ctx, time.Until(at)) {
-						return
-					}
+			for lo := seg.lo; lo < seg.hi; lo += o.Batch {
+				hi := min(lo+o.Batch, seg.hi)
+				if limiter != nil && limiter.WaitN(ctx, hi-lo) != nil {
+					return
 				}
 				if ctx.Err() != nil {
 					return
 				}
-				results <- c.evictRound(rctx, o.Cluster, seg[lo:min(lo+o.Batch, len(seg))])
+				out := c.evictRound(rctx, o.Cluster, candidates[lo:hi])
+				at := time.Now()
+				for i := range out {
+					out[i].at = at
+				}
+				rounds <- round{lo, out}
 			}
 		}()
 	}
-	go func() { wg.Wait(); close(results) }()
+	go func() { wg.Wait(); close(rounds) }()
 
 	done := 0
 	last := time.Now()
-	for rs := range results {
-		for _, r := range rs {
+	for r := range rounds {
+		for j, res := range r.out {
+			results[r.lo+j] = res
 			done++
-			switch r.Outcome {
-			case EvictDeleted:
-				rep.Deleted++
-				if r.Rewritten {
-					rep.Rewritten++
-				}
-			case EvictSkippedChanged:
-				rep.SkippedChanged++
-			case EvictSkippedGone:
-				rep.SkippedGone++
-			default:
-				rep.Failed++
-				if len(rep.Errors) < 10 {
-					rep.Errors = append(rep.Errors, r.Key+": "+r.Error)
-				}
-			}
 			if o.OnResult != nil {
-				o.OnResult(r)
+				o.OnResult(res)
 			}
 		}
 		if o.Progress != nil && time.Since(last) >= 200*time.Millisecond {
@@ -315,29 +514,31 @@ func (c *Client) applyEvict(ctx context.Context, o EvictOptions, candidates []st
 			o.Progress(EvictProgress{Candidates: len(candidates), Done: done, Elapsed: time.Since(start)})
 		}
 	}
-	rep.NotAttempted = len(candidates) - done
 	if o.Progress != nil {
 		o.Progress(EvictProgress{Candidates: len(candidates), Done: done, Elapsed: time.Since(start)})
 	}
 }
+
+// segment is a range [lo, hi) of the candidate list.
+type segment struct{ lo, hi int }
 
 // segments cuts the candidates (in partition order, as the scan returns
 // them) into at most n contiguous parts, each cut at a partition boundary
 // where the partition permits, so concurrent workers handle different
 // partitions and do not queue on the same fragment lock in Olric (which
 // holds it while it deletes on replicas).
-func segments(keys []string, n int, dmap string, parts uint64) [][]string {
+func segments(keys []string, n int, dmap string, parts uint64) []segment {
 	if n <= 1 || len(keys) <= 1 {
-		return [][]string{keys}
+		return []segment{{0, len(keys)}}
 	}
-	var out [][]string
+	var out []segment
 	size := (len(keys) + n - 1) / n
 	for lo := 0; lo < len(keys); {
 		hi := min(lo+size, len(keys))
 		for hi < len(keys) && hi > lo+1 && Partition(dmap, keys[hi], parts) == Partition(dmap, keys[hi-1], parts) {
 			hi++
 		}
-		out = append(out, keys[lo:hi])
+		out = append(out, segment{lo, hi})
 		lo = hi
 	}
 	return out
@@ -353,11 +554,11 @@ func (c *Client) evictRound(ctx context.Context, cluster string, keys []string) 
 		r := reread[i]
 		switch {
 		case errors.Is(r.err, ErrNotFound):
-			out[i].Outcome = EvictSkippedGone
+			out[i].Outcome, out[i].Reason = EvictSkippedGone, ReasonAbsentAtReread
 		case r.err != nil:
-			out[i].Outcome, out[i].Error = EvictFailed, "re-read: "+r.err.Error()
+			out[i].Outcome, out[i].Reason, out[i].Error = EvictFailed, ReasonCallFailed, "re-read: "+r.err.Error()
 		case r.entry.Cluster != cluster:
-			out[i].Outcome, out[i].Now = EvictSkippedChanged, r.entry.Cluster
+			out[i].Outcome, out[i].Reason, out[i].Now = EvictSkippedChanged, ReasonValueChanged, r.entry.Cluster
 		default:
 			del = append(del, i)
 		}
@@ -373,7 +574,7 @@ func (c *Client) evictRound(ctx context.Context, cluster string, keys []string) 
 	var confirm []int
 	for j, i := range del {
 		if derrs[j] != nil {
-			out[i].Outcome, out[i].Error = EvictFailed, "delete: "+derrs[j].Error()
+			out[i].Outcome, out[i].Reason, out[i].Error = EvictFailed, ReasonCallFailed, "delete: "+derrs[j].Error()
 			continue
 		}
 		confirm = append(confirm, i)
@@ -387,22 +588,22 @@ func (c *Client) evictRound(ctx context.Context, cluster string, keys []string) 
 		a := after[j]
 		switch {
 		case errors.Is(a.err, ErrNotFound):
-			out[i].Outcome = EvictDeleted
+			out[i].Outcome, out[i].Reason = EvictDeleted, ReasonConfirmedAbsent
 		case a.err != nil:
-			out[i].Outcome, out[i].Error = EvictFailed, "confirm: "+a.err.Error()
+			out[i].Outcome, out[i].Reason, out[i].Error = EvictFailed, ReasonCallFailed, "confirm: "+a.err.Error()
 		case a.entry.timestamp != reread[i].entry.timestamp:
-			out[i].Outcome, out[i].Rewritten = EvictDeleted, true
+			out[i].Outcome, out[i].Reason, out[i].Rewritten = EvictDeleted, ReasonRewritten, true
 		default:
 			// Olric acknowledged the delete but kept the entry (a partition
 			// whose owner changed): rewrite it on the owner and delete again.
 			gone, cur, err := c.rewriteAndDelete(ctx, keys[i], cluster)
 			switch {
 			case err != nil:
-				out[i].Outcome, out[i].Error = EvictFailed, err.Error()
+				out[i].Outcome, out[i].Reason, out[i].Error = EvictFailed, ReasonCallFailed, err.Error()
 			case gone:
-				out[i].Outcome = EvictDeleted
+				out[i].Outcome, out[i].Reason = EvictDeleted, ReasonConfirmedAbsent
 			default:
-				out[i].Outcome, out[i].Now = EvictSkippedChanged, cur.Cluster
+				out[i].Outcome, out[i].Reason, out[i].Now = EvictSkippedChanged, ReasonValueChanged, cur.Cluster
 			}
 		}
 	}

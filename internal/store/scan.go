@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/olric-data/olric"
+	"github.com/zeebo/xxh3"
 
 	"github.com/lcctl/lcctl/internal/plural"
 )
@@ -58,6 +59,10 @@ type ScanOptions struct {
 	Progress func(ScanProgress)
 	// ProgressEvery is the interval between Progress calls.
 	ProgressEvery time.Duration
+	// SettleTimeout bounds the wait for the routing table to settle when
+	// partitions changed owners during the scan; 0 means
+	// DefaultSettleTimeout.
+	SettleTimeout time.Duration
 }
 
 // ScanProgress is a running count for progress displays.
@@ -123,6 +128,21 @@ type ScanReport struct {
 	Truncated bool `json:"truncated"`
 	// Interrupted is true when the context was cancelled.
 	Interrupted bool `json:"interrupted"`
+	// Settle says whether partitions changed owners during the scan and
+	// how long the scan waited for the routing table to settle.
+	Settle SettleReport `json:"settle"`
+	// RescannedPartitions counts partitions scanned again under the
+	// settled owners because their owners changed during the scan.
+	RescannedPartitions int `json:"rescanned_partitions"`
+	// LostPartitions counts partitions whose every copy was on members
+	// that left during the scan: their entries are lost, or come back
+	// if those members return. They make the scan incomplete.
+	LostPartitions int `json:"lost_partitions"`
+	// UnsettledPartitions counts partitions that could not be scanned
+	// again because the routing table did not settle within
+	// SettleTimeout (or changed again meanwhile). They make the scan
+	// incomplete.
+	UnsettledPartitions int `json:"unsettled_partitions"`
 	// Problems describe what could not be done, in order; empty (never
 	// null in JSON) when there were none.
 	Problems []string `json:"problems"`
@@ -164,11 +184,18 @@ func (o *ScanOptions) withDefaults() (ScanOptions, error) {
 	if out.ProgressEvery <= 0 {
 		out.ProgressEvery = 200 * time.Millisecond
 	}
+	if out.SettleTimeout == 0 {
+		out.SettleTimeout = DefaultSettleTimeout
+	}
+	if out.SettleTimeout < 0 || out.SettleTimeout > 10*time.Minute {
+		return out, fmt.Errorf("settle timeout %v out of range 0-10m", out.SettleTimeout)
+	}
 	return out, nil
 }
 
 type keyBatch struct {
 	seq  int
+	part uint64 // the partition of every key
 	keys []string
 }
 
@@ -177,6 +204,7 @@ type keyBatch struct {
 // the stopping point).
 type readOutcome struct {
 	seq   int
+	part  uint64
 	items []readItem
 }
 
@@ -204,6 +232,10 @@ type producerResult struct {
 	ignored, restarts int
 	problems          []string
 	err               error
+	// scanned marks the partitions walked to their end; under holds the
+	// owners of each scanned partition the iteration used.
+	scanned []bool
+	under   []olric.Route
 }
 
 // Scan walks every partition of the DMap with Olric's cluster iterator
@@ -217,9 +249,20 @@ type producerResult struct {
 // routing table, restarts the iteration and skips the keys it already
 // passed (partitions are walked in order), up to o.MaxRestarts times. It
 // restarts the same way when partitions it has still to scan change owners
-// (see routeWatch). Keys read as absent are read again at the end (an
-// entry can be missed for a moment while partitions move). Keys whose read
-// fails after retries are counted as Unreadable.
+// (see routeWatch).
+//
+// Completeness is decided from partition ownership (see routeTracker): a
+// partition counts as scanned when its scan succeeded under the owners it
+// had when the run started. When owners changed during the run (a member
+// frozen, killed, leaving or joining), Scan waits up to o.SettleTimeout
+// for the routing table to settle and scans the partitions it could not
+// trust again under the settled owners; a partition none of whose
+// starting holders is still a member (its only copy was on a member that
+// left) is reported as lost, and one the table did not settle for as not
+// rescanned: either makes the scan incomplete. Keys read as absent are
+// read again at the end (an entry can be missed for a moment while
+// partitions move). Keys whose read fails after retries are counted as
+// Unreadable.
 //
 // The report is always returned. The error is nil when the scan is
 // complete or stopped at Limit; it wraps ErrIncomplete when partitions or
@@ -227,6 +270,7 @@ type producerResult struct {
 // error when fn returned one (the scan then stops).
 func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) (ScanReport, error) {
 	rep := ScanReport{DMap: c.opts.DMap, PerCluster: map[string]int{}, Problems: []string{}}
+	rep.Settle.MembersLeft = []string{}
 	o, err := o.withDefaults()
 	if err != nil {
 		return rep, err
@@ -234,7 +278,81 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 	c.scanMu.Lock()
 	defer c.scanMu.Unlock()
 	start := time.Now()
+	st := &scanState{c: c, o: o, fn: fn, rep: &rep, start: start, hashes: make([][]uint64, c.PartitionCount())}
 
+	tr := c.trackRoutes(ctx)
+	prod := st.pass(ctx, nil, nil)
+	changed := tr.close()
+	var trouble []string // problems found by the ownership check
+	if !st.stopped && ctx.Err() == nil && prod.err == nil && (changed != nil || prod.restarts > 0) {
+		trouble = st.recheckOwnership(ctx, tr, changed, prod)
+	}
+	// Keys read as absent are usually expired entries Olric has not evicted
+	// yet. While partitions move after a membership change a read can also
+	// miss an entry for a moment: read them again, once, or up to three
+	// times with pauses when the scan had to restart.
+	rounds := 1
+	if prod.restarts > 0 {
+		rounds = 3
+	}
+	rctx := context.WithoutCancel(ctx)
+	for round := 0; round < rounds && !st.stopped && ctx.Err() == nil && len(st.absent) > 0; round++ {
+		if prod.restarts > 0 {
+			sleepCtx(ctx, time.Duration(round+1)*500*time.Millisecond)
+		}
+		recheck := st.absent
+		st.absent = nil // account collects the keys still absent
+		for lo := 0; lo < len(recheck) && !st.stopped; lo += o.ReadBatch {
+			b := c.readBatch(rctx, keyBatch{keys: recheck[lo:min(lo+o.ReadBatch, len(recheck))]})
+			st.stopped = !st.account(b, true)
+		}
+	}
+	rep.Ignored += prod.ignored
+	rep.Restarts += prod.restarts
+	rep.Problems = append(append(append([]string{}, prod.problems...), rep.Problems...), trouble...)
+	rep.Elapsed = time.Since(start)
+	if o.Progress != nil {
+		o.Progress(ScanProgress{Keys: rep.Keys, Entries: rep.Entries, Matched: rep.Matched, Elapsed: rep.Elapsed})
+	}
+	switch {
+	case st.fnErr != nil:
+		return rep, st.fnErr
+	case rep.Truncated:
+		return rep, nil
+	case ctx.Err() != nil:
+		rep.Interrupted = true
+		return rep, fmt.Errorf("scan interrupted after %s: %w", plural.Count(rep.Keys, "key", "keys"), ctx.Err())
+	case prod.err != nil:
+		return rep, prod.err
+	case rep.LostPartitions > 0 || rep.UnsettledPartitions > 0:
+		return rep, fmt.Errorf("scan: %s not be scanned under settled owners (run again): %w",
+			plural.Count(rep.LostPartitions+rep.UnsettledPartitions, "partition could", "partitions could"), ErrIncomplete)
+	case rep.Unreadable > 0:
+		return rep, fmt.Errorf("scan: %s not be read: %w", plural.Count(rep.Unreadable, "key could", "keys could"), ErrIncomplete)
+	}
+	rep.Complete = true
+	return rep, nil
+}
+
+// scanState is what one Scan accumulates over its passes.
+type scanState struct {
+	c     *Client
+	o     ScanOptions
+	fn    func(Entry) error
+	rep   *ScanReport
+	start time.Time
+
+	absent  []string   // keys read as absent, to read again
+	hashes  [][]uint64 // per partition, xxh3 of every key counted
+	fnErr   error
+	stopped bool
+}
+
+// pass runs Olric's iterator once over the DMap (only the partitions set
+// in only, when not nil; keys in skip are passed over) with pipelined
+// reads, and accounts the keys in scan order.
+func (st *scanState) pass(ctx context.Context, only []bool, skip map[uint64]struct{}) producerResult {
+	c, o := st.c, st.o
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Reads in flight finish even when ctx is cancelled (an interrupt), so
@@ -245,11 +363,12 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 	outcomes := make(chan readOutcome, o.ReadWorkers)
 	var prod producerResult
 	var keysSeen atomic.Int64
-	var prodDone = make(chan struct{})
+	keysSeen.Store(int64(st.rep.Keys))
+	prodDone := make(chan struct{})
 	go func() {
 		defer close(prodDone)
 		defer close(batches)
-		prod = c.produceKeys(sctx, o, batches, &keysSeen)
+		prod = c.produceKeys(sctx, o, batches, &keysSeen, only, skip)
 	}()
 	var wg sync.WaitGroup
 	for range o.ReadWorkers {
@@ -266,64 +385,8 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 	pending := map[int]readOutcome{}
 	next := 0
 	lastProgress := time.Now()
-	var fnErr error
-	stopped := false
-	var absent []string
-	// account counts the outcome of a batch, key by key in scan order, and
-	// hands the matching entries to fn; it reports false once the scan
-	// must stop (fn failed, or a matching entry beyond Limit: the scan
-	// stops before that entry, which is counted nowhere, so the counts
-	// cover exactly the keys up to the last entry passed to fn). A recheck
-	// re-reads keys already counted as vanished: it moves them to entries
-	// or unreadable, never counting a key twice.
-	account := func(cur readOutcome, recheck bool) bool {
-		failed := 0
-		for _, it := range cur.items {
-			match := it.state == readLive && (o.Cluster == "" || it.entry.Cluster == o.Cluster)
-			if match && o.Limit > 0 && rep.Matched >= o.Limit {
-				rep.Truncated = true
-				return false
-			}
-			if recheck {
-				rep.Vanished--
-			} else {
-				rep.Keys++
-			}
-			switch it.state {
-			case readFailed:
-				rep.Unreadable++
-				if failed++; failed <= 3 && len(rep.Problems) < 20 {
-					rep.Problems = append(rep.Problems, "read "+it.fail)
-				}
-			case readMissing:
-				rep.Vanished++
-				if len(absent) < maxRecheck {
-					absent = append(absent, it.key)
-				}
-			case readLive:
-				e := it.entry
-				rep.Entries++
-				rep.PerCluster[e.Cluster]++
-				if !e.Valid {
-					rep.Invalid++
-				}
-				if e.ExpiresAt.IsZero() {
-					rep.NoExpiry++
-				}
-				if !match {
-					continue
-				}
-				rep.Matched++
-				if err := fn(e); err != nil {
-					fnErr = err
-					return false
-				}
-			}
-		}
-		return true
-	}
 	for out := range outcomes {
-		if stopped {
+		if st.stopped {
 			continue // drain
 		}
 		pending[out.seq] = out
@@ -334,66 +397,84 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 			}
 			delete(pending, next)
 			next++
-			if !account(cur, false) {
-				stopped = true
+			if !st.account(cur, false) {
+				st.stopped = true
 				cancel()
 				break
 			}
 		}
 		if o.Progress != nil && time.Since(lastProgress) >= o.ProgressEvery {
 			lastProgress = time.Now()
-			o.Progress(ScanProgress{Keys: int(keysSeen.Load()), Entries: rep.Entries, Matched: rep.Matched, Elapsed: time.Since(start)})
+			o.Progress(ScanProgress{Keys: int(keysSeen.Load()), Entries: st.rep.Entries, Matched: st.rep.Matched, Elapsed: time.Since(st.start)})
 		}
 	}
 	<-prodDone
-	// Keys read as absent are usually expired entries Olric has not evicted
-	// yet. While partitions move after a membership change a read can also
-	// miss an entry for a moment: read them again, once, or up to three
-	// times with pauses when the scan had to restart.
-	rounds := 1
-	if prod.restarts > 0 {
-		rounds = 3
-	}
-	for round := 0; round < rounds && !stopped && ctx.Err() == nil && len(absent) > 0; round++ {
-		if prod.restarts > 0 {
-			sleepCtx(ctx, time.Duration(round+1)*500*time.Millisecond)
+	return prod
+}
+
+// account counts the outcome of a batch, key by key in scan order, and
+// hands the matching entries to fn; it reports false once the scan must
+// stop (fn failed, or a matching entry beyond Limit: the scan stops before
+// that entry, which is counted nowhere, so the counts cover exactly the
+// keys up to the last entry passed to fn). A recheck re-reads keys
+// already counted as vanished: it moves them to entries or unreadable,
+// never counting a key twice.
+func (st *scanState) account(cur readOutcome, recheck bool) bool {
+	o, rep := st.o, st.rep
+	failed := 0
+	for _, it := range cur.items {
+		match := it.state == readLive && (o.Cluster == "" || it.entry.Cluster == o.Cluster)
+		if match && o.Limit > 0 && rep.Matched >= o.Limit {
+			rep.Truncated = true
+			return false
 		}
-		recheck := absent
-		absent = nil // account collects the keys still absent
-		for lo := 0; lo < len(recheck) && !stopped; lo += o.ReadBatch {
-			b := c.readBatch(rctx, keyBatch{keys: recheck[lo:min(lo+o.ReadBatch, len(recheck))]})
-			stopped = !account(b, true)
+		if recheck {
+			rep.Vanished--
+		} else {
+			rep.Keys++
+			if cur.part < uint64(len(st.hashes)) {
+				st.hashes[cur.part] = append(st.hashes[cur.part], xxh3.HashString(it.key))
+			}
+		}
+		switch it.state {
+		case readFailed:
+			rep.Unreadable++
+			if failed++; failed <= 3 && len(rep.Problems) < 20 {
+				rep.Problems = append(rep.Problems, "read "+it.fail)
+			}
+		case readMissing:
+			rep.Vanished++
+			if len(st.absent) < maxRecheck {
+				st.absent = append(st.absent, it.key)
+			}
+		case readLive:
+			e := it.entry
+			rep.Entries++
+			rep.PerCluster[e.Cluster]++
+			if !e.Valid {
+				rep.Invalid++
+			}
+			if e.ExpiresAt.IsZero() {
+				rep.NoExpiry++
+			}
+			if !match {
+				continue
+			}
+			rep.Matched++
+			if err := st.fn(e); err != nil {
+				st.fnErr = err
+				return false
+			}
 		}
 	}
-	rep.Ignored = prod.ignored
-	rep.Restarts = prod.restarts
-	rep.Problems = append(append([]string{}, prod.problems...), rep.Problems...)
-	rep.Elapsed = time.Since(start)
-	if o.Progress != nil {
-		o.Progress(ScanProgress{Keys: rep.Keys, Entries: rep.Entries, Matched: rep.Matched, Elapsed: rep.Elapsed})
-	}
-	switch {
-	case fnErr != nil:
-		return rep, fnErr
-	case rep.Truncated:
-		return rep, nil
-	case ctx.Err() != nil:
-		rep.Interrupted = true
-		return rep, fmt.Errorf("scan interrupted after %s: %w", plural.Count(rep.Keys, "key", "keys"), ctx.Err())
-	case prod.err != nil:
-		return rep, prod.err
-	case rep.Unreadable > 0:
-		return rep, fmt.Errorf("scan: %s not be read: %w", plural.Count(rep.Unreadable, "key could", "keys could"), ErrIncomplete)
-	}
-	rep.Complete = true
-	return rep, nil
+	return true
 }
 
 // produceKeys runs Olric's cluster iterator and sends the keys in batches,
 // restarting after failures and skipping keys already sent.
-func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyBatch, seen *atomic.Int64) producerResult {
-	var res producerResult
+func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyBatch, seen *atomic.Int64, only []bool, skip map[uint64]struct{}) producerResult {
 	parts := c.PartitionCount()
+	res := producerResult{scanned: make([]bool, parts), under: make([]olric.Route, parts)}
 	var (
 		seq      int
 		started  bool
@@ -407,7 +488,7 @@ func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyB
 			return true
 		}
 		select {
-		case out <- keyBatch{seq: seq, keys: batch}:
+		case out <- keyBatch{seq: seq, part: lastPart, keys: batch}:
 			seq++
 			batch = make([]string, 0, o.ReadBatch)
 			return true
@@ -417,6 +498,10 @@ func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyB
 	}
 	for attempt := 0; ; attempt++ {
 		resuming := attempt > 0
+		from := uint64(0)
+		if resuming {
+			from = lastPart
+		}
 		failSeq, _ := c.logs.scanFailures()
 		watch := c.watchRoutes(ctx, lastPart)
 		it, err := safeCall(func() (olric.Iterator, error) {
@@ -442,6 +527,9 @@ func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyB
 				}
 				key := it.Key()
 				p := Partition(c.opts.DMap, key, parts)
+				if only != nil && (p >= uint64(len(only)) || !only[p]) {
+					continue
+				}
 				if resuming {
 					if p < lastPart {
 						continue
@@ -469,6 +557,11 @@ func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyB
 					ordered = false
 				}
 				seenLast[key] = struct{}{}
+				if skip != nil {
+					if _, dup := skip[xxh3.HashString(key)]; dup {
+						continue
+					}
+				}
 				if ValidateKey(key) != nil {
 					res.ignored++
 					continue
@@ -488,6 +581,20 @@ func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyB
 		if iterErr == nil {
 			if n, msg := c.logs.scanFailures(); n != failSeq {
 				iterErr = errors.New(msg)
+			}
+		}
+		// The partitions this iteration walked to the end were scanned
+		// under the owners of the table it started with.
+		to := parts
+		if iterErr != nil {
+			to = lastPart
+			if !started {
+				to = from
+			}
+		}
+		if watch.table != nil && ordered {
+			for p := from; p < to; p++ {
+				res.scanned[p], res.under[p] = true, watch.table[p]
 			}
 		}
 		if iterErr == nil {
@@ -531,7 +638,7 @@ func safeNext(it olric.Iterator) (ok bool, err error) {
 // partition owner) and retries keys whose pipelined read failed one by one
 // with the client's retry policy.
 func (c *Client) readBatch(ctx context.Context, b keyBatch) readOutcome {
-	out := readOutcome{seq: b.seq, items: make([]readItem, len(b.keys))}
+	out := readOutcome{seq: b.seq, part: b.part, items: make([]readItem, len(b.keys))}
 	rs := c.pipelineGet(ctx, b.keys)
 	for i, key := range b.keys {
 		r := rs[i]
@@ -606,6 +713,7 @@ var errRoutesChanged = errors.New("the routing table changed (a member joined or
 // when a partition it has still to scan gets other owners, changed is set
 // and the scan restarts with a fresh iterator.
 type routeWatch struct {
+	table   olric.RoutingTable // read when the watch started; nil if it could not be
 	changed atomic.Bool
 	from    atomic.Uint64 // partitions below this one are done
 	stop    chan struct{}
@@ -631,6 +739,7 @@ func (c *Client) watchRoutes(ctx context.Context, from uint64) *routeWatch {
 		return rt
 	}
 	start := read()
+	w.table = start
 	go func() {
 		defer close(w.done)
 		if start == nil {

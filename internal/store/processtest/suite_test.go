@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -63,8 +64,9 @@ func (s suite) Run() int {
 type member struct {
 	name, memberlist string
 	cmd              *exec.Cmd
-	log              *bytes.Buffer
-	done             chan error
+	log              *syncBuffer
+	done             chan struct{} // closed when the process has exited
+	err              error         // its exit status, set before done is closed
 }
 
 // startCluster builds olric-server and starts n members, the second and
@@ -75,42 +77,89 @@ func startCluster(dir string, n int) error {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build github.com/olric-data/olric/cmd/olric-server: %v\n%s", err, out)
 	}
+	olricBin = bin
 	var peers []string
 	for i := 0; i < n; i++ {
-		port, err := freePort()
+		m, err := launchMember(dir, fmt.Sprintf("olric-%d.yaml", i+1), peers, 1, false)
 		if err != nil {
 			return err
 		}
-		mlPort, err := freePort()
-		if err != nil {
-			return err
-		}
-		m := &member{name: "127.0.0.1:" + strconv.Itoa(port), memberlist: "127.0.0.1:" + strconv.Itoa(mlPort), log: &bytes.Buffer{}, done: make(chan error, 1)}
-		cfg := filepath.Join(dir, fmt.Sprintf("olric-%d.yaml", i+1))
-		if err := os.WriteFile(cfg, []byte(configYAML(port, mlPort, peers)), 0o600); err != nil {
-			return err
-		}
-		m.cmd = exec.Command(bin, "-c", cfg)
-		m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
-		if err := m.cmd.Start(); err != nil {
-			return fmt.Errorf("start olric-server %d: %w", i+1, err)
-		}
-		go func() { m.done <- m.cmd.Wait() }()
 		members = append(members, m)
 		peers = append(peers, m.memberlist)
-		if err := waitMembers(i + 1); err != nil {
+		if err := waitMembers(members, i+1); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// olricBin is the olric-server binary TestMain built.
+var olricBin string
+
+// launchMember starts one olric-server process with a configuration file
+// written to dir/cfgName, joining peers (memberlist addresses).
+func launchMember(dir, cfgName string, peers []string, replicas int, fast bool) (*member, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	mlPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	m := &member{name: "127.0.0.1:" + strconv.Itoa(port), memberlist: "127.0.0.1:" + strconv.Itoa(mlPort), log: &syncBuffer{}, done: make(chan struct{})}
+	cfg := filepath.Join(dir, cfgName)
+	if err := os.WriteFile(cfg, []byte(clusterConfigYAML(port, mlPort, peers, replicas, fast)), 0o600); err != nil {
+		return nil, err
+	}
+	m.cmd = exec.Command(olricBin, "-c", cfg)
+	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
+	if err := m.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start olric-server %s: %w", cfgName, err)
+	}
+	go func() { m.err = m.cmd.Wait(); close(m.done) }()
+	return m, nil
+}
+
+// syncBuffer is a bytes.Buffer safe for the process's two output pipes and
+// a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // configYAML is an olric-server configuration with the gateway's settings
 // (271 partitions, one copy, quorums of 1, no password) on loopback.
 func configYAML(port, mlPort int, peers []string) string {
+	return clusterConfigYAML(port, mlPort, peers, 1, false)
+}
+
+// clusterConfigYAML is configYAML with a replica count (copies of each
+// entry; the quorums stay 1, as in the gateway chart) and, with fast, a
+// memberlist that declares a silent member dead within about a second and
+// a balancer that runs every second, so the fault tests do not wait on
+// production timeouts.
+func clusterConfigYAML(port, mlPort int, peers []string, replicas int, fast bool) string {
 	var p strings.Builder
 	for _, peer := range peers {
 		fmt.Fprintf(&p, "\n    - %q", peer)
+	}
+	serverFast, mlFast := "", ""
+	if fast {
+		serverFast = "\n  triggerBalancerInterval: 1s"
+		mlFast = "\n  probeInterval: 300ms\n  probeTimeout: 200ms\n  suspicionMult: 2\n  gossipInterval: 100ms\n  pushPullInterval: 5s"
 	}
 	peerList := " []"
 	if len(peers) > 0 {
@@ -122,14 +171,14 @@ func configYAML(port, mlPort int, peers []string) string {
   keepAlivePeriod: 300s
   bootstrapTimeout: 10s
   partitionCount: 271
-  replicaCount: 1
+  replicaCount: %d
   writeQuorum: 1
   readQuorum: 1
   readRepair: false
   replicationMode: 0
   memberCountQuorum: 1
   routingTablePushInterval: 1m
-  leaveTimeout: 1s
+  leaveTimeout: 1s%s
 client:
   dialTimeout: 2s
   readTimeout: 3s
@@ -143,26 +192,26 @@ memberlist:
   bindAddr: 127.0.0.1
   bindPort: %d
   joinRetryInterval: 100ms
-  maxJoinAttempts: 50
+  maxJoinAttempts: 50%s
   peers:%s
 dmaps:
   engine:
     name: kvstore
     config:
       tableSize: 524288
-`, port, mlPort, peerList)
+`, port, replicas, serverFast, mlPort, mlFast, peerList)
 }
 
 // waitMembers waits until every started member answers and the cluster
 // has n members.
-func waitMembers(n int) error {
+func waitMembers(members []*member, n int) error {
 	deadline := time.Now().Add(60 * time.Second)
 	var last error
 	for time.Now().Before(deadline) {
 		for _, m := range members {
 			select {
-			case err := <-m.done:
-				return fmt.Errorf("olric-server %s exited: %v\n%s", m.name, err, m.log)
+			case <-m.done:
+				return fmt.Errorf("olric-server %s exited: %v\n%s", m.name, m.err, m.log)
 			default:
 			}
 		}

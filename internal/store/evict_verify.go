@@ -1,0 +1,140 @@
+package store
+
+import (
+	"context"
+	"errors"
+)
+
+// evictRetryRounds bounds how often verifyEvict handles candidates found
+// again after the routing table settled.
+const evictRetryRounds = 2
+
+// verifyEvict checks, after the apply phase, what the apply phase could not
+// prove (see Evict): the candidates counted deleted (not rewritten) or
+// gone in partitions whose owners changed during the run (changed; nil
+// when none did), unless decided before the change (routeTracker.trusted),
+// and every failed candidate. It waits for the routing
+// table to settle, reads them again and updates results in place.
+func (c *Client) verifyEvict(ctx context.Context, o EvictOptions, tr *routeTracker, changed []bool, results []EvictResult, rep *EvictReport) {
+	parts := c.PartitionCount()
+	for _, ch := range changed {
+		if ch {
+			rep.Settle.ChangedPartitions++
+		}
+	}
+	suspect := func(r EvictResult) bool {
+		switch {
+		case r.Outcome == EvictFailed:
+			return true
+		case changed == nil:
+			return false
+		case r.Outcome == EvictSkippedGone, r.Outcome == EvictDeleted && !r.Rewritten:
+			return !tr.trusted(Partition(c.opts.DMap, r.Key, parts), r.at)
+		}
+		return false
+	}
+	var check []int
+	for i, r := range results {
+		if suspect(r) {
+			check = append(check, i)
+		}
+	}
+	if len(check) == 0 && changed == nil {
+		return
+	}
+	rep.Settle.Needed = true
+	_, members, settled, waited := c.settle(ctx, o.SettleTimeout)
+	rep.Settle.Settled, rep.Settle.WaitedMs = settled, waited.Milliseconds()
+	if members != nil {
+		rep.Settle.MembersLeft = append(rep.Settle.MembersLeft, tr.left(members)...)
+	}
+	if len(check) == 0 {
+		return
+	}
+	notify := func(i int) {
+		if o.OnResult != nil {
+			o.OnResult(results[i])
+		}
+	}
+	if !settled || members == nil {
+		for _, i := range check {
+			if results[i].Outcome != EvictFailed {
+				results[i] = EvictResult{Key: results[i].Key, Outcome: EvictUnverified, Reason: ReasonNotSettled}
+				notify(i)
+			}
+		}
+		return
+	}
+	// Rounds in flight finish after an interrupt, as in the apply phase.
+	rctx := context.WithoutCancel(ctx)
+	for round := 0; round <= evictRetryRounds && len(check) > 0; round++ {
+		keys := make([]string, len(check))
+		for j, i := range check {
+			keys[j] = results[i].Key
+		}
+		var again []int
+		for lo := 0; lo < len(check); lo += o.Batch {
+			hi := min(lo+o.Batch, len(check))
+			rs := c.readAll(rctx, keys[lo:hi])
+			for j, r := range rs {
+				i := check[lo+j]
+				prev := results[i]
+				switch {
+				case errors.Is(r.err, ErrNotFound):
+					if prev.Outcome == EvictFailed {
+						// Gone after all; the failed call may have been
+						// the delete, so it counts as gone, not deleted.
+						results[i] = EvictResult{Key: prev.Key, Outcome: EvictSkippedGone, Reason: ReasonAbsentAfterSettle}
+					} else if tr.stayed(Partition(c.opts.DMap, prev.Key, parts), members) {
+						results[i].Reason = ReasonAbsentAfterSettle
+					} else {
+						results[i] = EvictResult{Key: prev.Key, Outcome: EvictUnverified, Reason: ReasonOwnerLeft}
+					}
+				case r.err != nil:
+					results[i] = EvictResult{Key: prev.Key, Outcome: EvictFailed, Reason: ReasonCallFailed, Error: "read after the routing table settled: " + r.err.Error()}
+				case r.entry.Cluster != o.Cluster:
+					results[i] = EvictResult{Key: prev.Key, Outcome: EvictSkippedChanged, Reason: ReasonValueChanged, Now: r.entry.Cluster}
+				default:
+					again = append(again, i)
+					continue
+				}
+				if results[i] != prev {
+					notify(i)
+				}
+			}
+		}
+		if round == evictRetryRounds {
+			// Still there after the last round: not done.
+			for _, i := range again {
+				results[i] = EvictResult{Key: results[i].Key, Outcome: EvictFailed, Reason: ReasonCallFailed, Error: "still there after the routing table settled and a retry"}
+				notify(i)
+			}
+			return
+		}
+		if len(again) == 0 {
+			return
+		}
+		rep.Retried += len(again)
+		check = check[:0]
+		for lo := 0; lo < len(again); lo += o.Batch {
+			hi := min(lo+o.Batch, len(again))
+			keys := make([]string, hi-lo)
+			for j, i := range again[lo:hi] {
+				keys[j] = results[i].Key
+			}
+			for j, r := range c.evictRound(rctx, o.Cluster, keys) {
+				i := again[lo+j]
+				if r.Outcome != EvictFailed && r.Outcome != EvictSkippedChanged {
+					r.Reason = ReasonRetried
+				}
+				results[i] = r
+				notify(i)
+				// A retry under settled owners is trusted, unless the
+				// table moves again; a failed one is checked again.
+				if r.Outcome == EvictFailed {
+					check = append(check, i)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,406 @@
+package processtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lcctl/lcctl/internal/store"
+)
+
+// The fault tests run scan and evict against their own three olric-server
+// processes and, part-way through, freeze one member (SIGSTOP, later
+// SIGCONT) or kill it (SIGKILL), with replica count 1 (the gateway chart's)
+// and 2. Each waits inside the scan or evict callback until the other
+// members have dropped the faulty one, so the fault lands mid-run every
+// time. Afterwards a fresh client reads every key that was written (the
+// store's true contents once the cluster has settled) and the test checks
+// that lcctl claimed nothing it cannot prove: a scan that says complete
+// listed every key that is still there, and an evict that returned no
+// error left no entry of the evicted cluster.
+
+// faultCluster is a set of olric-server processes of one test.
+type faultCluster struct {
+	t        *testing.T
+	members  []*member
+	replicas int
+}
+
+// faultEntries is how many entries a fault test writes; faultValues are
+// their values, round-robin.
+const faultEntries = 3000
+
+// faultSettle bounds the wait for the routing table to settle in the
+// fault tests.
+const faultSettle = 8 * time.Second
+
+var faultValues = []string{"cluster-a", "cluster-b", "cluster-c"}
+
+var startMu sync.Mutex
+
+// startFaultCluster starts n olric-server members with fast failure
+// detection and stops them (thawing frozen ones first) when the test ends.
+func startFaultCluster(t *testing.T, n, replicas int) *faultCluster {
+	t.Helper()
+	if olricBin == "" {
+		t.Fatal("olric-server was not built")
+	}
+	fc := &faultCluster{t: t, replicas: replicas}
+	dir := t.TempDir()
+	t.Cleanup(func() {
+		for _, m := range fc.members {
+			_ = m.cmd.Process.Signal(syscall.SIGCONT)
+			_ = m.cmd.Process.Signal(syscall.SIGTERM)
+		}
+		for _, m := range fc.members {
+			select {
+			case <-m.done:
+			case <-time.After(5 * time.Second):
+				_ = m.cmd.Process.Kill()
+				<-m.done
+			}
+			if t.Failed() {
+				log := m.log.String()
+				if len(log) > 4000 {
+					log = "…" + log[len(log)-4000:]
+				}
+				fmt.Fprintf(os.Stderr, "--- %s: olric-server %s log (end):\n%s\n", t.Name(), m.name, log)
+			}
+		}
+	})
+	// Clusters start one at a time: ports are picked free and bound a
+	// moment later, so two starting at once could pick the same one.
+	startMu.Lock()
+	defer startMu.Unlock()
+	var peers []string
+	for i := 0; i < n; i++ {
+		m, err := launchMember(dir, fmt.Sprintf("olric-%d.yaml", i+1), peers, replicas, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fc.members = append(fc.members, m)
+		peers = append(peers, m.memberlist)
+		if err := waitMembers(fc.members, i+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fc
+}
+
+// connect returns a client with short timeouts, seeded with members[seed].
+func (fc *faultCluster) connect(seed int, dmap string) *store.Client {
+	fc.t.Helper()
+	c, err := store.Connect(context.Background(), store.Options{Addrs: []string{fc.members[seed].name}, DMap: dmap,
+		DialTimeout: 300 * time.Millisecond, RequestTimeout: 500 * time.Millisecond})
+	if err != nil {
+		fc.t.Fatalf("connect: %v", err)
+	}
+	fc.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// fault is what happens to the member.
+type fault int
+
+const (
+	freeze fault = iota // SIGSTOP, SIGCONT after the run
+	kill                // SIGKILL
+)
+
+func (f fault) String() string { return [...]string{"freeze", "kill"}[f] }
+
+// inject applies f to member i and waits until member 0 no longer lists it
+// (at most 20 s).
+func (fc *faultCluster) inject(f fault, i int, obs *store.Client) {
+	fc.t.Helper()
+	m := fc.members[i]
+	sig := syscall.SIGSTOP
+	if f == kill {
+		sig = syscall.SIGKILL
+	}
+	if err := m.cmd.Process.Signal(sig); err != nil {
+		fc.t.Errorf("signal %v to %s: %v", sig, m.name, err)
+		return
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		ms, err := obs.Members(context.Background())
+		if err == nil && !hasMember(ms, m.name) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	fc.t.Errorf("the cluster still lists %s 20 s after %s", m.name, f)
+}
+
+// recover thaws a frozen member and waits until the cluster lists every
+// member that is not killed.
+func (fc *faultCluster) recover(f fault, i int) {
+	fc.t.Helper()
+	want := len(fc.members)
+	if f == freeze {
+		_ = fc.members[i].cmd.Process.Signal(syscall.SIGCONT)
+	} else {
+		want--
+	}
+	var live []*member
+	for j, m := range fc.members {
+		if j != i || f == freeze {
+			live = append(live, m)
+		}
+	}
+	if err := waitMembers(live, want); err != nil {
+		fc.t.Fatalf("after the %s: %v", f, err)
+	}
+}
+
+func hasMember(ms []store.Member, name string) bool {
+	for _, m := range ms {
+		if m.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// seedFault writes faultEntries entries and returns key -> cluster.
+func seedFault(t *testing.T, c *store.Client) map[string]string {
+	t.Helper()
+	want := make(map[string]string, faultEntries)
+	keys := make([]string, faultEntries)
+	for i := range keys {
+		keys[i] = store.Key("fault", "m", fmt.Sprint(i))
+		want[keys[i]] = faultValues[i%len(faultValues)]
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(keys); i += 8 {
+				if err := c.Put(context.Background(), keys[i], want[keys[i]], time.Hour, store.PutAlways); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("seed: %v", err)
+	}
+	return want
+}
+
+// truth reads every key of want with a fresh client once the cluster has
+// settled: it reads until two reads a second apart agree (at most 6 reads)
+// and returns key -> cluster of the entries present.
+func (fc *faultCluster) truth(seed int, dmap string, want map[string]string) map[string]string {
+	fc.t.Helper()
+	c := fc.connect(seed, dmap)
+	read := func() map[string]string {
+		got := map[string]string{}
+		var mu sync.Mutex
+		keys := make(chan string)
+		var wg sync.WaitGroup
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := range keys {
+					e, err := c.Get(context.Background(), k)
+					switch {
+					case err == nil:
+						mu.Lock()
+						got[k] = e.Cluster
+						mu.Unlock()
+					case !errors.Is(err, store.ErrNotFound):
+						fc.t.Errorf("true contents: read %s: %v", k, err)
+					}
+				}
+			}()
+		}
+		for k := range want {
+			keys <- k
+		}
+		close(keys)
+		wg.Wait()
+		return got
+	}
+	prev := read()
+	for range 5 {
+		time.Sleep(time.Second)
+		now := read()
+		if sameEntries(prev, now) {
+			return now
+		}
+		prev = now
+	}
+	fc.t.Fatalf("the store's contents did not settle: %d then %d entries", len(prev), len(read()))
+	return nil
+}
+
+func sameEntries(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// faultCase is one fault test: what runs, which fault, how many copies.
+type faultCase struct {
+	fault    fault
+	replicas int
+}
+
+func faultCases() []faultCase {
+	return []faultCase{{freeze, 1}, {kill, 1}, {freeze, 2}, {kill, 2}}
+}
+
+func (fcase faultCase) name() string {
+	return fmt.Sprintf("%s/replicas=%d", fcase.fault, fcase.replicas)
+}
+
+// TestFaultScan freezes or kills a member part-way through a scan. A scan
+// that reports complete must have listed every entry the store holds
+// afterwards; a scan that lost the only copy of partitions (replica count
+// 1) must not report complete at all, and must say so.
+func TestFaultScan(t *testing.T) {
+	t.Parallel()
+	for _, fcase := range faultCases() {
+		t.Run(fcase.name(), func(t *testing.T) {
+			t.Parallel()
+			fc := startFaultCluster(t, 3, fcase.replicas)
+			dmap := "fault-scan"
+			c := fc.connect(0, dmap)
+			obs := fc.connect(1, dmap)
+			want := seedFault(t, c)
+
+			got := map[string]string{}
+			injected := false
+			rep, err := c.Scan(context.Background(), store.ScanOptions{Count: 50, ReadBatch: 50, ReadWorkers: 1, SettleTimeout: faultSettle}, func(e store.Entry) error {
+				got[e.Key] = e.Cluster
+				if len(got) == faultEntries/5 && !injected {
+					injected = true
+					fc.inject(fcase.fault, 2, obs)
+				}
+				return nil
+			})
+			t.Logf("scan: %v; report %+v", err, rep)
+			if !injected {
+				t.Fatal("the scan ended before the fault")
+			}
+			fc.recover(fcase.fault, 2)
+			truth := fc.truth(0, dmap, want)
+			t.Logf("the store holds %d of %d entries afterwards; the scan listed %d", len(truth), len(want), len(got))
+			missing := 0
+			for k := range truth {
+				if _, ok := got[k]; !ok {
+					missing++
+				}
+			}
+			switch {
+			case err == nil && !rep.Complete:
+				t.Errorf("no error, but the report is not complete: %+v", rep)
+			case err != nil && !errors.Is(err, store.ErrIncomplete):
+				t.Errorf("scan: %v, want nil or ErrIncomplete", err)
+			case err != nil && (rep.Complete || len(rep.Problems) == 0):
+				t.Errorf("an incomplete scan must say why and not claim complete: %+v", rep)
+			}
+			if rep.Complete && missing > 0 {
+				t.Errorf("the scan says complete but missed %d of the %d entries the store holds afterwards", missing, len(truth))
+			}
+			if fcase.fault == kill && fcase.replicas == 1 && rep.Complete && len(truth) < len(want) {
+				t.Errorf("a member holding the only copy of %d entries died mid-scan, and the scan says complete", len(want)-len(truth))
+			}
+		})
+	}
+}
+
+// TestFaultEvict freezes or kills a member part-way through the delete
+// phase of evict. An evict that returns no error must leave no entry of
+// the evicted cluster in the store; it must never delete an entry of
+// another cluster; its deleted count is exact.
+func TestFaultEvict(t *testing.T) {
+	t.Parallel()
+	for _, fcase := range faultCases() {
+		t.Run(fcase.name(), func(t *testing.T) {
+			t.Parallel()
+			fc := startFaultCluster(t, 3, fcase.replicas)
+			dmap := "fault-evict"
+			c := fc.connect(0, dmap)
+			obs := fc.connect(1, dmap)
+			want := seedFault(t, c)
+
+			results := map[string]store.EvictOutcome{}
+			injected := false
+			rep, err := c.Evict(context.Background(), store.EvictOptions{Cluster: "cluster-c", Apply: true, Batch: 20, Workers: 1, SettleTimeout: faultSettle,
+				OnResult: func(r store.EvictResult) {
+					results[r.Key] = r.Outcome
+					if len(results) == 200 && !injected {
+						injected = true
+						fc.inject(fcase.fault, 2, obs)
+					}
+				}})
+			t.Logf("evict: %v; report %+v", err, rep)
+			if !injected {
+				t.Fatal("the evict ended before the fault")
+			}
+			fc.recover(fcase.fault, 2)
+			truth := fc.truth(0, dmap, want)
+			left, back := 0, 0
+			for k, v := range truth {
+				if v == "cluster-c" {
+					left++
+					if results[k] == store.EvictDeleted {
+						back++
+					}
+				}
+			}
+			if back > 0 {
+				t.Errorf("%d entries reported deleted are there afterwards", back)
+			}
+			lost := 0
+			for k, v := range want {
+				if v != "cluster-c" {
+					if _, ok := truth[k]; !ok {
+						lost++
+					}
+				}
+			}
+			t.Logf("afterwards: %d entries of cluster-c left, %d entries of other clusters absent", left, lost)
+			// Only a member holding the only copy (killed, replica count 1)
+			// may take entries of other clusters with it. (Measured: after
+			// a freeze with replica count 2, Olric v0.7.4 itself lost
+			// entries of every cluster in some runs, so the freeze cases
+			// cannot tell its losses from evict's; evict deletes only
+			// entries it has just read as cluster-c.)
+			if lost > 0 && fcase.fault == kill && fcase.replicas == 2 {
+				t.Errorf("%d entries of other clusters are gone", lost)
+			}
+			switch {
+			case err != nil && !errors.Is(err, store.ErrIncomplete):
+				t.Errorf("evict: %v, want nil or ErrIncomplete", err)
+			case err == nil && left > 0:
+				t.Errorf("evict returned no error and left %d entries of cluster-c (report %+v)", left, rep)
+			case err == nil && fcase.replicas == 1:
+				t.Errorf("the only copy of some candidates was on a member that left mid-run, and evict returned no error (report %+v)", rep)
+			}
+			if sum := rep.Deleted + rep.SkippedChanged + rep.SkippedGone + rep.Failed + rep.Unverified + rep.NotAttempted; sum != rep.Candidates {
+				t.Errorf("outcomes add up to %d, want %d candidates", sum, rep.Candidates)
+			}
+		})
+	}
+}

@@ -1,0 +1,309 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/olric-data/olric"
+)
+
+// Scan and Evict decide whether they are done from partition ownership,
+// not from the absence of errors: while a member is frozen, killed or
+// leaving, Olric answers DM.SCAN and DM.GET for its partitions from the
+// new owners, which do not hold the entries yet (or never will, with one
+// copy), so "no key" and "not found" are not evidence then. A
+// routeTracker records the routing table and the members when the run
+// starts and polls both while it runs; afterwards the run waits until the
+// table settles (Client.settle) and checks again what it could not trust.
+
+// routePollInterval is how often a routeTracker reads the routing table.
+const routePollInterval = 250 * time.Millisecond
+
+// DefaultSettleTimeout bounds how long Scan and Evict wait, after a run
+// during which partitions changed owners, for the routing table to settle
+// before they check again what they could not trust.
+const DefaultSettleTimeout = 15 * time.Second
+
+// settleQuiet is how long the routing table and the member list must stay
+// the same, with no partition being moved, to count as settled.
+const settleQuiet = time.Second
+
+// routeTracker watches the routing table and the members during a run.
+type routeTracker struct {
+	c       *Client
+	start   olric.RoutingTable // nil when it could not be read
+	members map[string]bool    // at the start
+
+	mu      sync.Mutex
+	changed []bool // partitions whose owners differed from start at some poll
+	// cleanUntil[p] is when a poll last saw partition p with its starting
+	// owners before a poll first saw them changed, less a margin; zero
+	// until p changes. What was decided for p before it is trusted.
+	cleanUntil []time.Time
+	lastClean  []time.Time
+	any        bool
+	failures   int // polls that could not read the table
+	stop       chan struct{}
+	closeOnce  sync.Once
+	done       chan struct{}
+}
+
+// trackRoutes reads the routing table and the members and starts polling.
+// When the table cannot be read every partition counts as changed.
+func (c *Client) trackRoutes(ctx context.Context) *routeTracker {
+	t := &routeTracker{c: c, stop: make(chan struct{}), done: make(chan struct{})}
+	t.start, t.members = c.readRoutes(ctx)
+	t.changed = make([]bool, c.PartitionCount())
+	t.cleanUntil = make([]time.Time, c.PartitionCount())
+	t.lastClean = make([]time.Time, c.PartitionCount())
+	now := time.Now()
+	for p := range t.lastClean {
+		t.lastClean[p] = now
+	}
+	if t.start == nil || uint64(len(t.start)) != c.PartitionCount() {
+		t.markAll()
+	}
+	go t.run(ctx)
+	return t
+}
+
+// readRoutes reads the routing table and the member names, each with
+// RequestTimeout and up to three tries (a frozen member may be the one
+// asked); nil results mean the read failed.
+func (c *Client) readRoutes(ctx context.Context) (olric.RoutingTable, map[string]bool) {
+	for try := 0; try < 3 && ctx.Err() == nil; try++ {
+		rctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+		rt, err := safeCall(func() (olric.RoutingTable, error) { return c.cc.RoutingTable(rctx) })
+		var ms []olric.Member
+		if err == nil {
+			ms, err = safeCall(func() ([]olric.Member, error) { return c.cc.Members(rctx) })
+		}
+		cancel()
+		if err == nil && len(rt) > 0 {
+			names := make(map[string]bool, len(ms))
+			for _, m := range ms {
+				names[m.Name] = true
+			}
+			return rt, names
+		}
+	}
+	return nil, nil
+}
+
+func (t *routeTracker) markAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for p := range t.changed {
+		t.markLocked(p)
+	}
+}
+
+// cleanMargin is taken off the last clean poll: the olric client and the
+// members may act on a routing table a little older than the one read.
+const cleanMargin = 500 * time.Millisecond
+
+func (t *routeTracker) markLocked(p int) {
+	if !t.changed[p] {
+		t.changed[p] = true
+		t.cleanUntil[p] = t.lastClean[p].Add(-cleanMargin)
+	}
+	t.any = true
+}
+
+func (t *routeTracker) run(ctx context.Context) {
+	defer close(t.done)
+	tick := time.NewTicker(routePollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		sent := time.Now()
+		rt, ms := t.c.readRoutes(ctx)
+		t.observe(sent, rt, ms)
+	}
+}
+
+// observe records one poll.
+func (t *routeTracker) observe(sent time.Time, rt olric.RoutingTable, ms map[string]bool) {
+	if rt == nil {
+		t.mu.Lock()
+		t.failures++
+		t.mu.Unlock()
+		// Blind for a moment: a member may be frozen. Nothing read during
+		// the run can be trusted without a check afterwards.
+		t.markAll()
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for p := range t.changed {
+		switch {
+		case t.start == nil || !sameRoute(t.start[uint64(p)], rt[uint64(p)]):
+			t.markLocked(p)
+		case !t.changed[p]:
+			t.lastClean[p] = sent
+		}
+	}
+	for m := range t.members {
+		if !ms[m] {
+			t.any = true
+		}
+	}
+}
+
+// close stops polling and reports the partitions whose owners changed (or
+// could not be watched) during the run; nil when none did.
+func (t *routeTracker) close() []bool {
+	t.closeOnce.Do(func() { close(t.stop) })
+	<-t.done
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.any {
+		return nil
+	}
+	return slices.Clone(t.changed)
+}
+
+// trusted reports whether something decided for partition p at time at
+// happened before its owners changed. Call after close.
+func (t *routeTracker) trusted(p uint64, at time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p >= uint64(len(t.changed)) {
+		return false
+	}
+	return !t.changed[p] || (!at.IsZero() && at.Before(t.cleanUntil[p]))
+}
+
+// holders returns every member that held a copy of partition p when the
+// run started (current and previous primary owners, replica owners).
+func (t *routeTracker) holders(p uint64) []string {
+	if t.start == nil {
+		return nil
+	}
+	r := t.start[p]
+	return append(append([]string(nil), r.PrimaryOwners...), r.ReplicaOwners...)
+}
+
+// survived reports whether a member that held a copy of partition p at
+// the start is still a member: its copy then reaches the new owners once
+// the table has settled. When none is, the partition's entries are lost,
+// or come back only if that member returns.
+func (t *routeTracker) survived(p uint64, members map[string]bool) bool {
+	for _, h := range t.holders(p) {
+		if members[h] {
+			return true
+		}
+	}
+	return false
+}
+
+// stayed reports whether every member that held a copy of partition p at
+// the start is still a member. Olric keeps no record of a delete: a
+// member that left holding a copy brings it back if it returns (a frozen
+// one does), so an absent entry is known gone only when none left.
+func (t *routeTracker) stayed(p uint64, members map[string]bool) bool {
+	hs := t.holders(p)
+	if len(hs) == 0 {
+		return false
+	}
+	for _, h := range hs {
+		if !members[h] {
+			return false
+		}
+	}
+	return true
+}
+
+// left returns the members of the start that are not in members, sorted.
+func (t *routeTracker) left(members map[string]bool) []string {
+	var out []string
+	for m := range t.members {
+		if !members[m] {
+			out = append(out, m)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SettleReport says whether and how long a run waited for the routing
+// table to settle after partitions changed owners during it.
+type SettleReport struct {
+	// Needed is true when partitions changed owners (or the table could
+	// not be read) during the run, so the run waited and checked again.
+	Needed bool `json:"needed"`
+	// Settled is true when the table settled within the wait: the same
+	// table and members for 1 s.
+	Settled bool `json:"settled"`
+	// WaitedMs is how long the run waited, in milliseconds.
+	WaitedMs int64 `json:"waited_ms"`
+	// ChangedPartitions counts partitions whose owners changed during
+	// the run.
+	ChangedPartitions int `json:"changed_partitions"`
+	// MembersLeft lists members that were in the cluster when the run
+	// started and are not at its end; empty (never null) when none.
+	MembersLeft []string `json:"members_left"`
+}
+
+// settle waits up to timeout until the routing table and the member list
+// stayed the same for settleQuiet. Partitions that still list previous
+// owners do not hold it up: Olric's reads and scans ask previous owners
+// too (dmap lookupOnOwners, ClusterIterator.scanOnOwners). It returns the final table
+// and members (nil when they could not be read) and whether it settled.
+func (c *Client) settle(ctx context.Context, timeout time.Duration) (olric.RoutingTable, map[string]bool, bool, time.Duration) {
+	start := time.Now()
+	deadline := start.Add(timeout)
+	var last olric.RoutingTable
+	var lastMembers map[string]bool
+	var since time.Time
+	for {
+		rt, ms := c.readRoutes(ctx)
+		now := time.Now()
+		if rt != nil {
+			if last == nil || !sameTable(last, rt) || !sameSet(lastMembers, ms) {
+				since = now
+			}
+			last, lastMembers = rt, ms
+			if now.Sub(since) >= settleQuiet {
+				return rt, ms, true, now.Sub(start)
+			}
+		}
+		if now.After(deadline) || ctx.Err() != nil {
+			return last, lastMembers, false, now.Sub(start)
+		}
+		sleepCtx(ctx, routePollInterval)
+	}
+}
+
+func sameTable(a, b olric.RoutingTable) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, r := range a {
+		if !sameRoute(r, b[p]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameSet(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}

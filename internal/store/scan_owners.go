@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lcctl/lcctl/internal/plural"
+)
+
+// recheckOwnership runs after a scan pass during which partitions changed
+// owners (changed, nil when the tracker saw none) or the iterator had to
+// restart. A partition is trusted when its scan succeeded under the owners
+// it had at the start (they held its entries). The others are scanned
+// again once the routing table has settled, skipping the keys already
+// counted; a partition is then trusted when the rescan ran under the
+// settled owners and a member that held a copy at the start is still in
+// the cluster. It fills the report's Settle and partition counts and
+// returns the problems to report.
+func (st *scanState) recheckOwnership(ctx context.Context, tr *routeTracker, changed []bool, prod producerResult) []string {
+	c, rep := st.c, st.rep
+	parts := c.PartitionCount()
+	var bad []uint64
+	for p := uint64(0); p < parts; p++ {
+		trusted := prod.scanned[p] && tr.start != nil && sameRoute(prod.under[p], tr.start[p])
+		if !trusted {
+			bad = append(bad, p)
+		}
+	}
+	for _, ch := range changed {
+		if ch {
+			rep.Settle.ChangedPartitions++
+		}
+	}
+	if len(bad) == 0 && changed == nil {
+		return nil
+	}
+	rep.Settle.Needed = true
+	final, members, settled, waited := c.settle(ctx, st.o.SettleTimeout)
+	rep.Settle.Settled, rep.Settle.WaitedMs = settled, waited.Milliseconds()
+	if members != nil {
+		rep.Settle.MembersLeft = append(rep.Settle.MembersLeft, tr.left(members)...)
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	var problems []string
+	if !settled || final == nil {
+		rep.UnsettledPartitions = len(bad)
+		return []string{fmt.Sprintf("the routing table did not settle within %v: %s (%s) not scanned under settled owners; run again",
+			st.o.SettleTimeout, plural.Count(len(bad), "partition was", "partitions were"), partList(bad))}
+	}
+	only := make([]bool, parts)
+	skip := map[uint64]struct{}{}
+	for _, p := range bad {
+		only[p] = true
+		for _, h := range st.hashes[p] {
+			skip[h] = struct{}{}
+		}
+	}
+	rtr := c.trackRoutes(ctx)
+	again := st.pass(ctx, only, skip)
+	changedAgain := rtr.close()
+	rep.Restarts += again.restarts
+	rep.Ignored += again.ignored
+	problems = append(problems, again.problems...)
+	rep.RescannedPartitions = len(bad)
+	var lost, unsettled []uint64
+	for _, p := range bad {
+		switch {
+		case !tr.survived(p, members):
+			lost = append(lost, p)
+		case again.err != nil || !again.scanned[p] || !sameRoute(again.under[p], final[p]) || (changedAgain != nil && changedAgain[p]):
+			unsettled = append(unsettled, p)
+		}
+	}
+	rep.LostPartitions, rep.UnsettledPartitions = len(lost), len(unsettled)
+	if len(lost) > 0 {
+		left := tr.left(members)
+		problems = append(problems, fmt.Sprintf("%s (%s) had every copy on %s, which left during the scan: their entries are lost, or come back if it returns; run again",
+			plural.Count(len(lost), "partition", "partitions"), partList(lost), orList(left)))
+	}
+	if len(unsettled) > 0 {
+		problems = append(problems, fmt.Sprintf("%s (%s) changed owners again while being scanned again; run again",
+			plural.Count(len(unsettled), "partition", "partitions"), partList(unsettled)))
+	}
+	return problems
+}
+
+// partList names up to 8 partitions.
+func partList(ps []uint64) string {
+	var b strings.Builder
+	b.WriteString("partition")
+	if len(ps) > 1 {
+		b.WriteString("s")
+	}
+	for i, p := range ps {
+		if i == 8 {
+			fmt.Fprintf(&b, " and %d more", len(ps)-8)
+			break
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %d", p)
+	}
+	return b.String()
+}
+
+// orList names members: "a member" when none is known.
+func orList(ms []string) string {
+	if len(ms) == 0 {
+		return "a member"
+	}
+	return strings.Join(ms, ", ")
+}
