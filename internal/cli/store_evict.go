@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/store"
-	"github.com/lcctl/lcctl/internal/suggest"
 )
 
 // DefaultEvictRate is the default --max-rate of `store evict`: deletions
@@ -24,6 +24,8 @@ type storeEvictOptions struct {
 	maxRate float64
 	sample  int
 	verbose bool
+	strict  bool
+	settle  time.Duration
 }
 
 func newStoreEvictCommand(env *Env, conn *connFlags) *cobra.Command {
@@ -41,9 +43,18 @@ it when it is gone or now points elsewhere, deletes it, and reads it again
 to confirm (Olric's delete reply says nothing about what was removed). It
 prints exactly how many entries were deleted, skipped and failed.
 
---max-rate bounds deletions per second (0: no limit). Interrupting (Ctrl-C)
-lets the deletes in flight finish and reports what was done; running the
-command again picks up what is left.`,
+While members leave, join, freeze or die, "not found" proves nothing: the
+new owners of a partition may not hold its entries yet. evict watches the
+routing table; when partitions changed owners it waits (--settle-timeout)
+for the table to settle, reads those candidates again, handles the ones
+found again, and counts as unverified the ones whose copy was on a member
+that left. Whenever anything is not known to be done (scan incomplete,
+failed or unverified candidates) it says "run again" and exits 1.
+
+--max-rate bounds deletions per second over all workers (0: no limit).
+Interrupting (Ctrl-C) lets the deletes in flight finish and reports what was
+done; running the command again picks up what is left. --strict exits 1 when
+the scan saw no entry of --cluster (a mistyped name).`,
 		Example: `  lcctl store evict --cluster cluster-b
   lcctl store evict --cluster cluster-b --yes --max-rate 500`,
 		Args: cobra.NoArgs,
@@ -57,13 +68,18 @@ command again picks up what is left.`,
 	f.Float64Var(&o.maxRate, "max-rate", DefaultEvictRate, "at most this many deletions per second (0: no limit)")
 	f.IntVar(&o.sample, "sample", store.DefaultEvictSample, "how many candidate keys to list")
 	f.BoolVar(&o.verbose, "verbose", false, "with --yes, print every candidate's outcome")
+	f.BoolVar(&o.strict, "strict", false, "exit 1 when the scan saw no entry of --cluster")
+	f.DurationVar(&o.settle, "settle-timeout", store.DefaultSettleTimeout, "after a membership change, wait at most this long for the routing table to settle")
 	return cmd
 }
 
 // evictJSON is the output of `store evict -o json`.
 type evictJSON struct {
 	store.EvictReport
-	ElapsedMs int64 `json:"elapsed_ms"`
+	// ClusterSeen is false when the scan saw no entry of the cluster (a
+	// mistyped name, or nothing left to evict); --strict then exits 1.
+	ClusterSeen bool  `json:"cluster_seen"`
+	ElapsedMs   int64 `json:"elapsed_ms"`
 }
 
 func runStoreEvict(cmd *cobra.Command, env *Env, conn *connFlags, o *storeEvictOptions) error {
@@ -75,6 +91,9 @@ func runStoreEvict(cmd *cobra.Command, env *Env, conn *connFlags, o *storeEvictO
 	}
 	if !(o.maxRate == 0 || (o.maxRate >= store.MinEvictRate && o.maxRate <= store.MaxEvictRate)) {
 		return Usagef("--max-rate %v: want 0 (no limit) or %v-%v deletions per second", o.maxRate, store.MinEvictRate, store.MaxEvictRate)
+	}
+	if o.settle <= 0 || o.settle > 10*time.Minute {
+		return Usagef("--settle-timeout %v out of range (0s-10m]", o.settle)
 	}
 	if o.sample < 0 || o.sample > 10000 {
 		return Usagef("--sample %d out of range 0-10000", o.sample)
@@ -89,7 +108,7 @@ func runStoreEvict(cmd *cobra.Command, env *Env, conn *connFlags, o *storeEvictO
 	if sample == 0 {
 		sample = -1
 	}
-	opts := store.EvictOptions{Cluster: o.cluster, Apply: o.yes, MaxRate: o.maxRate, Sample: sample,
+	opts := store.EvictOptions{Cluster: o.cluster, Apply: o.yes, MaxRate: o.maxRate, Sample: sample, SettleTimeout: o.settle,
 		Scan: store.ScanOptions{Progress: func(p store.ScanProgress) {
 			prog.Show("scanning %s: %d keys, %d entries of %s", c.DMap(), p.Keys, p.Matched, o.cluster)
 		}},
@@ -106,14 +125,15 @@ func runStoreEvict(cmd *cobra.Command, env *Env, conn *connFlags, o *storeEvictO
 			case store.EvictFailed:
 				fmt.Fprintf(env.Out, "%s %s: %s\n", r.Outcome, r.Key, r.Error)
 			default:
-				fmt.Fprintf(env.Out, "%s %s\n", r.Outcome, r.Key)
+				fmt.Fprintf(env.Out, "%s %s (%s)\n", r.Outcome, r.Key, r.Reason)
 			}
 		}
 	}
 	rep, err := c.Evict(cmd.Context(), opts)
 	prog.Clear()
+	seen := rep.Scan.PerCluster[o.cluster] > 0 || rep.Candidates > 0
 	if env.Global.JSON() {
-		if werr := writeJSON(env.Out, "store-evict", evictJSON{EvictReport: rep, ElapsedMs: rep.Elapsed.Milliseconds()}); werr != nil {
+		if werr := writeJSON(env.Out, "store-evict", evictJSON{EvictReport: rep, ClusterSeen: seen, ElapsedMs: rep.Elapsed.Milliseconds()}); werr != nil {
 			return werr
 		}
 	} else {
@@ -134,11 +154,15 @@ func runStoreEvict(cmd *cobra.Command, env *Env, conn *connFlags, o *storeEvictO
 	if rep.Scan.Keys == 0 {
 		emptyHint(env, c.DMap())
 	} else if rep.Candidates == 0 {
-		// Nothing to do is not a failure (exit 0), but a mistyped or
-		// wrong cluster ID should not pass for one without entries.
+		// Nothing to do is not a failure (exit 0) unless --strict, but a
+		// mistyped or wrong cluster ID should not pass for one without
+		// entries.
 		if h := evictNoMatchHint(o.cluster, rep.Scan.PerCluster); h != "" {
 			fmt.Fprintf(env.Err, "%s %s\n", env.ErrStyle.Info.Render("note:"), h)
 		}
+	}
+	if o.strict && !seen {
+		return failf("--strict: the scan saw no entry of %s", textValue(o.cluster))
 	}
 	return nil
 }
@@ -171,7 +195,47 @@ func evictNoMatchHint(cluster string, perCluster map[string]int) string {
 	if len(names) > len(shown) {
 		list += fmt.Sprintf(", … (%d clusters in all)", len(names))
 	}
-	return fmt.Sprintf("no entry points to %s; the scan saw %s%s", textValue(cluster), list, suggest.DidYouMean(cluster, names))
+	return fmt.Sprintf("no entry points to %s; the scan saw %s%s", textValue(cluster), list, evictDidYouMean(cluster, names))
+}
+
+// evictDidYouMean suggests a seen cluster only when it differs from the
+// given name in letter case alone, or by one inserted, deleted or two
+// swapped characters. Decision (issue 17, item 1): never by a substituted
+// character, although that is a common typo, because sibling clusters of
+// one fleet are named exactly so (cluster-a and cluster-c, us-east-1 and
+// us-east-2), and a second evict after a successful one would then point
+// at a healthy cluster; lcctl keeps no memory of earlier runs to tell the
+// two apart.
+func evictDidYouMean(cluster string, names []string) string {
+	for _, n := range names {
+		if n != cluster && (strings.EqualFold(n, cluster) || oneEditNoSubstitution(cluster, n)) {
+			return fmt.Sprintf("; did you mean %q?", n)
+		}
+	}
+	return ""
+}
+
+// oneEditNoSubstitution reports whether b is a with one byte inserted or
+// deleted, or with two adjacent bytes swapped.
+func oneEditNoSubstitution(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	switch len(b) - len(a) {
+	case 1:
+		i := 0
+		for i < len(a) && a[i] == b[i] {
+			i++
+		}
+		return a[i:] == b[i+1:]
+	case 0:
+		i := 0
+		for i < len(a) && a[i] == b[i] {
+			i++
+		}
+		return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:]
+	}
+	return false
 }
 
 func writeEvictReport(env *Env, rep store.EvictReport, o *storeEvictOptions) {
@@ -200,6 +264,9 @@ func writeEvictReport(env *Env, rep store.EvictReport, o *storeEvictOptions) {
 	}
 	fmt.Fprintf(w, "evicted %s%s: %s %d, skipped %d (%d changed since the scan, %d already gone), failed %d",
 		o.cluster, state, env.Style.OK.Render("deleted"), rep.Deleted, rep.SkippedChanged+rep.SkippedGone, rep.SkippedChanged, rep.SkippedGone, rep.Failed)
+	if rep.Unverified > 0 {
+		fmt.Fprintf(w, ", unverified %d", rep.Unverified)
+	}
 	if rep.NotAttempted > 0 {
 		fmt.Fprintf(w, ", not attempted %d", rep.NotAttempted)
 	}
@@ -207,7 +274,44 @@ func writeEvictReport(env *Env, rep store.EvictReport, o *storeEvictOptions) {
 	if rep.Rewritten > 0 {
 		fmt.Fprintf(w, "%d of the deleted entries %s written again by a gateway before the delete was confirmed\n", rep.Rewritten, plural.Noun(rep.Rewritten, "was", "were"))
 	}
-	if rep.Interrupted {
-		fmt.Fprintln(w, "interrupted: run the same command again to continue")
+	if rep.Settle.Needed {
+		writeSettleLine(w, rep.Settle)
+		if rep.Retried > 0 {
+			fmt.Fprintf(w, "%s found again after the table settled and handled again\n", plural.Count(rep.Retried, "candidate was", "candidates were"))
+		}
+		for _, oc := range rep.Outcomes {
+			if oc.Outcome == store.EvictUnverified {
+				fmt.Fprintf(w, "%d unverified (%s): %s\n", oc.Count, oc.Reason, unverifiedWhy(oc.Reason))
+			}
+		}
 	}
+	switch {
+	case rep.Interrupted:
+		fmt.Fprintln(w, "interrupted: run the same command again to continue")
+	case rep.RunAgain:
+		fmt.Fprintln(w, "not done: some entries may remain; run the same command again")
+	}
+}
+
+// unverifiedWhy explains an unverified reason in text output.
+func unverifiedWhy(r store.EvictReason) string {
+	if r == store.ReasonNotSettled {
+		return "read as absent while partitions moved, and the routing table did not settle"
+	}
+	return "read as absent, but a member that held a copy left during the run; the entry comes back if it returns"
+}
+
+// writeSettleLine says that partitions changed owners during a run and how
+// long it waited for the routing table to settle.
+func writeSettleLine(w io.Writer, s store.SettleReport) {
+	left := ""
+	if len(s.MembersLeft) > 0 {
+		left = "; left: " + strings.Join(s.MembersLeft, ", ")
+	}
+	state := "settled"
+	if !s.Settled {
+		state = "did not settle"
+	}
+	fmt.Fprintf(w, "membership changed during the run (%s moved%s): the routing table %s after %s\n",
+		plural.Count(s.ChangedPartitions, "partition", "partitions"), left, state, (time.Duration(s.WaitedMs) * time.Millisecond).String())
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,7 +32,9 @@ TTL. The entry is named by --key or by the session flags.
 lcctl refuses, before sending anything, what the gateway would never store:
 an empty cluster id, one over 256 bytes or with bytes outside printable
 ASCII, a key that is not lc:v1:<64 hex>, and a TTL under 1ms or not a whole
-number of milliseconds (Olric would keep such an entry forever).
+number of milliseconds (Olric would keep such an entry forever). Spaces
+around --cluster are trimmed first, as the gateway trims the cluster id
+before it validates it ("  cluster-b  " stores "cluster-b").
 
 Without --yes this is a dry run: it reads the current entry and shows what
 would change.`,
@@ -70,6 +73,10 @@ func runStorePut(cmd *cobra.Command, env *Env, conn *connFlags, o *storePutOptio
 	if !cmd.Flags().Changed("cluster") {
 		return Usagef("--cluster is required")
 	}
+	// The gateway trims surrounding whitespace from the cluster id before
+	// it validates and stores it; so does lcctl, so "  cluster-b  " stores
+	// "cluster-b" as a gateway write would.
+	o.cluster = strings.TrimSpace(o.cluster)
 	if err := store.ValidateValue(o.cluster); err != nil {
 		return UsageErr(fmt.Errorf("--cluster: %w", err))
 	}

@@ -20,6 +20,7 @@ type storeScanOptions struct {
 	limit       int
 	count       int
 	summaryOnly bool
+	settle      time.Duration
 }
 
 func newStoreScanCommand(env *Env, conn *connFlags) *cobra.Command {
@@ -36,12 +37,18 @@ counts only the keys examined up to that point ('lcctl docs store').
 Keys are listed with Olric's scan (DM.SCAN with MATCH ^lc:v1:) and read
 with pipelined gets, so expired entries Olric has not evicted yet are not
 shown. When a member leaves or stops answering, the scan refreshes the
-routing table, resumes where it stopped and says so; whatever could not be
-read is reported on stderr and makes the exit status 1.
+routing table, resumes where it stopped and says so. "complete" is decided
+from partition ownership: partitions whose owners changed during the scan
+are scanned again once the routing table has settled (--settle-timeout); a
+partition whose every copy was on a member that left, or that could not be
+scanned again, makes the scan incomplete. Whatever could not be read is
+reported on stderr, the summary says "incomplete: run again", and the exit
+status is 1.
 
 Text output: one entry per line, then a blank line and the summary. JSON
-output (-o json): JSON lines, {"type":"entry",...} per entry and one final
-{"type":"summary",...}. A progress line is shown on stderr in a terminal.`,
+output (-o json): JSON Lines, {"schema":"lcctl.store-scan/v1","type":"entry",...}
+per entry and one final {"schema":...,"type":"summary",...}; --summary-only
+prints the same summary line alone (same shape, no entry lines). A progress line is shown on stderr in a terminal.`,
 		Example: `  lcctl store scan
   lcctl store scan --cluster cluster-b --limit 20
   lcctl store scan --summary-only -o json`,
@@ -55,6 +62,7 @@ output (-o json): JSON lines, {"type":"entry",...} per entry and one final
 	f.IntVar(&o.limit, "limit", 0, "stop after printing this many entries (0: no limit)")
 	f.IntVar(&o.count, "count", store.DefaultScanCount, "keys per DM.SCAN call (Olric's COUNT hint), 1-100000")
 	f.BoolVar(&o.summaryOnly, "summary-only", false, "print only the summary")
+	f.DurationVar(&o.settle, "settle-timeout", store.DefaultSettleTimeout, "after a membership change, wait at most this long for the routing table to settle")
 	return cmd
 }
 
@@ -77,13 +85,16 @@ func runStoreScan(cmd *cobra.Command, env *Env, conn *connFlags, o *storeScanOpt
 	if o.count < 1 || o.count > 100000 {
 		return Usagef("--count %d out of range 1-100000", o.count)
 	}
+	if o.settle <= 0 || o.settle > 10*time.Minute {
+		return Usagef("--settle-timeout %v out of range (0s-10m]", o.settle)
+	}
 	c, err := conn.connect(cmd.Context(), env)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	prog := newProgress(env)
-	opts := store.ScanOptions{Cluster: o.cluster, Limit: o.limit, Count: o.count,
+	opts := store.ScanOptions{Cluster: o.cluster, Limit: o.limit, Count: o.count, SettleTimeout: o.settle,
 		Progress: func(p store.ScanProgress) {
 			prog.Show("%s", scanProgressLine(c.DMap(), p, o))
 		}}
@@ -165,7 +176,7 @@ func writeScanSummary(w io.Writer, rep store.ScanReport, cluster string) {
 	case rep.Interrupted:
 		state = "interrupted"
 	case !rep.Complete:
-		state = "incomplete"
+		state = "incomplete: run again"
 	}
 	fmt.Fprintf(w, "scanned dmap %s (%s) in %s: %s, %s", rep.DMap, state, rep.Elapsed.Truncate(time.Millisecond),
 		plural.Count(rep.Keys, "key", "keys"), plural.Count(rep.Entries, "live entry", "live entries"))
@@ -176,6 +187,16 @@ func writeScanSummary(w io.Writer, rep store.ScanReport, cluster string) {
 		fmt.Fprintf(w, ", resumed %s", plural.Count(rep.Restarts, "time", "times"))
 	}
 	fmt.Fprintln(w)
+	if rep.Settle.Needed {
+		writeSettleLine(w, rep.Settle)
+		if rep.RescannedPartitions > 0 {
+			fmt.Fprintf(w, "%s scanned again under the settled owners", plural.Count(rep.RescannedPartitions, "partition", "partitions"))
+			if n := rep.LostPartitions + rep.UnsettledPartitions; n > 0 {
+				fmt.Fprintf(w, "; %d not trusted (lost %d, unsettled %d)", n, rep.LostPartitions, rep.UnsettledPartitions)
+			}
+			fmt.Fprintln(w)
+		}
+	}
 	if cluster != "" {
 		fmt.Fprintf(w, "shown: %s pointing to %s\n", plural.Count(rep.Matched, "entry", "entries"), cluster)
 	}

@@ -614,8 +614,16 @@ func TestEvictNoMatchHint(t *testing.T) {
 	for _, c := range []struct{ cluster, want string }{
 		{"nosuch", "no entry points to nosuch; the scan saw cluster-a (149), cluster-b (92), cluster-c (59)"},
 		{"clustr-b", `no entry points to clustr-b; the scan saw cluster-a (149), cluster-b (92), cluster-c (59); did you mean "cluster-b"?`},
+		// Case, one byte more or less, two swapped: a hint.
+		{"cluster-C", `; did you mean "cluster-c"?`},
+		{"cluster-bb", `; did you mean "cluster-b"?`},
+		{"culster-a", `; did you mean "cluster-a"?`},
+		// One substituted byte is how sibling clusters differ (a second
+		// evict of cluster-d after a successful one): no hint.
+		{"cluster-d", "no entry points to cluster-d; the scan saw cluster-a (149), cluster-b (92), cluster-c (59)"},
+		{"cluster-x", "no entry points to cluster-x; the scan saw cluster-a (149), cluster-b (92), cluster-c (59)"},
 	} {
-		if got := evictNoMatchHint(c.cluster, per); got != c.want {
+		if got := evictNoMatchHint(c.cluster, per); !strings.HasSuffix(got, c.want) || (strings.HasPrefix(c.want, "no entry") && got != c.want) {
 			t.Errorf("%s: %q, want %q", c.cluster, got, c.want)
 		}
 	}
@@ -648,5 +656,36 @@ func TestStoreTimeoutFlagNamedAlone(t *testing.T) {
 		if r.code != 2 || !strings.Contains(r.err, flag+" 0s must be at least 1ms") || strings.Contains(r.err, other) {
 			t.Errorf("%s 0: exit %d, stderr %q; want exit 2 naming only %s", flag, r.code, r.err, flag)
 		}
+	}
+}
+
+// TestEvictStrictAndClusterSeen: a cluster the scan never saw is
+// cluster_seen false in the JSON and, with --strict, exit 1 (a mistyped
+// name in a drain script); without --strict it stays exit 0.
+func TestEvictStrictAndClusterSeen(t *testing.T) {
+	seedTestDMap(t, 30)
+	r := runStore(t, 0, "evict", "--cluster", "cluster-C", "-o", "json")
+	if !strings.Contains(r.out, `"cluster_seen": false`) || !strings.Contains(r.out, `"outcomes": [`) {
+		t.Errorf("json:\n%s", r.out)
+	}
+	r = runStore(t, 1, "evict", "--cluster", "cluster-C", "--strict")
+	if !strings.Contains(r.err, `--strict: the scan saw no entry of cluster-C`) || !strings.Contains(r.err, `did you mean "cluster-c"?`) {
+		t.Errorf("stderr: %s", r.err)
+	}
+	r = runStore(t, 0, "evict", "--cluster", "cluster-a", "--strict", "-o", "json")
+	if !strings.Contains(r.out, `"cluster_seen": true`) {
+		t.Errorf("json:\n%s", r.out)
+	}
+	runStore(t, 2, "evict", "--cluster", "cluster-a", "--settle-timeout", "0s")
+}
+
+// TestPutTrimsCluster: spaces around --cluster are trimmed, as the gateway
+// trims the cluster id before validating it.
+func TestPutTrimsCluster(t *testing.T) {
+	key := "lc:v1:eee6fa399e47d629fce76042cba103c8ca61ca8af6cb29be4c57083afb356db6"
+	runStore(t, 0, "put", "--key", key, "--cluster", "  cluster-b  ", "--yes")
+	r := runStore(t, 0, "get", "--key", key, "-o", "json")
+	if !strings.Contains(r.out, `"cluster": "cluster-b"`) {
+		t.Errorf("get after put of a padded cluster:\n%s", r.out)
 	}
 }

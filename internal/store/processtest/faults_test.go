@@ -319,6 +319,8 @@ func TestFaultScan(t *testing.T) {
 			case err != nil && (rep.Complete || len(rep.Problems) == 0):
 				t.Errorf("an incomplete scan must say why and not claim complete: %+v", rep)
 			}
+			t.Logf("RESULT scan %s: err %v; complete %v, listed %d, store afterwards %d, rescanned %d, lost %d, unsettled %d partitions, settle wait %d ms",
+				fcase.name(), err != nil, rep.Complete, len(got), len(truth), rep.RescannedPartitions, rep.LostPartitions, rep.UnsettledPartitions, rep.Settle.WaitedMs)
 			if rep.Complete && missing > 0 {
 				t.Errorf("the scan says complete but missed %d of the %d entries the store holds afterwards", missing, len(truth))
 			}
@@ -390,6 +392,8 @@ func TestFaultEvict(t *testing.T) {
 			if lost > 0 && fcase.fault == kill && fcase.replicas == 2 {
 				t.Errorf("%d entries of other clusters are gone", lost)
 			}
+			t.Logf("RESULT evict %s: err %v; deleted %d, gone %d, changed %d, failed %d, unverified %d, retried %d of %d; cluster-c left afterwards %d; settle wait %d ms",
+				fcase.name(), err != nil, rep.Deleted, rep.SkippedGone, rep.SkippedChanged, rep.Failed, rep.Unverified, rep.Retried, rep.Candidates, left, rep.Settle.WaitedMs)
 			switch {
 			case err != nil && !errors.Is(err, store.ErrIncomplete):
 				t.Errorf("evict: %v, want nil or ErrIncomplete", err)
