@@ -140,14 +140,10 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// configYAML is an olric-server configuration with the gateway's settings
-// (271 partitions, one copy, quorums of 1, no password) on loopback.
-func configYAML(port, mlPort int, peers []string) string {
-	return clusterConfigYAML(port, mlPort, peers, 1, false)
-}
-
-// clusterConfigYAML is configYAML with a replica count (copies of each
-// entry; the quorums stay 1, as in the gateway chart) and, with fast, a
+// clusterConfigYAML is an olric-server configuration with the gateway's
+// settings (271 partitions, quorums of 1, no password) on loopback, with a
+// replica count (copies of each entry; 1 in the gateway chart) and, with
+// fast, a
 // memberlist that declares a silent member dead within about a second and
 // a balancer that runs every second, so the fault tests do not wait on
 // production timeouts.
