@@ -143,10 +143,9 @@ func (s *syncBuffer) String() string {
 // clusterConfigYAML is an olric-server configuration with the gateway's
 // settings (271 partitions, quorums of 1, no password) on loopback, with a
 // replica count (copies of each entry; 1 in the gateway chart) and, with
-// fast, a
-// memberlist that declares a silent member dead within about a second and
-// a balancer that runs every second, so the fault tests do not wait on
-// production timeouts.
+// fast, a memberlist that declares a silent member dead within about a
+// second and a balancer that runs every second, so the fault tests do not
+// wait on production timeouts.
 func clusterConfigYAML(port, mlPort int, peers []string, replicas int, fast bool) string {
 	var p strings.Builder
 	for _, peer := range peers {
