@@ -77,3 +77,23 @@ func TestSecondInterruptEnds(t *testing.T) {
 	_ = cmd.Process.Kill()
 	t.Fatalf("a second SIGINT did not end the process (stderr %q)", out.String())
 }
+
+// TestNoTestingInBinary: the shipped binary does not link the testing
+// package (test helpers live in *test packages such as
+// internal/conformance/conformancetest; go-abnf v0.5.3, under expfmt,
+// linked it through its fuzz helpers, v0.5.5 does not).
+func TestNoTestingInBinary(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command on PATH to list the binary's packages: %v", err)
+	}
+	out, err := exec.Command(gobin, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if p == "testing" {
+			t.Fatal("lcctl links the testing package (go list -deps ./cmd/lcctl | grep -x testing)")
+		}
+	}
+}

@@ -1,16 +1,17 @@
-package conformance
+package conformance_test
 
 import (
 	"path/filepath"
 	"testing"
 
+	"github.com/lcctl/lcctl/internal/conformance/conformancetest"
 	"github.com/lcctl/lcctl/internal/testutil"
 )
 
 // TestSharedConformance runs every case of ../shared/conformance/*.yaml,
 // read at test time.
 func TestSharedConformance(t *testing.T) {
-	RunCaseFiles(t, filepath.Join(testutil.SharedDir(t), "conformance"), 90)
+	conformancetest.RunCaseFiles(t, filepath.Join(testutil.SharedDir(t), "conformance"), 90)
 }
 
 // TestUpstreamConformance runs the cases derived from Stargate's own
@@ -19,5 +20,5 @@ func TestSharedConformance(t *testing.T) {
 // every upstream test, and every sub-assertion, the shared set does not
 // mirror.
 func TestUpstreamConformance(t *testing.T) {
-	RunCaseFiles(t, filepath.Join("testdata", "upstream"), 500)
+	conformancetest.RunCaseFiles(t, filepath.Join("testdata", "upstream"), 500)
 }

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/lcctl/lcctl/internal/conformance"
+	"github.com/lcctl/lcctl/internal/conformance/conformancetest"
 	"github.com/lcctl/lcctl/internal/testutil"
 )
 
@@ -17,9 +17,9 @@ import (
 // and config blocks), internal/formats and this engine's proxy step.
 func TestConformanceThroughEngine(t *testing.T) {
 	t.Run("shared", func(t *testing.T) {
-		conformance.RunCaseFiles(t, filepath.Join(testutil.SharedDir(t), "conformance"), 90)
+		conformancetest.RunCaseFiles(t, filepath.Join(testutil.SharedDir(t), "conformance"), 90)
 	})
 	t.Run("upstream", func(t *testing.T) {
-		conformance.RunCaseFiles(t, filepath.Join("..", "conformance", "testdata", "upstream"), 500)
+		conformancetest.RunCaseFiles(t, filepath.Join("..", "conformance", "testdata", "upstream"), 500)
 	})
 }
