@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"strconv"
@@ -54,6 +55,7 @@ func decideRun(in *explainInputs, cfg *lb.Config, label string, mutate func(*lb.
 	}
 	cfgp, res, err := cfg.Resolve(in.req.Model, in.req.RoutingMethod)
 	run.Resolution.ModelEntry = res.Model != ""
+	run.Resolution.Expression = expressionOf(res)
 	if err != nil {
 		var re *lb.RoutingError
 		if !errors.As(err, &re) {
@@ -141,13 +143,37 @@ func errorDecision(elapsed time.Duration, e *lb.RoutingError) explain.Decision {
 	if e.Header != "" && !strings.Contains(msg, e.Header) {
 		msg = e.Header + ": " + msg
 	}
-	return explain.Decision{
+	d := explain.Decision{
 		ElapsedMs:  lb.DurationMs(elapsed),
 		Outcome:    lb.OutcomeError,
 		HTTPStatus: e.Status,
 		Code:       e.Code,
 		Message:    msg,
 	}
+	if e.Header == "x-routing-method" {
+		d.Rejection = &explain.Rejection{Status: e.Status, ErrorCode: e.Code, Rule: e.Rule, Requested: e.Requested, Body: json.RawMessage(e.Body())}
+	}
+	return d
+}
+
+// expressionOf describes the routing expression of a resolution: every
+// parameter, with the field's value before and after the overlay for those
+// the overlay reached.
+func expressionOf(res lb.Resolution) *explain.Expression {
+	e := res.Expression
+	if e == nil {
+		return nil
+	}
+	x := &explain.Expression{Token: e.Token, Algorithm: e.Algorithm.String(), Parameters: []explain.ExpressionParam{}}
+	for i, p := range e.Params {
+		ep := explain.ExpressionParam{Key: p.Key, Value: p.Value.Raw, Type: p.Value.Kind.String()}
+		if i < len(res.Changes) {
+			ch := res.Changes[i]
+			ep.Before, ep.After = &ch.Before, &ch.After
+		}
+		x.Parameters = append(x.Parameters, ep)
+	}
+	return x
 }
 
 // entryPath locates the effective entry in the lb-config from the rule

@@ -8,6 +8,7 @@
 package explain
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/lcctl/lcctl/internal/lb"
@@ -91,6 +92,45 @@ type Resolution struct {
 	// the entry (lb-config.md §12), in order.
 	RoutingMethod *string  `json:"routing_method"`
 	Parameters    []string `json:"parameters,omitempty"`
+	// Expression is the parsed routing expression (x-routing-method with
+	// parameters, lb-config.md §12), nil for a method-only value or when
+	// the value did not parse.
+	Expression *Expression `json:"expression,omitempty"`
+}
+
+// Expression is a routing expression as Stargate parsed it, and what each
+// parameter did to the entry's config.
+type Expression struct {
+	// Token is the algorithm token as written; Algorithm its algorithm.
+	Token     string `json:"token"`
+	Algorithm string `json:"algorithm"`
+	// Parameters are in header order.
+	Parameters []ExpressionParam `json:"parameters"`
+}
+
+// ExpressionParam is one parameter: Value as written (quotes kept), Type
+// its RFC 8941 type (integer, decimal, token, string). Before and After
+// are the field's value in the entry's config and after the overlay
+// ("unset" for an optional field without a value); both are absent when
+// the overlay was rejected before reaching the parameter.
+type ExpressionParam struct {
+	Key    string  `json:"key"`
+	Value  string  `json:"value"`
+	Type   string  `json:"type"`
+	Before *string `json:"before,omitempty"`
+	After  *string `json:"after,omitempty"`
+}
+
+// Rejection is Stargate's answer to an x-routing-method value it refuses
+// (lb-config.md §10 E3, §12): the HTTP status, the x-stargate-error-code
+// header, the routing-expression rule the message names, the raw header
+// value Stargate records as requested, and the JSON body it sends.
+type Rejection struct {
+	Status    int             `json:"status"`
+	ErrorCode string          `json:"x_stargate_error_code"`
+	Rule      string          `json:"rule,omitempty"`
+	Requested string          `json:"requested"`
+	Body      json.RawMessage `json:"body"`
 }
 
 // Header is one request header as given (-H or a convenience flag).
@@ -165,6 +205,9 @@ type Decision struct {
 	Code       string `json:"code,omitempty"`
 	// Message is the proxy's one-line explanation.
 	Message string `json:"message"`
+	// Rejection is Stargate's full answer when x-routing-method is refused
+	// (outcome error), nil otherwise.
+	Rejection *Rejection `json:"rejection,omitempty"`
 	// Balanced reports whether the load balancer ran; Kind is its
 	// decision (selected, wait, unavailable), absent when it did not run.
 	Balanced bool     `json:"balanced"`

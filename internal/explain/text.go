@@ -168,7 +168,18 @@ func (p *printer) header(r *Run) {
 	}
 	p.kv("Config", cfgLine)
 	if r.Config == nil {
-		p.kv("Algorithm", "none: the request is rejected before an algorithm is chosen")
+		lines := []string{"none: the request is rejected before an algorithm is chosen"}
+		if res.Expression != nil {
+			// A parameter was refused only for these classes; unavailable
+			// comes before the overlay.
+			switch r.Decision.Code {
+			case "unknown_parameter", "not_applicable", "invalid_value", "inert_value":
+				lines = append(lines, expressionLines(res.Expression, true)...)
+			default:
+				lines = append(lines, expressionLines(res.Expression, false)...)
+			}
+		}
+		p.kv("Algorithm", lines...)
 	} else {
 		p.kv("Algorithm", algorithmLines(r)...)
 		p.kv("Settings", settingsLines(r)...)
@@ -207,8 +218,32 @@ func algorithmLines(r *Run) []string {
 	if res.RoutingMethod != nil {
 		lines = append(lines, "x-routing-method "+strconv.Quote(*res.RoutingMethod))
 	}
-	if len(res.Parameters) > 0 {
-		lines = append(lines, "routing-expression parameters applied: "+strings.Join(res.Parameters, ", "))
+	if res.Expression != nil {
+		lines = append(lines, expressionLines(res.Expression, false)...)
+	}
+	return lines
+}
+
+// expressionLines shows a routing expression's token and, per parameter,
+// the value written and the field's value before → after the overlay;
+// with rejected, the first parameter without a change is the one the
+// overlay refused.
+func expressionLines(x *Expression, rejected bool) []string {
+	lines := []string{fmt.Sprintf("routing expression: token %s (%s), %s", ui.Printable(x.Token), x.Algorithm,
+		plural(len(x.Parameters), "parameter"))}
+	reached := true
+	for _, p := range x.Parameters {
+		l := fmt.Sprintf("  %s=%s (%s)", ui.Printable(p.Key), ui.Printable(p.Value), p.Type)
+		switch {
+		case p.Before != nil && p.After != nil:
+			l += fmt.Sprintf(": %s → %s", ui.Printable(*p.Before), ui.Printable(*p.After))
+		case reached && rejected:
+			l += ": rejected"
+			reached = false
+		default:
+			l += ": not applied"
+		}
+		lines = append(lines, l)
 	}
 	return lines
 }
@@ -494,6 +529,16 @@ func (p *printer) decision(r *Run) {
 	d := &r.Decision
 	p.title("Decision")
 	p.para(decisionSentence(d, true))
+	if x := d.Rejection; x != nil {
+		// Stargate's answer, one item a line: status and error-code header,
+		// the rule, the JSON body, the value it records as requested.
+		lines := []string{fmt.Sprintf("HTTP %d, x-stargate-error-code: %s", x.Status, x.ErrorCode)}
+		if x.Rule != "" {
+			lines = append(lines, "rule "+x.Rule)
+		}
+		lines = append(lines, "body "+ui.Printable(string(x.Body)), "requested "+strconv.Quote(x.Requested))
+		p.kv("Stargate", lines...)
+	}
 	if r.Then != nil && d.Outcome == lb.OutcomeWait {
 		p.para("Then at " + fmtMs(lb.Millis(r.Then.ElapsedMs)) + ": " + decisionSentence(r.Then, false))
 	}

@@ -243,7 +243,7 @@ func rustDebugString(s string) string {
 // them, a queue-SLO bound set without the other in the result is
 // inert_combination. The applicable parameters and the field each sets
 // come from the field registry (fields.go). It returns what each
-// parameter changed.
+// parameter changed, up to the rejected one when there is an error.
 func (e *RoutingExpression) Overlay(c *AlgorithmConfig) ([]ParamChange, *RoutingError) {
 	a := c.Algorithm
 	changes := make([]ParamChange, 0, len(e.Params))
@@ -251,27 +251,34 @@ func (e *RoutingExpression) Overlay(c *AlgorithmConfig) ([]ParamChange, *Routing
 	for _, p := range e.Params {
 		f := FieldByName(p.Key)
 		if f == nil || f.Expression == 0 || f.Name != p.Key {
-			return nil, exprReject("unknown_parameter", "", e.Raw, fmt.Sprintf("unknown parameter '%s' for algorithm %s", p.Key, a))
+			return changes, exprReject("unknown_parameter", "", e.Raw, fmt.Sprintf("unknown parameter '%s' for algorithm %s", p.Key, a))
 		}
 		if !f.Expression.Has(a) {
-			return nil, exprReject("not_applicable", "", e.Raw, fmt.Sprintf("%s is not applicable to %s", p.Key, a))
+			return changes, exprReject("not_applicable", "", e.Raw, fmt.Sprintf("%s is not applicable to %s", p.Key, a))
 		}
-		before, ok := f.Text(c)
-		if !ok {
-			before = "unset"
-		}
+		before := fieldText(c, f)
 		if msg, class := e.apply(c, f, p.Value); msg != "" {
-			return nil, exprReject(class, "", e.Raw, msg)
+			return changes, exprReject(class, "", e.Raw, msg)
 		}
-		after, _ := f.Text(c)
+		after := fieldText(c, f)
 		changes = append(changes, ParamChange{Key: p.Key, Value: p.Value.Raw, Before: before, After: after})
 		slo = slo || f == FieldMaxQueueTimeFloorMs || f == FieldMaxQueueTimeCeilMs
 	}
 	if slo && !c.HasQueueSLO() {
-		return nil, exprReject("inert_combination", "", e.Raw, fmt.Sprintf("%s and %s must both be configured",
+		return changes, exprReject("inert_combination", "", e.Raw, fmt.Sprintf("%s and %s must both be configured",
 			FieldMaxQueueTimeFloorMs.Name, FieldMaxQueueTimeCeilMs.Name))
 	}
 	return changes, nil
+}
+
+// fieldText is f's value in c as lb-config text; "unset" for an optional
+// field without a value (an empty seed is Stargate's None).
+func fieldText(c *AlgorithmConfig, f *Field) string {
+	s, ok := f.Text(c)
+	if !ok || (f.Type == TypeString && s == "") {
+		return "unset"
+	}
+	return s
 }
 
 // apply checks one value against its field (X4) and stores it; it returns

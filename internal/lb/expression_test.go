@@ -154,7 +154,7 @@ func TestExpressionRejectionCarriesTheRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ParamChange{{"seed", "x", "", "x"}, {"consider_kv_free_tokens", `"true"`, "false", "true"}}
+	want := []ParamChange{{"seed", "x", "unset", "x"}, {"consider_kv_free_tokens", `"true"`, "false", "true"}}
 	if res.Expression == nil || res.Expression.Token != "pulsar" || !reflect.DeepEqual(res.Changes, want) {
 		t.Errorf("resolution %+v, changes %+v", res.Expression, res.Changes)
 	}

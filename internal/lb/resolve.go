@@ -68,7 +68,8 @@ type Resolution struct {
 	// value or none); set even when its overlay is rejected.
 	Expression *RoutingExpression
 	// Changes says, per parameter in order, how the expression overlaid
-	// the base config (empty without an expression).
+	// the base config (empty without an expression); when the overlay is
+	// rejected, the parameters before the rejected one.
 	Changes []ParamChange
 }
 
@@ -199,10 +200,10 @@ func (c *Config) Resolve(model string, method OptionalString) (*AlgorithmConfig,
 	out.RequestAlgorithms = nil
 	if expr != nil {
 		changes, err := expr.Overlay(out)
+		res.Changes = changes
 		if err != nil {
 			return nil, res, err
 		}
-		res.Changes = changes
 		for _, ch := range changes {
 			res.Parameters = append(res.Parameters, ch.Key)
 		}
