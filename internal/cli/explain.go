@@ -34,6 +34,14 @@ type explainOptions struct {
 	Width               int
 	Case                string
 	Check               bool
+	// Session and live inputs (explain_live.go, docs/explain.md "Live
+	// inputs"): the session id and its source, the previous request of
+	// the session (--span), the live-source flags shared with lcctl
+	// snapshot, and the Olric connection flags shared with lcctl store.
+	SessionID, Source, PreviousRequestID string
+	live                                 liveFlags
+	conn                                 connFlags
+	liveIn                               *explainLive
 
 	changed func(name string) bool
 }
@@ -145,6 +153,10 @@ Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
 	f.IntVar(&o.Width, "width", 0, "layout width in columns, 60–1000 (default: the terminal's, else $COLUMNS, else 100, clamped to that range)")
 	f.StringVar(&o.Case, "case", "", "explain the conformance cases in `FILE` instead of one request")
 	f.BoolVar(&o.Check, "check", false, "with --case: compare each case with its expect block; exit 1 on a mismatch")
+	registerExplainLive(o, f)
+	o.live.register(f, false)
+	o.conn.register(f)
+	_ = cmd.RegisterFlagCompletionFunc("source", cobra.FixedCompletions([]string{"prompt_cache_key", "conversation_id", "header"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("chart", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("first-classification", cobra.FixedCompletions([]string{"new", "returning", "stale"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("compare", cobra.FixedCompletions([]string{"flag", "config="}, cobra.ShellCompDirectiveNoSpace))
@@ -153,7 +165,7 @@ Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
 
 // runExplain is `lcctl explain`: it gathers the inputs, runs the engine
 // (explain_run.go) and renders the report (internal/explain).
-func runExplain(_ context.Context, o *explainOptions, env *Env) error {
+func runExplain(ctx context.Context, o *explainOptions, env *Env) error {
 	if o.Case != "" {
 		return runExplainCases(o, env)
 	}
@@ -166,6 +178,10 @@ func runExplain(_ context.Context, o *explainOptions, env *Env) error {
 	// for them.
 	if o.Width < 0 || o.Width > 0 && (o.Width < explain.MinWidth || o.Width > explain.MaxWidth) {
 		return Usagef("--width %d: want a number of columns (%d–%d; 0 for the terminal's)", o.Width, explain.MinWidth, explain.MaxWidth)
+	}
+	var err0 error
+	if o.liveIn, err0 = prepareExplainLive(ctx, o, env); err0 != nil {
+		return err0
 	}
 	in, notes, err := gatherExplainInputs(o, env)
 	if err != nil {
@@ -236,6 +252,7 @@ func runExplain(_ context.Context, o *explainOptions, env *Env) error {
 	if !o.Timeline {
 		rep.Run.Timeline, rep.Run.TimelineTruncated = nil, false
 	}
+	o.liveIn.finishReport(rep)
 	if env.Global.JSON() {
 		return writeJSON(env.Out, "explain", rep)
 	}
@@ -308,8 +325,8 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 	if o.Config != "" && o.AlgorithmConfig != "" {
 		return nil, nil, Usagef("--config and --algorithm-config are exclusive")
 	}
-	if o.Snapshot == "" {
-		return nil, nil, Usagef("explain needs --case FILE, or --snapshot FILE and a request (see lcctl explain --help)")
+	if o.Snapshot == "" && (o.liveIn == nil || o.liveIn.snapYAML == nil) {
+		return nil, nil, Usagef("explain needs --case FILE, or --snapshot FILE (or the live sources --pylon, --prometheus) and a request (see lcctl explain --help)")
 	}
 	in := &explainInputs{configFile: o.Config}
 	if o.AlgorithmConfig != "" {
@@ -407,11 +424,14 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 	}
 	in.req = req
 	in.headers = hs
-	data, err := readInput(env, o.Snapshot, explainInputLimit)
-	if err != nil {
+	snapName := o.Snapshot
+	var data []byte
+	if o.Snapshot == "" {
+		data, snapName = o.liveIn.snapYAML, liveSnapshotName
+	} else if data, err = readInput(env, o.Snapshot, explainInputLimit); err != nil {
 		return nil, nil, UsageErr(err)
 	}
-	snap, err := formats.DecodeSnapshot(o.Snapshot, data)
+	snap, err := formats.DecodeSnapshot(snapName, data)
 	if err != nil {
 		return nil, nil, UsageErr(err)
 	}

@@ -52,7 +52,7 @@ func (f *liveFlags) given() bool { return f.prometheus != "" || len(f.pylons) > 
 
 // build reads the live sources for model. *live.Error values become exit
 // 2 (unusable input) or 1 (unreachable source); flag errors exit 2.
-func (f *liveFlags) build(ctx context.Context, env *Env, model, requestID string) (*live.Snapshot, error) {
+func (f *liveFlags) build(ctx context.Context, env *Env, model string, span *live.Span) (*live.Snapshot, error) {
 	o := live.Options{Model: model, Prefix: f.metricPrefix, Router: f.router, Lookback: f.lookback, Timeout: f.timeout,
 		Prometheus: live.Prometheus{URL: f.prometheus, ClusterLabel: f.clusterLabel, BackendLabel: f.backendLabel, Selector: f.selector}}
 	agg, err := live.ParseAggregation(f.aggregation)
@@ -95,9 +95,7 @@ func (f *liveFlags) build(ctx context.Context, env *Env, model, requestID string
 		}
 		o.Overlay = ov
 	}
-	if err := f.readSpan(env, &o, requestID); err != nil {
-		return nil, err
-	}
+	o.Span = span
 	s, err := live.Build(ctx, o)
 	if err != nil {
 		return nil, liveErr(err)
@@ -173,7 +171,11 @@ func runSnapshot(ctx context.Context, env *Env, o *snapshotOptions) error {
 	if *o.live.requestID != "" && o.live.span == "" {
 		return Usagef("--request-id selects a span: give --span FILE too")
 	}
-	s, err := o.live.build(ctx, env, o.model, *o.live.requestID)
+	sp, err := o.live.loadSpan(env, *o.live.requestID)
+	if err != nil {
+		return err
+	}
+	s, err := o.live.build(ctx, env, o.model, sp)
 	if err != nil {
 		return err
 	}
@@ -184,16 +186,6 @@ func runSnapshot(ctx context.Context, env *Env, o *snapshotOptions) error {
 		return writeJSON(env.Out, "snapshot", live.JSON(s))
 	}
 	return live.WriteYAML(env.Out, s)
-}
-
-// readSpan reads --span for the request requestID into o.Span.
-func (f *liveFlags) readSpan(env *Env, o *live.Options, requestID string) error {
-	sp, err := f.loadSpan(env, requestID)
-	if err != nil {
-		return err
-	}
-	o.Span = sp
-	return nil
 }
 
 // loadSpan reads --span and selects the span of requestID (nil without

@@ -175,6 +175,48 @@ func TestSnapshotPrometheusAt(t *testing.T) {
 			t.Fatalf("explain --snapshot: exit %d: %s", code, errOut)
 		}
 	}
+	// explain --at: the snapshot from Prometheus at that instant, the last
+	// cluster from the span of the session's previous request.
+	spans := filepath.Join(testutil.RepoRoot(t), "internal", "live", "testdata", "spans.otlp.jsonl")
+	code, out, errOut := runCLI(t, "", "explain", "--model", "company/model", "--prometheus", prom.URL, "--cluster-label", "kube_cluster",
+		"--at", before.UTC().Format(time.RFC3339Nano), "--session-id", "session-1", "--source", "prompt_cache_key", "--routing-key", "fn-alpha",
+		"--input-tokens", "2000", "--span", spans, "--request-id", "req-2", "--previous-request-id", "req-1", "--width", "300", "-o", "json")
+	if code != 0 {
+		t.Fatalf("explain --at: exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Snapshot struct {
+			Clusters []struct {
+				ClusterID string `json:"cluster_id"`
+				Stats     struct {
+					QueuedInputSize uint64 `json:"queued_input_size"`
+				} `json:"stats"`
+			} `json:"clusters"`
+		} `json:"snapshot"`
+		Provenance struct {
+			Snapshot    struct{ Past bool }
+			LastCluster struct{ From, Cluster, RequestID string } `json:"last_cluster"`
+		} `json:"provenance"`
+		Span *struct{ Reproduced bool } `json:"span_comparison"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Provenance.Snapshot.Past || rep.Provenance.LastCluster.From != "span" || rep.Provenance.LastCluster.Cluster != "cluster-a" || rep.Span == nil {
+		t.Errorf("provenance %+v span %+v", rep.Provenance, rep.Span)
+	}
+	found := false
+	for _, c := range rep.Snapshot.Clusters {
+		if c.ClusterID == "cluster-a" {
+			found = true
+			if c.Stats.QueuedInputSize != 4000 {
+				t.Errorf("cluster-a queued_input_size at --at: %d, want 4000 (before the change)", c.Stats.QueuedInputSize)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no cluster-a in the explained snapshot: %s", out)
+	}
 }
 
 func TestSnapshotSpan(t *testing.T) {
@@ -196,5 +238,124 @@ func TestSnapshotSpan(t *testing.T) {
 	code, _, errOut = runCLI(t, "", append([]string{"snapshot", "--model", "company/model", "--request-id", "req-2"}, threePylons(t)...)...)
 	if code != 2 || !strings.Contains(errOut, "give --span FILE too") {
 		t.Errorf("--request-id without --span: exit %d, %s", code, errOut)
+	}
+}
+
+// TestExplainSessionLive is the third acceptance line: one command from a
+// session id to the decision, with the last cluster from a real Olric
+// (seeded with the demo's sessions) and the snapshot scraped from Pylon
+// exporters, starting with the provenance block.
+func TestExplainSessionLive(t *testing.T) {
+	seedTestDMap(t, 20)
+	olric := storeArgs(t)[1:5] // --olric ADDRS --dmap DMAP
+	args := append(append([]string{"explain", "--session-id", "session-1", "--source", "prompt_cache_key", "--routing-key", "fn-alpha",
+		"--model", "company/model", "--input-tokens", "2000", "--width", "300", "--overlay", writeFile(t, "overlay.yaml", testOverlay)}, olric...), threePylons(t)...)
+	r := lcctl(t, "", nil, args...)
+	wantCode(t, r, 0, args)
+	for _, want := range []string{
+		"Provenance",
+		"config      none",
+		"snapshot    pylon scrape (3 endpoints) at ",
+		"session     affinity key mt:v1:session:",
+		"hint        last cluster cluster-b from Olric: key lc:v1:eee6fa399e47d629fce76042cba103c8ca61ca8af6cb29be4c57083afb356db6, value \"cluster-b\", written ",
+		"TTL ",
+	} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.out)
+		}
+	}
+	if i, j := strings.Index(r.out, "Provenance"), strings.Index(r.out, "lcctl explain: model"); i < 0 || j < i {
+		t.Errorf("the provenance block is not first:\n%s", r.out)
+	}
+	rj := lcctl(t, "", nil, append(args, "-o", "json")...)
+	wantCode(t, rj, 0, args)
+	var rep struct {
+		Request struct {
+			LastClusterID    string `json:"last_cluster_id"`
+			CacheAffinityKey string `json:"cache_affinity_key"`
+		} `json:"request"`
+		Provenance struct {
+			LastCluster struct {
+				From, Cluster, Key string
+				Found              *bool
+				TTLMs              *int64 `json:"ttl_ms"`
+			} `json:"last_cluster"`
+			Snapshot struct {
+				Source string   `json:"source"`
+				AgeMs  *float64 `json:"age_ms"`
+			} `json:"snapshot"`
+		} `json:"provenance"`
+	}
+	if err := json.Unmarshal([]byte(rj.out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	lc := rep.Provenance.LastCluster
+	if lc.From != "olric" || lc.Cluster != "cluster-b" || lc.Found == nil || !*lc.Found || lc.TTLMs == nil || *lc.TTLMs <= 0 ||
+		rep.Request.LastClusterID != "cluster-b" || !strings.HasPrefix(rep.Request.CacheAffinityKey, "mt:v1:session:") || rep.Provenance.Snapshot.AgeMs == nil {
+		t.Errorf("JSON provenance %+v request %+v", rep.Provenance, rep.Request)
+	}
+
+	// A session the store does not have: no hint, said so.
+	args2 := append(append([]string{"explain", "--session-id", "no-such-session", "--source", "header", "--routing-key", "fn-alpha",
+		"--model", "company/model", "--input-tokens", "2000", "--width", "300"}, olric...), threePylons(t)...)
+	r = lcctl(t, "", nil, args2...)
+	wantCode(t, r, 0, args2)
+	if !strings.Contains(r.out, "hint        no last cluster: Olric has no entry for key lc:v1:") {
+		t.Errorf("absent entry:\n%s", r.out)
+	}
+}
+
+func TestExplainSessionBadInput(t *testing.T) {
+	snap := filepath.Join(testutil.RepoRoot(t), "examples", "explain", "returning-k1.snapshot.yaml")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--session-id", "s-1", "--source", "body"}, `--source: `},
+		{[]string{"--session-id", "s-1"}, "--session-id needs --source"},
+		{[]string{"--source", "header"}, "--source needs --session-id"},
+		{[]string{"--session-id", "s-1", "--source", "header", "--affinity-key", "k"}, "not both"},
+		{[]string{"--session-id", "", "--source", "header"}, "--source needs --session-id"},
+		{[]string{"--span", "x.json"}, "--span needs --request-id"},
+		{[]string{"--previous-request-id", "r"}, "--previous-request-id needs --span"},
+		{[]string{"--pylon", "a=http://127.0.0.1:1"}, "not both"},
+		{[]string{"--olric", "127.0.0.1:1"}, "--olric needs the session"},
+	} {
+		args := append([]string{"explain", "--snapshot", snap, "--model", "model-a"}, tc.args...)
+		code, _, errOut := runCLI(t, "", args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestExplainSpanComparison: explain sets its decision beside the one the
+// span recorded and says whether it reproduces it.
+func TestExplainSpanComparison(t *testing.T) {
+	seedTestDMap(t, 5)
+	olric := storeArgs(t)[1:5]
+	repo := testutil.RepoRoot(t)
+	spans := filepath.Join(repo, "internal", "live", "testdata", "spans.otlp.jsonl")
+	base := append(append([]string{"explain", "--config", filepath.Join(repo, "examples", "explain", "live-session.lb-config.yaml"),
+		"--session-id", "session-1", "--source", "prompt_cache_key", "--routing-key", "fn-alpha", "--model", "company/model",
+		"--input-tokens", "2000", "--width", "300", "--span", spans}, olric...), threePylons(t)...)
+	r := lcctl(t, "", nil, append(base, "--request-id", "req-2")...)
+	wantCode(t, r, 0, base)
+	for _, want := range []string{"Stargate's recorded decision (request req-2, ", "recorded    cluster-b, rank depth 1, session returning",
+		"lcctl       cluster-b, rank depth 1, session returning", "verdict     lcctl reproduces Stargate's decision", "approximate ",
+		"the chosen cluster's values from the span of request req-2"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("lacks %q:\n%s", want, r.out)
+		}
+	}
+	// req-1 chose cluster-a at depth 2 as a new session: not reproduced.
+	r = lcctl(t, "", nil, append(base, "--request-id", "req-1", "--last-cluster", "cluster-a")...)
+	if r.code == 2 {
+		t.Fatalf("exit 2: %s", r.err)
+	}
+	for _, want := range []string{"lcctl does NOT reproduce it: the snapshot differs from Stargate's view", "rank depth: Stargate 2, lcctl 1", "session state: Stargate new, lcctl returning"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("req-1 lacks %q:\n%s", want, r.out)
+		}
 	}
 }

@@ -31,6 +31,12 @@ type Report struct {
 	// Notes are remarks about the inputs (ignored headers, assumed
 	// defaults, --exclude ids that are not candidates).
 	Notes []string `json:"notes,omitempty"`
+	// Provenance says where the inputs came from (live or session
+	// flags); nil for files only.
+	Provenance *Provenance `json:"provenance,omitempty"`
+	// Span compares the decision with the one Stargate recorded (--span
+	// with --request-id); nil otherwise.
+	Span *SpanComparison `json:"span_comparison,omitempty"`
 }
 
 // Run is one configuration applied to the request: how the effective

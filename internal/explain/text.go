@@ -50,7 +50,13 @@ func Text(w io.Writer, rep *Report, st *ui.Styles, o Options) error {
 	}
 	o.Width = min(max(o.Width, MinWidth), MaxWidth)
 	p := &printer{st: st, o: o, rep: rep}
+	if rep.Provenance != nil {
+		p.provenance(rep.Provenance)
+	}
 	p.run(&rep.Run, true)
+	if rep.Span != nil {
+		p.spanComparison(rep.Span)
+	}
 	if rep.Compare != nil {
 		p.compare(rep.Compare)
 	}
