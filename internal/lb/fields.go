@@ -456,7 +456,18 @@ func (f *Field) setText(c *AlgorithmConfig, s string) error {
 // init from the registry defaults.
 var defaultConfigs [len(canonicalNames)]AlgorithmConfig
 
+// optionalFields are the rows whose value sits behind a pointer (unset is
+// nil), built by init; cloneConfig copies them.
+var optionalFields []*Field
+
 func init() {
+	var probe AlgorithmConfig
+	for _, f := range fields {
+		switch f.at(&probe).(type) {
+		case **uint64, **float64:
+			optionalFields = append(optionalFields, f)
+		}
+	}
 	fieldIndex = make(map[string]*Field, len(fields))
 	for _, f := range fields {
 		fieldIndex[f.Name] = f

@@ -211,16 +211,23 @@ func (c *Config) Resolve(model string, method OptionalString) (*AlgorithmConfig,
 	return out, res, nil
 }
 
+// cloneConfig copies c with its optional values behind fresh pointers
+// (the registry's optional rows), so an overlay never writes through to
+// the configured entry.
 func cloneConfig(c *AlgorithmConfig) *AlgorithmConfig {
 	x := *c
-	if c.MaxInputWorkSeconds != nil {
-		v := *c.MaxInputWorkSeconds
-		x.MaxInputWorkSeconds = &v
-	}
-	for _, p := range []**uint64{&x.MaxQueueTimeFloorMs, &x.MaxQueueTimeCeilMs, &x.BandWidenIntervalMs} {
-		if *p != nil {
-			v := **p
-			*p = &v
+	for _, f := range optionalFields {
+		switch p := f.at(&x).(type) {
+		case **uint64:
+			if *p != nil {
+				v := **p
+				*p = &v
+			}
+		case **float64:
+			if *p != nil {
+				v := **p
+				*p = &v
+			}
 		}
 	}
 	return &x
