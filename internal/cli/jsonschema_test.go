@@ -42,6 +42,7 @@ func TestEveryCommandStampsJSON(t *testing.T) {
 		return []jsonRun{{args: storeArgs(t, args...)[1:], doc: doc, lines: lines, codes: []int{0}}}
 	}
 	explainArgs := []string{"--config", ex("explain/returning-outside-group.lb-config.yaml"), "--snapshot", ex("explain/returning-outside-group.snapshot.yaml"), "--model", "model-a"}
+	_, ctxFile := writeContexts(t, testContexts, 0o600)
 	runs := map[string][]jsonRun{
 		"demo":     {{args: []string{"--only", "explain"}, doc: "demo", codes: []int{0}}},
 		"validate": {{args: []string{ex("lb-config")}, doc: "validate", codes: []int{1}}},
@@ -64,6 +65,9 @@ func TestEveryCommandStampsJSON(t *testing.T) {
 		"store serve-dev": {{args: []string{"serve-dev", "--port", "0"}, doc: "store-serve-dev", lines: true, codes: []int{0}}},
 		"version":         {{doc: "version", codes: []int{0}}},
 		"snapshot":        {{args: []string{"--model", "company/model", "--pylon", "cluster-a=" + livetest.Start(t, pylonValues(1000, 1, 100)).URL}, doc: "snapshot", codes: []int{0}}},
+		"context list":    {{args: []string{"--config-file", ctxFile}, doc: "context-list", codes: []int{0}}},
+		"context use":     {{args: []string{"--config-file", ctxFile, "local"}, doc: "context-use", codes: []int{0}}},
+		"context show":    {{args: []string{"--config-file", ctxFile, "--resolved"}, doc: "context-show", codes: []int{0}}},
 		"explain-code":    {{args: []string{"LC2001"}, doc: "explain-code", codes: []int{0}}},
 		"docs":            {{doc: "docs", codes: []int{0}}, {args: []string{"rollout"}, doc: "docs", codes: []int{0}}},
 	}

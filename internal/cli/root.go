@@ -41,6 +41,9 @@ type GlobalOptions struct {
 	// NoColor disables ANSI styling; NO_COLOR in the environment and a
 	// non-terminal stdout do the same.
 	NoColor bool
+	// Context and ConfigFile choose the context and lcctl's config file
+	// (contexts.go); "" uses $LCCTL_CONTEXT / $LCCTL_CONFIG and defaults.
+	Context, ConfigFile string
 }
 
 // JSON reports whether machine output was requested.
@@ -199,7 +202,8 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 			}
 			env.Style = ui.NewStyles(streams.Out, colorEnabled(streams, g, streams.OutTTY))
 			env.ErrStyle = ui.NewStyles(streams.Err, colorEnabled(streams, g, streams.ErrTTY))
-			return nil
+			// Fill unset flags from the context in force (contexts.go).
+			return applyContext(cmd, env)
 		},
 	}
 	root.SetIn(streams.In)
@@ -208,6 +212,7 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 	pf := root.PersistentFlags()
 	pf.StringVarP(&g.Output, "output", "o", OutputText, "output format: text or json")
 	pf.BoolVar(&g.NoColor, "no-color", false, "disable colour (also when NO_COLOR is set or stdout is not a terminal)")
+	addContextFlags(root, g)
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{OutputText, OutputJSON}, cobra.ShellCompDirectiveNoFileComp))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageErr(err) })
 
@@ -231,6 +236,7 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 		{groupLive, newPreflightCommand},
 		{groupLive, newCheckCommand},
 		{groupLive, newStoreCommand},
+		{groupOther, newContextCommand},
 		{groupOther, newExplainCodeCommand},
 		{groupOther, newDocsCommand},
 		{groupOther, newVersionCommand},

@@ -1,0 +1,385 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
+
+	"github.com/lcctl/lcctl/internal/readlimit"
+	"github.com/lcctl/lcctl/internal/suggest"
+)
+
+// Environment variables of the config file and the context choice.
+const (
+	// EnvConfigFile names the config file (below --config-file, above
+	// $XDG_CONFIG_HOME/lcctl/config.yaml).
+	EnvConfigFile = "LCCTL_CONFIG"
+	// EnvContext names the context to use (below --context, above the
+	// file's current-context).
+	EnvContext = "LCCTL_CONTEXT"
+)
+
+// maxConfigFileBytes bounds the config file.
+const maxConfigFileBytes = 1 << 20
+
+// contextKey is one setting a context can hold: the flag it fills on each
+// command that has it (Flags maps a command path to its flag name; "*" is
+// every other command) and the environment variable that, when set, wins
+// over the context.
+type contextKey struct {
+	Key   string
+	Flags map[string]string
+	Env   string
+	Help  string
+}
+
+// flagFor returns the flag name the key fills on the command with path
+// (without "lcctl "), "" when none.
+func (k contextKey) flagFor(path string) string {
+	if f, ok := k.Flags[path]; ok {
+		return f
+	}
+	return k.Flags["*"]
+}
+
+// contextKeys are the settings a context holds: where an environment's
+// Olric members, Prometheus, metrics endpoints and files are. Each fills
+// the flag of the same name unless the command names it differently.
+var contextKeys = []contextKey{
+	{Key: "olric", Flags: map[string]string{"*": "olric"}, Env: EnvOlricAddrs, Help: "Olric members host:port (a list or a comma-separated string)"},
+	{Key: "map-addr", Flags: map[string]string{"*": "map-addr"}, Help: "MEMBER=LOCAL dial mappings (a list; one port-forward per pod)"},
+	{Key: "dmap", Flags: map[string]string{"*": "dmap"}, Env: EnvOlricDMap, Help: "the last-cluster DMap"},
+	{Key: "dial-timeout", Flags: map[string]string{"*": "dial-timeout"}, Help: "Olric connection timeout (e.g. 2s)"},
+	{Key: "request-timeout", Flags: map[string]string{"*": "request-timeout"}, Help: "Olric request timeout"},
+	{Key: "password-file", Flags: map[string]string{"*": "password-file"}, Env: EnvOlricPassword, Help: "file holding the Olric password (the password itself is never a context setting)"},
+	{Key: "tls", Flags: map[string]string{"*": "tls"}, Help: "talk TLS to Olric (true/false)"},
+	{Key: "tls-ca", Flags: map[string]string{"*": "tls-ca"}, Help: "PEM file of CAs"},
+	{Key: "tls-server-name", Flags: map[string]string{"*": "tls-server-name"}, Help: "server name to verify"},
+	{Key: "tls-cert", Flags: map[string]string{"*": "tls-cert"}, Help: "PEM client certificate"},
+	{Key: "tls-key", Flags: map[string]string{"*": "tls-key"}, Help: "PEM client key"},
+	{Key: "prometheus", Flags: map[string]string{"*": "prometheus"}, Help: "Prometheus URL (lcctl snapshot)"},
+	{Key: "cluster-label", Flags: map[string]string{"*": "cluster-label"}, Help: "the label holding the cluster id (lcctl snapshot)"},
+	{Key: "backend-label", Flags: map[string]string{"*": "backend-label"}, Help: "the label telling backends apart (lcctl snapshot)"},
+	{Key: "metric-prefix", Flags: map[string]string{"*": "metric-prefix"}, Help: "Pylon metric prefix (lcctl snapshot)"},
+	{Key: "stargate-metrics", Flags: map[string]string{"check metrics": "stargate", "*": "stargate-metrics"}, Help: "Stargate /metrics URL or file (preflight --stargate-metrics, check metrics --stargate)"},
+	{Key: "gateway-metrics", Flags: map[string]string{"check metrics": "gateway", "*": "gateway-metrics"}, Help: "gateway /metrics URL or file (preflight --gateway-metrics, check metrics --gateway)"},
+	{Key: "stargate-prefix", Flags: map[string]string{"*": "stargate-prefix"}, Help: "Stargate --metrics-prefix"},
+	{Key: "config", Flags: map[string]string{"preflight": "config", "explain": "config"}, Help: "the lb-config file (preflight --config, explain --config)"},
+	{Key: "gateway-values", Flags: map[string]string{"*": "gateway-values"}, Help: "gateway Helm values files (a list; preflight)"},
+	{Key: "gateway-env", Flags: map[string]string{"*": "gateway-env"}, Help: "gateway env file (preflight)"},
+}
+
+// lookupContextKey finds a key by name.
+func lookupContextKey(name string) (contextKey, bool) {
+	for _, k := range contextKeys {
+		if k.Key == name {
+			return k, true
+		}
+	}
+	return contextKey{}, false
+}
+
+// configFile is lcctl's config file ($XDG_CONFIG_HOME/lcctl/config.yaml):
+//
+//	current-context: prod
+//	contexts:
+//	  prod:
+//	    olric: [olric-0:3320, olric-1:3320]
+//	    prometheus: http://prometheus.monitoring:9090
+//	    cluster-label: cluster
+//
+// Path is where it was read from; Doc is the YAML tree (kept for `context
+// use`, which rewrites current-context only); Exists is false when no
+// file is there (every command then runs without a context).
+type configFile struct {
+	Path    string
+	Source  string // how Path was chosen: --config-file, LCCTL_CONFIG or the default
+	Exists  bool
+	Mode    fs.FileMode
+	Current string
+	// Contexts maps a name to its settings; a setting is a string or a
+	// list of strings, in file order within each context (Order).
+	Contexts map[string]map[string][]string
+	Order    map[string][]string
+	Names    []string
+	Doc      *yaml.Node
+}
+
+// configPath chooses the config file: --config-file, else $LCCTL_CONFIG,
+// else $XDG_CONFIG_HOME/lcctl/config.yaml, else ~/.config/lcctl/config.yaml.
+func configPath(env *Env) (path, source string) {
+	if env.Global.ConfigFile != "" {
+		return env.Global.ConfigFile, "--config-file"
+	}
+	if p := env.Env(EnvConfigFile); p != "" {
+		return p, "$" + EnvConfigFile
+	}
+	if x := env.Env("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "lcctl", "config.yaml"), "$XDG_CONFIG_HOME/lcctl/config.yaml"
+	}
+	// Only the injected environment is read (tests run without the
+	// user's own config file).
+	home := env.Env("HOME")
+	if home == "" {
+		return "", "no config file (neither $XDG_CONFIG_HOME nor $HOME is set)"
+	}
+	return filepath.Join(home, ".config", "lcctl", "config.yaml"), "~/.config/lcctl/config.yaml"
+}
+
+// loadConfigFile reads the config file. A missing file at the default
+// place is no error (Exists false); one named by --config-file or
+// $LCCTL_CONFIG must exist. The error names the file and line.
+func loadConfigFile(env *Env) (*configFile, error) {
+	path, source := configPath(env)
+	cf := &configFile{Path: path, Source: source, Contexts: map[string]map[string][]string{}, Order: map[string][]string{}}
+	if path == "" {
+		return cf, nil
+	}
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) && source != "--config-file" && source != "$"+EnvConfigFile {
+		return cf, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("config file %s (%s): %w", path, source, readlimit.Cause(err))
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("config file %s (%s) is a directory", path, source)
+	}
+	data, err := readInput(env, path, maxConfigFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	cf.Exists, cf.Mode = true, st.Mode().Perm()
+	if err := cf.parse(data); err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	return cf, nil
+}
+
+// parse reads the file's YAML: current-context and contexts, nothing else.
+func (cf *configFile) parse(data []byte) error {
+	var doc yaml.Node
+	if err := decodeNoPanicBytes(data, &doc); err != nil {
+		return err
+	}
+	cf.Doc = &doc
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: want a mapping with current-context and contexts", root.Line)
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch k.Value {
+		case "current-context":
+			if v.Kind != yaml.ScalarNode {
+				return fmt.Errorf("line %d: current-context: want a context name", v.Line)
+			}
+			cf.Current = v.Value
+		case "contexts":
+			if v.Kind != yaml.MappingNode {
+				return fmt.Errorf("line %d: contexts: want a mapping of context names to settings", v.Line)
+			}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				if err := cf.parseContext(v.Content[j], v.Content[j+1]); err != nil {
+					return err
+				}
+			}
+		default:
+			return fmt.Errorf("line %d: unknown key %q (want current-context, contexts)%s", k.Line, k.Value, suggest.DidYouMean(k.Value, []string{"current-context", "contexts"}))
+		}
+	}
+	return nil
+}
+
+func (cf *configFile) parseContext(name, body *yaml.Node) error {
+	if name.Value == "" || strings.ContainsAny(name.Value, " \t\n") {
+		return fmt.Errorf("line %d: context name %q: want a name without spaces", name.Line, name.Value)
+	}
+	if _, dup := cf.Contexts[name.Value]; dup {
+		return fmt.Errorf("line %d: context %q is defined twice", name.Line, name.Value)
+	}
+	if body.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: context %q: want a mapping of settings", body.Line, name.Value)
+	}
+	names := make([]string, len(contextKeys))
+	for i, k := range contextKeys {
+		names[i] = k.Key
+	}
+	settings := map[string][]string{}
+	for i := 0; i+1 < len(body.Content); i += 2 {
+		k, v := body.Content[i], body.Content[i+1]
+		if _, ok := lookupContextKey(k.Value); !ok {
+			hint := suggest.DidYouMean(k.Value, names)
+			if strings.Contains(strings.ToLower(k.Value), "password") || strings.Contains(strings.ToLower(k.Value), "token") {
+				hint = " (a context never holds a secret itself: name a file with password-file, or use $" + EnvOlricPassword + ")"
+			}
+			return fmt.Errorf("line %d: context %q: unknown setting %q%s; settings: %s", k.Line, name.Value, k.Value, hint, strings.Join(names, ", "))
+		}
+		if _, dup := settings[k.Value]; dup {
+			return fmt.Errorf("line %d: context %q: %s is set twice", k.Line, name.Value, k.Value)
+		}
+		var vals []string
+		switch v.Kind {
+		case yaml.ScalarNode:
+			vals = []string{v.Value}
+		case yaml.SequenceNode:
+			for _, it := range v.Content {
+				if it.Kind != yaml.ScalarNode {
+					return fmt.Errorf("line %d: context %q: %s: want strings", it.Line, name.Value, k.Value)
+				}
+				vals = append(vals, it.Value)
+			}
+		default:
+			return fmt.Errorf("line %d: context %q: %s: want a string or a list of strings", v.Line, name.Value, k.Value)
+		}
+		settings[k.Value] = vals
+		cf.Order[name.Value] = append(cf.Order[name.Value], k.Value)
+	}
+	cf.Contexts[name.Value] = settings
+	cf.Names = append(cf.Names, name.Value)
+	return nil
+}
+
+// selectedContext names the context in force and how it was chosen:
+// --context, else $LCCTL_CONTEXT, else the file's current-context; ""
+// when none. A name that is not in the file is an error.
+func (cf *configFile) selectedContext(env *Env) (name, source string, err error) {
+	switch {
+	case env.Global.Context != "":
+		name, source = env.Global.Context, "--context"
+	case env.Env(EnvContext) != "":
+		name, source = env.Env(EnvContext), "$"+EnvContext
+	case cf.Current != "":
+		name, source = cf.Current, "current-context in "+cf.Path
+	default:
+		return "", "", nil
+	}
+	if _, ok := cf.Contexts[name]; !ok {
+		where := "no config file at " + cf.Path
+		if cf.Path == "" {
+			where = "no config file"
+		}
+		if cf.Exists {
+			where = cf.Path + " defines " + describeNames(cf.Names)
+		}
+		return "", "", fmt.Errorf("context %q (%s) does not exist: %s%s", name, source, where, suggest.DidYouMean(name, cf.Names))
+	}
+	return name, source, nil
+}
+
+func describeNames(names []string) string {
+	if len(names) == 0 {
+		return "no context"
+	}
+	return "the contexts " + strings.Join(names, ", ")
+}
+
+// warnings are the notes a loaded config file gets on stderr: a file
+// others can read or write, and secrets in plain text (a URL with a
+// password) in the context in use.
+func (cf *configFile) warnings(context string) []string {
+	var out []string
+	if cf.Exists && cf.Mode&0o077 != 0 {
+		out = append(out, fmt.Sprintf("%s is accessible by other users (mode %04o): run chmod 600 %s", cf.Path, cf.Mode, cf.Path))
+	}
+	if context == "" {
+		return out
+	}
+	for _, key := range cf.Order[context] {
+		for _, v := range cf.Contexts[context][key] {
+			if u, err := url.Parse(v); err == nil && u.User != nil {
+				if _, has := u.User.Password(); has {
+					out = append(out, fmt.Sprintf("context %q stores a password in plain text in %s (%s URL): anyone who can read the file can use it", context, cf.Path, key))
+				} else {
+					out = append(out, fmt.Sprintf("context %q stores a credential in plain text in %s (the user part of the %s URL, often a token)", context, cf.Path, key))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// applyContext fills the command's flags from the context in force, for
+// every flag not given on the command line whose environment variable is
+// not set either: precedence flag > env > context > default. It runs in
+// the root's PersistentPreRunE, after flag parsing and before the
+// command's run function.
+func applyContext(cmd *cobra.Command, env *Env) error {
+	if cmd.Name() == "context" || cmd.Parent() != nil && cmd.Parent().Name() == "context" {
+		return nil // the context commands read the file themselves
+	}
+	cf, err := loadConfigFile(env)
+	if err != nil {
+		return UsageErr(err)
+	}
+	name, _, err := cf.selectedContext(env)
+	if err != nil {
+		return UsageErr(err)
+	}
+	for _, w := range cf.warnings(name) {
+		fmt.Fprintf(env.Err, "lcctl: warning: %s\n", w)
+	}
+	if name == "" {
+		return nil
+	}
+	path := strings.TrimPrefix(cmd.CommandPath(), "lcctl ")
+	settings := cf.Contexts[name]
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		k, _ := lookupContextKey(key)
+		fl := cmd.Flags().Lookup(k.flagFor(path))
+		if fl == nil || fl.Changed || (k.Env != "" && env.Env(k.Env) != "") {
+			continue
+		}
+		if err := setFlag(cmd.Flags(), fl, settings[key]); err != nil {
+			return Usagef("context %q in %s: %s: %v", name, cf.Path, key, err)
+		}
+	}
+	return nil
+}
+
+// setFlag sets a flag from a context value, as if given on the command
+// line: each item of a repeatable flag, the items joined by commas for
+// any other.
+func setFlag(fs *pflag.FlagSet, fl *pflag.Flag, vals []string) error {
+	switch fl.Value.Type() {
+	case "stringArray", "stringSlice":
+		for _, v := range vals {
+			if err := fs.Set(fl.Name, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fs.Set(fl.Name, strings.Join(vals, ","))
+}
+
+// decodeNoPanicBytes decodes data into doc, yaml.v3's panics turned into
+// errors; a syntax error names its line.
+func decodeNoPanicBytes(data []byte, doc *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = errors.New("the YAML decoder failed")
+		}
+	}()
+	if err := yaml.Unmarshal(data, doc); err != nil {
+		return fmt.Errorf("not valid YAML: %w", err)
+	}
+	return nil
+}
