@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -33,6 +35,7 @@ type simulateOptions struct {
 	progress    string
 	template    bool
 	seeds       int
+	sweep       string
 }
 
 func newSimulateCommand(env *Env) *cobra.Command {
@@ -86,6 +89,7 @@ read.`,
 	f.StringVar(&o.plotDir, "plot", "", "write PNG and SVG charts into this directory")
 	f.BoolVar(&o.template, "template", false, "print a commented scenario with every field and its default, and exit")
 	f.IntVar(&o.seeds, "seeds", 1, "run every policy with this many master seeds (the scenario's seed and the next ones) and report means with 95 % intervals and paired off → on differences")
+	f.StringVar(&o.sweep, "sweep", "", "run every policy once per value of a numeric scenario field: FIELD=V1,V2,... (e.g. workload.session_rate=2,4,8 or clusters.kv_cache_tokens=1e5,1e6)")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (a terminal, runs over a second), always or never")
 	_ = cmd.RegisterFlagCompletionFunc("policy", cobra.FixedCompletions(sim.ComparisonNames, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
@@ -121,9 +125,14 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 	if o.plotSet && o.plotDir == "" {
 		return Usagef("--plot: the directory name is empty")
 	}
-	// The overrides apply before the scenario is checked: the size check
-	// sees --max-requests and --duration-s.
-	sc, err := sim.LoadScenarioWith(o.scenario, func(sc *sim.Scenario) {
+	sweepField, sweepValues, err := parseSweep(o.sweep)
+	if err != nil {
+		return err
+	}
+	if len(sweepValues) > 0 && o.seeds > 1 {
+		return Usagef("--sweep and --seeds cannot be combined: sweep one seed at a time (--seed)")
+	}
+	overrides := func(sc *sim.Scenario) {
 		if o.seedSet {
 			sc.Seed = o.seed
 		}
@@ -136,13 +145,49 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 		if o.durationS > 0 {
 			sc.Workload.DurationS = o.durationS
 		}
-	})
+	}
+	// The overrides apply before the scenario is checked: the size check
+	// sees --max-requests and --duration-s.
+	sc, err := sim.LoadScenarioWith(o.scenario, overrides)
 	if err != nil {
 		return UsageErr(err)
 	}
-	policies, err := sim.ResolvePolicies(sc, sim.Selection{Compare: o.compare, Names: o.policies, ConfigFiles: o.configs})
+	sel := sim.Selection{Compare: o.compare, Names: o.policies, ConfigFiles: o.configs}
+	policies, err := sim.ResolvePolicies(sc, sel)
 	if err != nil {
 		return UsageErr(err)
+	}
+	// The runs: one per seed, or one per swept value (each value's
+	// scenario checked like the file itself).
+	type point struct {
+		sc       *sim.Scenario
+		policies []sim.Policy
+	}
+	var points []point
+	var seeds []uint64
+	for k := 0; k < o.seeds && len(sweepValues) == 0; k++ {
+		sck := *sc
+		sck.Seed = sc.Seed + uint64(k)
+		points = append(points, point{&sck, policies})
+		seeds = append(seeds, sck.Seed)
+	}
+	for _, v := range sweepValues {
+		var setErr error
+		scv, err := sim.LoadScenarioWith(o.scenario, func(s *sim.Scenario) {
+			overrides(s)
+			setErr = s.SetField(sweepField, v)
+		})
+		if setErr != nil {
+			return Usagef("--sweep %s", setErr)
+		}
+		if err != nil {
+			return UsageErr(fmt.Errorf("--sweep %s=%g: %w", sweepField, v, err))
+		}
+		pv, err := sim.ResolvePolicies(scv, sel)
+		if err != nil {
+			return UsageErr(err)
+		}
+		points = append(points, point{scv, pv})
 	}
 	var records int64
 	if sc.Workload.Trace != "" {
@@ -159,20 +204,21 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 			return UsageErr(fmt.Errorf("--plot %s: %w", o.plotDir, err))
 		}
 	}
-	total := sim.ExpectedRequests(sc, records) * int64(len(policies)) * int64(o.seeds)
+	var total int64
+	for _, p := range points {
+		total += sim.ExpectedRequests(p.sc, records) * int64(len(p.policies))
+	}
 	var done atomic.Int64
 	stop := startProgress(env, o.progress, &done, total)
 	// Seed k runs with master seed base+k: new workload draws, the same
 	// for every policy of the seed (sim.Run derives every stream from it).
 	var runs [][]*sim.Result
-	var seeds []uint64
-	for k := 0; k < o.seeds && err == nil; k++ {
-		sck := *sc
-		sck.Seed = sc.Seed + uint64(k)
+	for _, p := range points {
 		var res []*sim.Result
-		res, err = sim.RunAll(ctx, &sck, policies, &done)
+		if res, err = sim.RunAll(ctx, p.sc, p.policies, &done); err != nil {
+			break
+		}
 		runs = append(runs, res)
-		seeds = append(seeds, sck.Seed)
 	}
 	stop()
 	var results []*sim.Result
@@ -193,9 +239,17 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 	if o.seeds > 1 {
 		doc.Seeds = report.NewSeeds(seeds, runs)
 	}
+	if len(sweepValues) > 0 {
+		doc.Sweep = report.NewSweep(sweepField, sweepValues, runs)
+	}
 	var plotErr error
 	if o.plotDir != "" {
 		files, err := report.WritePlots(o.plotDir, doc)
+		if err == nil && doc.Sweep != nil {
+			var more []string
+			more, err = report.WriteSweepPlots(o.plotDir, doc)
+			files = append(files, more...)
+		}
 		switch {
 		case err != nil:
 			// Still print the results: they took the whole run to compute.
@@ -210,9 +264,12 @@ func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
 		for _, n := range defaultEntryNotes(policies, results) {
 			fmt.Fprintf(env.Err, "%s %s\n", env.ErrStyle.Info.Render("note:"), n)
 		}
-		if doc.Seeds != nil {
+		switch {
+		case doc.Sweep != nil:
+			err = report.WriteSweepText(env.Out, doc, env.Style)
+		case doc.Seeds != nil:
 			err = report.WriteSeedsText(env.Out, doc, env.Style)
-		} else {
+		default:
 			err = report.WriteText(env.Out, doc, env.Style)
 		}
 	}
@@ -361,4 +418,28 @@ func humanCount(n int64) string {
 		return fmt.Sprintf("%.0fk", float64(n)/1e3)
 	}
 	return fmt.Sprintf("%d", n)
+}
+
+// parseSweep reads --sweep FIELD=V1,V2,...: at most 100 finite values.
+func parseSweep(s string) (string, []float64, error) {
+	if s == "" {
+		return "", nil, nil
+	}
+	field, list, ok := strings.Cut(s, "=")
+	field = strings.TrimSpace(field)
+	if !ok || field == "" || strings.TrimSpace(list) == "" {
+		return "", nil, Usagef("--sweep %q: want FIELD=V1,V2,... (e.g. workload.session_rate=2,4,8)", s)
+	}
+	var vals []float64
+	for _, x := range strings.Split(list, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return "", nil, Usagef("--sweep %s: %q is not a finite number", field, strings.TrimSpace(x))
+		}
+		vals = append(vals, v)
+	}
+	if len(vals) > 100 {
+		return "", nil, Usagef("--sweep %s: %d values; at most 100", field, len(vals))
+	}
+	return field, vals, nil
 }

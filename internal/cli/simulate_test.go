@@ -358,3 +358,52 @@ func TestSimulateSeeds(t *testing.T) {
 		t.Fatalf("--seeds 0: exit %d %s", code, errs)
 	}
 }
+
+// TestSimulateSweep: one run per value, a table per metric, the sweep in
+// JSON, the charts, and a value the scenario check refuses.
+func TestSimulateSweep(t *testing.T) {
+	sc := writeScenario(t, cliScenario)
+	args := []string{"simulate", "--scenario", sc, "--policy", "round-robin", "--sweep", "clusters.kv_cache_tokens=0,1000000"}
+	code, out, errs := runSim(t, append(args, "-o", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Sweep struct {
+			Field    string
+			Values   []float64
+			Policies []struct {
+				Policy  string
+				Metrics map[string][]float64
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	kv := doc.Sweep.Policies[0].Metrics["kv_reuse"]
+	if doc.Sweep.Field != "clusters.kv_cache_tokens" || len(kv) != 2 || kv[0] != 0 || !(kv[1] > 0) {
+		t.Fatalf("%+v", doc.Sweep)
+	}
+	dir := t.TempDir()
+	code, out, errs = runSim(t, append(args, "--plot", dir)...)
+	if code != 0 || !strings.Contains(out, "KV reuse % \\ clusters.kv_cache_tokens") {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "kv-reuse-vs-capacity.png")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ arg, want string }{
+		{"workload.session_rate=-1", "workload.session_rate: must be 0–10000000"},
+		{"workload.session_rate", "want FIELD=V1,V2"},
+		{"workload.nope=1", `unknown field "nope"`},
+		{"workload.session_rate=1,x", `"x" is not a finite number`},
+	} {
+		if code, _, errs := runSim(t, "simulate", "--scenario", sc, "--policy", "round-robin", "--sweep", c.arg); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("--sweep %s: exit %d, %s", c.arg, code, errs)
+		}
+	}
+	if code, _, errs := runSim(t, "simulate", "--scenario", sc, "--compare", "--seeds", "2", "--sweep", "workload.session_rate=1,2"); code != 2 || !strings.Contains(errs, "cannot be combined") {
+		t.Errorf("--seeds with --sweep: exit %d, %s", code, errs)
+	}
+}

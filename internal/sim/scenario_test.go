@@ -416,3 +416,38 @@ gateway: {store: nowhere}
 		t.Errorf("errors.As finds %+v, want the first problem (decoding, line 3)", ie)
 	}
 }
+
+// TestSetField: --sweep's setter reaches nested, listed and distribution
+// fields by their YAML names and refuses what it cannot set.
+func TestSetField(t *testing.T) {
+	sc := mustScenario(t, "clusters: [{id: a}, {id: b}]\nworkload: {session_rate: 1}\n")
+	for _, c := range []struct {
+		path string
+		v    float64
+	}{{"workload.session_rate", 8}, {"clusters.kv_cache_tokens", 1e5}, {"clusters[1].prefill_tps", 123}, {"workload.think_time_s.mean", 9}, {"workload.max_wait_ms", 300}, {"router.staleness_ms", 50}} {
+		if err := sc.SetField(c.path, c.v); err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+	}
+	if sc.Workload.SessionRate != 8 || sc.Clusters[0].KVCacheTokens != 1e5 || sc.Clusters[1].KVCacheTokens != 1e5 || sc.Clusters[1].PrefillTPS != 123 || sc.Clusters[0].PrefillTPS == 123 ||
+		sc.Workload.ThinkTimeS.Mean != 9 || *sc.Workload.MaxWaitMs != 300 || sc.Router.StalenessMs != 50 {
+		t.Fatalf("%+v", sc)
+	}
+	for _, c := range []struct {
+		path string
+		v    float64
+		want string
+	}{
+		{"workload.sesion_rate", 1, `unknown field "sesion_rate"`},
+		{"clusters.kv_cache_tokens", 1.5, "want a whole number"},
+		{"clusters[5].rtt_ms", 1, "clusters has 2 entries"},
+		{"workload.think_time_s", 1, "sweep one of its parameters"},
+		{"gateway.store", 1, "not a numeric field"},
+		{"workload.priority", 1e12, "want a whole number"},
+		{"events.at_s", 1, "events is empty"},
+	} {
+		if err := sc.SetField(c.path, c.v); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s=%v: %v, want %s", c.path, c.v, err, c.want)
+		}
+	}
+}

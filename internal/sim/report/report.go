@@ -26,6 +26,8 @@ type Document struct {
 	Policies []*sim.Result `json:"policies"`
 	// Seeds is the several-seed summary (--seeds N; absent otherwise).
 	Seeds *Seeds `json:"seeds,omitempty"`
+	// Sweep is the sweep summary (--sweep; absent otherwise).
+	Sweep *Sweep `json:"sweep,omitempty"`
 }
 
 // ScenarioInfo summarises a scenario for reports.
