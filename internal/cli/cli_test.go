@@ -64,6 +64,9 @@ func TestScript(t *testing.T) {
 		},
 		Cmds:                scriptCmds,
 		RequireExplicitExec: true,
+		// LCCTL_UPDATE_SCRIPTS=1 rewrites the files that `cmp stdout
+		// FILE` compares against, for a deliberate change of output.
+		UpdateScripts: os.Getenv("LCCTL_UPDATE_SCRIPTS") != "",
 		RequireUniqueNames:  true,
 	})
 }
