@@ -57,7 +57,9 @@ type ExprValue struct {
 
 // ExprParam is one key=value parameter, in header order.
 type ExprParam struct {
-	Key   string
+	// Key is the parameter name ([a-z][a-z0-9_]*, rule P6).
+	Key string
+	// Value is the parsed value.
 	Value ExprValue
 }
 
@@ -78,7 +80,11 @@ type RoutingExpression struct {
 // value before and after, as lb-config text ("unset" for an optional field
 // without a value).
 type ParamChange struct {
-	Key, Value, Before, After string
+	// Key is the parameter; Value is written as in the header.
+	Key, Value string
+	// Before and After are the field's value in the base config and after
+	// the parameter was applied.
+	Before, After string
 }
 
 // Routing-expression limits (P7, P11).
