@@ -233,6 +233,21 @@ func runDemo(ctx context.Context, env *Env, o *demoOptions) error {
 	if backend != nil {
 		params.OlricAddr = backend.Addr
 	}
+	for _, s := range selected {
+		if !s.NeedsPylons || params.PylonFlags != nil {
+			continue
+		}
+		pylons, err := demo.StartPylons()
+		if err != nil {
+			return failf("start the demo's Pylon /metrics servers: %v", err)
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = pylons.Close(sctx)
+		}()
+		params.PylonFlags = pylons.Flags()
+	}
 	selected, _ = demo.Select(demo.Plan(params), o.step, o.only)
 
 	r := &demoRunner{env: env, json: env.Global.JSON(), ex: ex, kept: o.keep}

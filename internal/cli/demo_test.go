@@ -61,21 +61,21 @@ func TestDemoText(t *testing.T) {
 		`^  examples  `+q(ex)+` \(this repository's\)$`,
 		`^  sessions  301 entries \(ttl 1h\): cluster-a 149, cluster-b 92, cluster-c 59, B 1$`,
 
-		`^Step 1/6 · validate: `,
+		`^Step 1/7 · validate: `,
 		`^\$ lcctl validate -q `+q(filepath.Join(ex, "lb-config"))+`$`,
 		`mistakes\.yaml \(yaml\) invalid  9 errors`,
 		`^  warning LC2001 W1 .*no-slo-pulsar-wait-and-widen\.json:4:30 request_algorithms\["pulsar-wait-and-widen"\]$`,
 		`^9 files checked: 1 failed; 9 errors`,
 		`^✔ exit 1, as designed: mistakes\.yaml is broken on purpose`,
 
-		`^Step 2/6 · migrate: `,
+		`^Step 2/7 · migrate: `,
 		`^\$ lcctl migrate --strategy bounded `+q(filepath.Join(ex, "lb-config", "no-slo-pulsar-wait-and-widen.json"))+`$`,
 		`^\+      "max_queued": 4,$`,
 		`no-slo-pulsar-wait-and-widen\.json \(json, --strategy bounded\) 4 changes pending`,
 		`^  version safety: this file sets cache_affinity_wait_ms`,
 		`^✔ exit 1, as designed: 1 means changes are pending; nothing was written`,
 
-		`^Step 3/6 · preflight --stage 2: `,
+		`^Step 3/7 · preflight --stage 2: `,
 		`^\$ lcctl preflight --stage 2 --config \S+pulsar-wait-and-widen\.json --gateway-values \S+values-stage2\.yaml --olric `+a+`$`,
 		`^✔ gateway last-cluster store flag fits the stage$`,
 		`^✔ Olric is reachable$`,
@@ -83,7 +83,7 @@ func TestDemoText(t *testing.T) {
 		`^Status check results are ✔ \(9 ok, 0 failed, 0 warnings, 2 skipped\)$`,
 		`^✔ exit 0, as designed: no check failed`,
 
-		`^Step 4/6 · store get → explain: `,
+		`^Step 4/7 · store get → explain: `,
 		`^\$ lcctl store get --olric `+a+` --routing-key rk-1 --model model-a --affinity-key session-6$`,
 		`^cluster      B$`,
 		`^✔ exit 0, as designed: the entry exists`,
@@ -94,7 +94,7 @@ func TestDemoText(t *testing.T) {
 		`^Compare: the same request with last_cluster_affinity off and on$`,
 		`^✔ exit 0, as designed: explained$`,
 
-		`^Step 5/6 · store scan and evict: `,
+		`^Step 5/7 · store scan and evict: `,
 		`^\$ lcctl store scan --olric `+a+` --summary-only$`,
 		`^scanned dmap stargate-last-cluster \(complete\) in \S+: 301 keys, 301 live entries$`,
 		`^cluster-c +59 +19\.6%$`,
@@ -103,7 +103,7 @@ func TestDemoText(t *testing.T) {
 		`^run again with --yes to delete them`,
 		`^✔ exit 0, as designed: dry run, nothing was deleted$`,
 
-		`^Step 6/6 · simulate --compare: `,
+		`^Step 6/7 · simulate --compare: `,
 		`^\$ lcctl simulate --scenario \S+saturated-rank1\.yaml --compare --max-requests `+demoSimRequests+`$`,
 		`^scenario saturated-rank1$`,
 		`^pulsar-wait-and-widen/lc-on `,
@@ -112,7 +112,16 @@ func TestDemoText(t *testing.T) {
 		`^  pulsar-wait-and-widen: left last cluster \S+% → \S+%, KV reuse`,
 		`^✔ exit 0, as designed: simulated`,
 
-		`^✔ demo done: 6 of 6 steps ran as designed in `,
+		`^Step 7/7 · snapshot → explain --session-id: `,
+		`^\$ lcctl snapshot --model company/model --overlay \S+live\.overlay\.yaml --pylon cluster-a=http://127\.0\.0\.1:\d+/metrics --pylon cluster-b=\S+ --pylon cluster-c=\S+$`,
+		`^      queue_size: 6 # metric from pylon_model_queue_size, age `,
+		`^✔ exit 0, as designed: the snapshot was written`,
+		`^\$ lcctl explain --config \S+live-session\.lb-config\.yaml --session-id session-1 --source prompt_cache_key --routing-key fn-alpha --model company/model --olric `+a+` --input-tokens 2000 --overlay \S+ --pylon `,
+		`^Provenance$`,
+		`^  hint        last cluster cluster-b from Olric: key`,
+		`^✔ exit 0, as designed: explained`,
+
+		`^✔ demo done: 7 of 7 steps ran as designed in `,
 	)
 	if strings.Contains(out, "--yes ") && !strings.Contains(out, "run again with --yes") {
 		t.Fatal("the demo ran a command with --yes")
@@ -168,10 +177,10 @@ func TestDemoJSON(t *testing.T) {
 	if d.Schema != "lcctl.demo/v1" || !d.Success || d.Examples.Embedded || d.Olric == nil || d.Olric.Seeded != 301 || d.Olric.PerCluster["B"] != 1 || d.Olric.Kept {
 		t.Fatalf("document head: %+v", d)
 	}
-	if len(d.Steps) != 6 {
-		t.Fatalf("%d steps, want 6", len(d.Steps))
+	if len(d.Steps) != 7 {
+		t.Fatalf("%d steps, want 7", len(d.Steps))
 	}
-	wantCodes := [][]int{{1}, {1}, {0}, {0, 0}, {0, 0}, {0}}
+	wantCodes := [][]int{{1}, {1}, {0}, {0, 0}, {0, 0}, {0}, {0, 0}}
 	for i, s := range d.Steps {
 		if s.Step != i+1 || !s.AsDesigned || s.Problem != "" || len(s.Commands) != len(wantCodes[i]) {
 			t.Fatalf("step %d: %+v", i+1, s)
@@ -294,11 +303,11 @@ func TestDemoOneStepWithoutOlric(t *testing.T) {
 		`^  examples  \S+lcctl-demo-examples-\S+ \(a copy of the examples built into lcctl, removed when the demo ends\)$`,
 		`^Each step shows the lcctl command it runs\. The example copy of this run goes when the demo ends:$`,
 		`^to run the commands by hand, run the demo with --keep \(it waits for Ctrl-C\), or run them in a clone of the lcctl repository on its examples/ folder\.$`,
-		`^Step 1/6 · validate: `,
+		`^Step 1/7 · validate: `,
 		`^✔ exit 1, as designed: `,
 		`^✔ demo done: 1 of 1 steps ran as designed in `,
 		`^Next: the runbook, 'lcctl docs rollout'; 'lcctl help' lists the commands`)
-	if strings.Contains(out, "olric ") || strings.Contains(out, "Step 2/6") {
+	if strings.Contains(out, "olric ") || strings.Contains(out, "Step 2/7") {
 		t.Fatalf("--step 1 ran more than step 1:\n%s", out)
 	}
 	dir := regexp.MustCompile(`examples  (\S+) `).FindStringSubmatch(out)[1]
@@ -353,8 +362,8 @@ func TestDemoUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--step", "7"}, "--step 7: want a step from 1 to 6"},
-		{[]string{"--step", "0"}, "--step 0: want a step from 1 to 6"},
+		{[]string{"--step", "8"}, "--step 8: want a step from 1 to 7"},
+		{[]string{"--step", "0"}, "--step 0: want a step from 1 to 7"},
 		{[]string{"--step", "1", "--only", "validate"}, "--step and --only both pick a step"},
 		{[]string{"--only", "deploy"}, `--only "deploy": want one of validate, migrate, preflight, explain, store, simulate`},
 		{[]string{"--sim-requests", "5"}, "--sim-requests 5 out of range"},

@@ -4,6 +4,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/formats"
+	"github.com/lcctl/lcctl/internal/live"
 	"github.com/lcctl/lcctl/internal/sim"
 	"github.com/lcctl/lcctl/internal/yamldoc"
 )
@@ -24,7 +25,8 @@ type validateSkip struct {
 // --snapshot)"), or "" when the file must be checked as an lb-config.
 //
 // A file is another input only when it decodes cleanly as one of lcctl's
-// own formats (a snapshot, a case file, a simulation scenario) or is the
+// own formats (a snapshot, a snapshot overlay, a case file, a simulation
+// scenario) or is the
 // gateway's Helm values (a top-level llmApiGateway key), and its top level
 // has none of the lb-config fields default, request_algorithms and models
 // (lb-config.md §3). So a broken or misspelt lb-config is never skipped: it
@@ -54,6 +56,9 @@ func otherInputKind(name string, data []byte) string {
 		}
 		if _, err := formats.DecodeSnapshot(name, data); err == nil {
 			return "a routing snapshot (lcctl explain --snapshot)"
+		}
+		if _, err := live.DecodeOverlay(name, data); err == nil {
+			return "a snapshot overlay (lcctl snapshot --overlay)"
 		}
 		if _, err := sim.ParseScenario(name, data); err == nil {
 			return "a simulation scenario (lcctl simulate --scenario)"

@@ -138,6 +138,7 @@ func TestSelect(t *testing.T) {
 		{3, "", StepPreflight},
 		{0, "explain", StepExplain},
 		{0, "6", StepSimulate},
+		{0, "live", StepLive},
 	} {
 		got, err := Select(steps, tc.step, tc.only)
 		if err != nil || names(got) != tc.want {
@@ -149,9 +150,9 @@ func TestSelect(t *testing.T) {
 		only string
 		want string
 	}{
-		{7, "", "--step 7: want a step from 1 to 6"},
+		{8, "", "--step 8: want a step from 1 to 7"},
 		{-1, "", "--step -1"},
-		{0, "0", "--only 0: want a step from 1 to 6"},
+		{0, "0", "--only 0: want a step from 1 to 7"},
 		{0, "Validate", `--only "Validate": want one of validate, migrate`},
 		{2, "migrate", "--step and --only both pick a step"},
 	} {

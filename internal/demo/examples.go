@@ -34,11 +34,17 @@ const (
 	// FileScenario is the simulation scenario with a saturated rank-1
 	// cluster.
 	FileScenario = "scenarios/saturated-rank1.yaml"
+	// FileLiveConfig is the lb-config of the live step (wait-and-widen
+	// with last_cluster_affinity for LiveModel).
+	FileLiveConfig = "explain/live-session.lb-config.yaml"
+	// FileLiveOverlay is the live step's snapshot overlay (rtt_ms,
+	// max_input_tps, max_engine_concurrency per demo cluster).
+	FileLiveOverlay = "explain/live.overlay.yaml"
 )
 
 // RequiredFiles are the example files a demo run reads.
 var RequiredFiles = []string{FileNoSLO, FileMistakes, FileStage2Config, FileGatewayValues,
-	FileExplainConfig, FileExplainSnapshot, FileScenario}
+	FileExplainConfig, FileExplainSnapshot, FileScenario, FileLiveConfig, FileLiveOverlay}
 
 // DefaultExamplesDir is where the examples are in a clone of the
 // repository, relative to its root.

@@ -26,10 +26,13 @@ const (
 	StepStore = "store"
 	// StepSimulate compares policies, the flag off and on.
 	StepSimulate = "simulate"
+	// StepLive builds a snapshot from Pylon-style /metrics endpoints and
+	// explains a session's next request in one command.
+	StepLive = "live"
 )
 
 // StepNames lists the step names in order (step N is StepNames[N-1]).
-var StepNames = []string{StepValidate, StepMigrate, StepPreflight, StepExplain, StepStore, StepSimulate}
+var StepNames = []string{StepValidate, StepMigrate, StepPreflight, StepExplain, StepStore, StepSimulate, StepLive}
 
 // DefaultSimRequests is the request count per policy of the simulate step
 // (--max-requests): large enough for the flag's effect to show on the
@@ -59,6 +62,9 @@ type Params struct {
 	// SimRequests is --max-requests of the simulate step; 0 means
 	// DefaultSimRequests.
 	SimRequests int64
+	// PylonFlags are the live step's --pylon CLUSTER=URL arguments
+	// (Pylons.Flags).
+	PylonFlags []string
 }
 
 // Step is one step of the story.
@@ -74,6 +80,9 @@ type Step struct {
 	Story string
 	// NeedsOlric is true when a command talks to the demo's Olric.
 	NeedsOlric bool
+	// NeedsPylons is true when a command scrapes the demo's Pylon-style
+	// /metrics servers (StartPylons).
+	NeedsPylons bool
 	// Commands are the lcctl command lines the step runs, in order.
 	Commands []Command
 }
@@ -126,7 +135,7 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// Plan returns the six steps of the demo. No command writes a file or
+// Plan returns the seven steps of the demo. No command writes a file or
 // changes the store: migrate runs without --write, store evict without
 // --yes, and preflight's Olric probe writes one key outside the store's
 // key space and deletes it at once (docs/preflight.md).
@@ -234,8 +243,35 @@ func Plan(p Params) []Step {
 				Meaning: "simulated; same scenario and seed, same figures",
 			}},
 		},
+		{
+			Number: 7, Name: StepLive, NeedsOlric: true, NeedsPylons: true,
+			Title: "snapshot → explain --session-id: from a session id to the decision, on live data",
+			Story: "An operator hears \"my multi-turn session got slow\". Each cluster's Pylon exports the stats Stargate routes on " +
+				"(here three Pylon-style /metrics endpoints served by the demo); snapshot turns them into a routing snapshot, every " +
+				"value annotated with its origin and age. explain then goes from the session id to the decision in one command: it " +
+				"derives the cache affinity key as the gateway does, reads the session's last cluster from Olric and starts with " +
+				"the provenance of every input.",
+			Commands: []Command{
+				{
+					Args:    cat([]string{"snapshot", "--model", LiveModel, "--overlay", ex.Path(FileLiveOverlay)}, p.PylonFlags),
+					Expect:  []int{0},
+					Meaning: "the snapshot was written, each value annotated with its origin and age",
+				},
+				{
+					Args: cat([]string{"explain", "--config", ex.Path(FileLiveConfig), "--session-id", LiveSession.SessionID,
+						"--source", string(LiveSession.Source), "--routing-key", LiveSession.RoutingKey, "--model", LiveModel},
+						olric, []string{"--input-tokens", ExplainInputTokens, "--overlay", ex.Path(FileLiveOverlay)}, p.PylonFlags),
+					Expect:  []int{0},
+					Meaning: "explained",
+				},
+			},
+		},
 	}
 }
+
+// LiveSession is the session of the live step: the first demo store
+// session, whose entry points to cluster-b.
+var LiveSession = store.DemoSessions(2)[0]
 
 // Select returns the steps to run: all of them when step is 0 and only
 // is "", else the one numbered step, or the one named by only (a name of
