@@ -45,6 +45,11 @@ type member struct {
 func (n *node) split(what string) (kept []bool, added []*member, err error) {
 	o := n.orig
 	kept = make([]bool, len(o.Members))
+	// Members are usually still in their original order: try the slot
+	// after the previous one first, and index o.Members by address only
+	// when that fails (a scan per member made rendering quadratic).
+	next := 0
+	var at map[*validate.Member]int
 	for _, m := range n.members {
 		if m.orig == nil {
 			added = append(added, m)
@@ -53,23 +58,27 @@ func (n *node) split(what string) (kept []bool, added []*member, err error) {
 		if len(added) > 0 {
 			return nil, nil, fmt.Errorf("internal error: a new member precedes an existing one")
 		}
-		i := memberIndex(o, m.orig)
+		i := -1
+		if next < len(o.Members) && &o.Members[next] == m.orig {
+			i = next
+		} else {
+			if at == nil {
+				at = make(map[*validate.Member]int, len(o.Members))
+				for j := range o.Members {
+					at[&o.Members[j]] = j
+				}
+			}
+			if j, ok := at[m.orig]; ok {
+				i = j
+			}
+		}
+		next = i + 1
 		if i < 0 {
 			return nil, nil, fmt.Errorf("internal error: member %q not found in its %s", m.key, what)
 		}
 		kept[i] = true
 	}
 	return kept, added, nil
-}
-
-// memberIndex returns the index of m in o.Members (by address), or -1.
-func memberIndex(o *validate.Value, m *validate.Member) int {
-	for i := range o.Members {
-		if &o.Members[i] == m {
-			return i
-		}
-	}
-	return -1
 }
 
 // newTree copies v and returns the copy plus the index from input values
