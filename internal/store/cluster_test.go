@@ -145,6 +145,7 @@ func TestRefusesBadInputBeforeSending(t *testing.T) {
 }
 
 func TestScan(t *testing.T) {
+	t.Parallel()
 	cl, c := connectShared(t)
 	want := seed(t, c, "scan", 1500, time.Hour, "cluster-a", "cluster-b", "cluster-c")
 	// Entries lcctl must not report: keys outside the store key space, and
@@ -227,6 +228,7 @@ func TestScan(t *testing.T) {
 }
 
 func TestEvict(t *testing.T) {
+	t.Parallel()
 	_, c := connectShared(t)
 	ctx := context.Background()
 	want := seed(t, c, "evict", 900, time.Hour, "cluster-a", "cluster-b", "cluster-c")
@@ -316,6 +318,7 @@ func TestEvictRateLimit(t *testing.T) {
 }
 
 func TestEvictInterrupted(t *testing.T) {
+	t.Parallel()
 	_, c := connectShared(t)
 	want := seed(t, c, "intr", 200, time.Hour, "cluster-x")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -432,6 +435,7 @@ func checkScanInvariants(t *testing.T, what string, o store.ScanOptions, rep sto
 // 48 and cluster-c 6 with 5 matched), for every batch size and filter,
 // and a limit equal to the number of matching entries is not truncated.
 func TestScanLimitCounts(t *testing.T) {
+	t.Parallel()
 	_, c := connectShared(t)
 	seed(t, c, "limit", 300, time.Hour, "cluster-a", "cluster-b", "cluster-c", "cluster-a")
 	ctx := context.Background()

@@ -18,6 +18,7 @@ import (
 // when they were deleted may disappear; the test counts them against the
 // report.
 func TestEvictWithConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	_, c := connectShared(t)
 	ctx := context.Background()
 	seeded := seed(t, c, "conc", 900, time.Hour, "cluster-b", "cluster-b", "cluster-c")

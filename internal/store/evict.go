@@ -165,8 +165,6 @@ type EvictResult struct {
 	Rewritten bool `json:"rewritten,omitempty"`
 	// Error says why, for failed.
 	Error string `json:"error,omitempty"`
-	// at is when the outcome was decided (the round's last read).
-	at time.Time
 }
 
 // EvictReport summarises Evict.
@@ -489,10 +487,6 @@ func (c *Client) applyEvict(ctx context.Context, o EvictOptions, candidates []st
 					return
 				}
 				out := c.evictRound(rctx, o.Cluster, candidates[lo:hi])
-				at := time.Now()
-				for i := range out {
-					out[i].at = at
-				}
 				rounds <- round{lo, out}
 			}
 		}()

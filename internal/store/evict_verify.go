@@ -12,8 +12,7 @@ const evictRetryRounds = 2
 // verifyEvict checks, after the apply phase, what the apply phase could not
 // prove (see Evict): the candidates counted deleted (not rewritten) or
 // gone in partitions whose owners changed during the run (changed; nil
-// when none did), unless decided before the change (routeTracker.trusted),
-// and every failed candidate. It waits for the routing
+// when none did), and every failed candidate. It waits for the routing
 // table to settle, reads them again and updates results in place.
 func (c *Client) verifyEvict(ctx context.Context, o EvictOptions, tr *routeTracker, changed []bool, results []EvictResult, rep *EvictReport) {
 	parts := c.PartitionCount()
@@ -29,7 +28,12 @@ func (c *Client) verifyEvict(ctx context.Context, o EvictOptions, tr *routeTrack
 		case changed == nil:
 			return false
 		case r.Outcome == EvictSkippedGone, r.Outcome == EvictDeleted && !r.Rewritten:
-			return !tr.trusted(Partition(c.opts.DMap, r.Key, parts), r.at)
+			// Decided before the change was seen is no better: a member
+			// is frozen for its failure-detection time before the table
+			// shows it, and a delete acknowledged meanwhile (write quorum
+			// 1) leaves its copy there.
+			p := Partition(c.opts.DMap, r.Key, parts)
+			return p >= uint64(len(changed)) || changed[p]
 		}
 		return false
 	}

@@ -15,6 +15,7 @@ import (
 // olric's ClusterIterator refresher (the function name and stack depth it
 // relies on) and nothing else.
 func TestIteratorRefreshIsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	n, err := StartNode(ctx, NodeOptions{})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 // in the middle of a scan: the scan must resume and still return every
 // entry exactly once.
 func TestScanWhileMemberLeaves(t *testing.T) {
+	t.Parallel()
 	cl := storetest.Start(t, 3, 2)
 	c := cl.Connect(t, store.Options{Addrs: cl.Addrs()[:1]})
 	want := seed(t, c, "leave", 3000, time.Hour, "cluster-a", "cluster-b", "cluster-c")
@@ -55,6 +56,7 @@ func TestScanWhileMemberLeaves(t *testing.T) {
 // phase: no entry of another cluster may be deleted, every entry reported
 // deleted must be gone, and a second run must finish the job.
 func TestEvictWhileMemberLeaves(t *testing.T) {
+	t.Parallel()
 	cl := storetest.Start(t, 3, 2)
 	c := cl.Connect(t, store.Options{Addrs: cl.Addrs()[:1]})
 	want := seed(t, c, "leave-evict", 3000, time.Hour, "cluster-a", "cluster-b")
@@ -168,6 +170,7 @@ func readSettled(c *store.Client, key, cluster string) error {
 // partitions move to it, and the scan must notice, resume and still return
 // every entry exactly once.
 func TestScanWhileMemberJoins(t *testing.T) {
+	t.Parallel()
 	cl := storetest.Start(t, 3, 2)
 	c := cl.Connect(t, store.Options{Addrs: cl.Addrs()[:1]})
 	want := seed(t, c, "join", 3000, time.Hour, "cluster-a", "cluster-b")

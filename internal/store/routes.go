@@ -37,18 +37,13 @@ type routeTracker struct {
 	start   olric.RoutingTable // nil when it could not be read
 	members map[string]bool    // at the start
 
-	mu      sync.Mutex
-	changed []bool // partitions whose owners differed from start at some poll
-	// cleanUntil[p] is when a poll last saw partition p with its starting
-	// owners before a poll first saw them changed, less a margin; zero
-	// until p changes. What was decided for p before it is trusted.
-	cleanUntil []time.Time
-	lastClean  []time.Time
-	any        bool
-	failures   int // polls that could not read the table
-	stop       chan struct{}
-	closeOnce  sync.Once
-	done       chan struct{}
+	mu        sync.Mutex
+	changed   []bool // partitions whose owners differed from start at some poll
+	any       bool
+	failures  int // polls that could not read the table
+	stop      chan struct{}
+	closeOnce sync.Once
+	done      chan struct{}
 }
 
 // trackRoutes reads the routing table and the members and starts polling.
@@ -57,12 +52,6 @@ func (c *Client) trackRoutes(ctx context.Context) *routeTracker {
 	t := &routeTracker{c: c, stop: make(chan struct{}), done: make(chan struct{})}
 	t.start, t.members = c.readRoutes(ctx)
 	t.changed = make([]bool, c.PartitionCount())
-	t.cleanUntil = make([]time.Time, c.PartitionCount())
-	t.lastClean = make([]time.Time, c.PartitionCount())
-	now := time.Now()
-	for p := range t.lastClean {
-		t.lastClean[p] = now
-	}
 	if t.start == nil || uint64(len(t.start)) != c.PartitionCount() {
 		t.markAll()
 	}
@@ -97,18 +86,7 @@ func (t *routeTracker) markAll() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for p := range t.changed {
-		t.markLocked(p)
-	}
-}
-
-// cleanMargin is taken off the last clean poll: the olric client and the
-// members may act on a routing table a little older than the one read.
-const cleanMargin = 500 * time.Millisecond
-
-func (t *routeTracker) markLocked(p int) {
-	if !t.changed[p] {
 		t.changed[p] = true
-		t.cleanUntil[p] = t.lastClean[p].Add(-cleanMargin)
 	}
 	t.any = true
 }
@@ -125,14 +103,13 @@ func (t *routeTracker) run(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		sent := time.Now()
 		rt, ms := t.c.readRoutes(ctx)
-		t.observe(sent, rt, ms)
+		t.observe(rt, ms)
 	}
 }
 
 // observe records one poll.
-func (t *routeTracker) observe(sent time.Time, rt olric.RoutingTable, ms map[string]bool) {
+func (t *routeTracker) observe(rt olric.RoutingTable, ms map[string]bool) {
 	if rt == nil {
 		t.mu.Lock()
 		t.failures++
@@ -145,11 +122,9 @@ func (t *routeTracker) observe(sent time.Time, rt olric.RoutingTable, ms map[str
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for p := range t.changed {
-		switch {
-		case t.start == nil || !sameRoute(t.start[uint64(p)], rt[uint64(p)]):
-			t.markLocked(p)
-		case !t.changed[p]:
-			t.lastClean[p] = sent
+		if t.start == nil || !sameRoute(t.start[uint64(p)], rt[uint64(p)]) {
+			t.changed[p] = true
+			t.any = true
 		}
 	}
 	for m := range t.members {
@@ -170,17 +145,6 @@ func (t *routeTracker) close() []bool {
 		return nil
 	}
 	return slices.Clone(t.changed)
-}
-
-// trusted reports whether something decided for partition p at time at
-// happened before its owners changed. Call after close.
-func (t *routeTracker) trusted(p uint64, at time.Time) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if p >= uint64(len(t.changed)) {
-		return false
-	}
-	return !t.changed[p] || (!at.IsZero() && at.Before(t.cleanUntil[p]))
 }
 
 // holders returns every member that held a copy of partition p when the

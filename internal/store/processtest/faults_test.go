@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sync"
 	"syscall"
@@ -33,7 +34,7 @@ type faultCluster struct {
 
 // faultEntries is how many entries a fault test writes; faultValues are
 // their values, round-robin.
-const faultEntries = 3000
+const faultEntries = 2000
 
 // faultSettle bounds the wait for the routing table to settle in the
 // fault tests.
@@ -73,23 +74,48 @@ func startFaultCluster(t *testing.T, n, replicas int) *faultCluster {
 			}
 		}
 	})
-	// Clusters start one at a time: ports are picked free and bound a
-	// moment later, so two starting at once could pick the same one.
-	startMu.Lock()
-	defer startMu.Unlock()
 	var peers []string
 	for i := 0; i < n; i++ {
+		// Ports are picked free and bound a moment later: launches are
+		// serialised until the member listens, so two clusters starting
+		// at once cannot pick the same port.
+		startMu.Lock()
 		m, err := launchMember(dir, fmt.Sprintf("olric-%d.yaml", i+1), peers, replicas, true)
+		if err == nil {
+			err = waitListening(m)
+		}
+		startMu.Unlock()
 		if err != nil {
 			t.Fatal(err)
 		}
 		fc.members = append(fc.members, m)
 		peers = append(peers, m.memberlist)
+		// One at a time: members joining at once can disagree on the
+		// coordinator ("unrecognized cluster coordinator") and exit.
 		if err := waitMembers(fc.members, i+1); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return fc
+}
+
+// waitListening waits up to 15 s until m accepts connections on its RESP
+// port (it binds its memberlist port first).
+func waitListening(m *member) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-m.done:
+			return fmt.Errorf("olric-server %s exited: %v\n%s", m.name, m.err, m.log)
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", m.name, 100*time.Millisecond); err == nil {
+			_ = c.Close()
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("olric-server %s does not listen after 15 s", m.name)
 }
 
 // connect returns a client with short timeouts, seeded with members[seed].
@@ -200,7 +226,8 @@ func seedFault(t *testing.T, c *store.Client) map[string]string {
 }
 
 // truth reads every key of want with a fresh client once the cluster has
-// settled: it reads until two reads a second apart agree (at most 6 reads)
+// settled: it reads until two reads half a second apart agree (at most 8
+// reads)
 // and returns key -> cluster of the entries present.
 func (fc *faultCluster) truth(seed int, dmap string, want map[string]string) map[string]string {
 	fc.t.Helper()
@@ -235,8 +262,8 @@ func (fc *faultCluster) truth(seed int, dmap string, want map[string]string) map
 		return got
 	}
 	prev := read()
-	for range 5 {
-		time.Sleep(time.Second)
+	for range 7 {
+		time.Sleep(500 * time.Millisecond)
 		now := read()
 		if sameEntries(prev, now) {
 			return now
@@ -351,7 +378,7 @@ func TestFaultEvict(t *testing.T) {
 			rep, err := c.Evict(context.Background(), store.EvictOptions{Cluster: "cluster-c", Apply: true, Batch: 20, Workers: 1, SettleTimeout: faultSettle,
 				OnResult: func(r store.EvictResult) {
 					results[r.Key] = r.Outcome
-					if len(results) == 200 && !injected {
+					if len(results) == faultEntries/15 && !injected {
 						injected = true
 						fc.inject(fcase.fault, 2, obs)
 					}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -55,6 +56,14 @@ func (s suite) Run() int {
 		fmt.Fprintln(os.Stderr, "processtest: cannot start the olric-server cluster:", err)
 		stopCluster(true)
 		return 1
+	}
+	// The fault tests mostly wait (for members to be declared dead, for
+	// the routing table to settle), each on its own olric-server
+	// processes: run four at a time unless -parallel was given.
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		_ = flag.Set("test.parallel", "4")
 	}
 	code := s.m.Run()
 	stopCluster(code != 0)
