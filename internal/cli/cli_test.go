@@ -66,8 +66,8 @@ func TestScript(t *testing.T) {
 		RequireExplicitExec: true,
 		// LCCTL_UPDATE_SCRIPTS=1 rewrites the files that `cmp stdout
 		// FILE` compares against, for a deliberate change of output.
-		UpdateScripts: os.Getenv("LCCTL_UPDATE_SCRIPTS") != "",
-		RequireUniqueNames:  true,
+		UpdateScripts:      os.Getenv("LCCTL_UPDATE_SCRIPTS") != "",
+		RequireUniqueNames: true,
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/ui"
 	"github.com/lcctl/lcctl/internal/validate"
 )
@@ -246,12 +247,5 @@ func reportInvalidConfig(env *Env, file string, diags []validate.Diagnostic) err
 		return Usagef("%s: not a usable lb-config", file)
 	}
 	return &ExitError{Code: ExitUsage, Details: details,
-		Err: fmt.Errorf("%s: invalid lb-config (%s); run 'lcctl validate %s' for details", file, pluralS(n, "error"), file)}
-}
-
-func pluralS(n int, w string) string {
-	if n == 1 {
-		return "1 " + w
-	}
-	return strconv.Itoa(n) + " " + w + "s"
+		Err: fmt.Errorf("%s: invalid lb-config (%s); run 'lcctl validate %s' for details", file, plural.Count(n, "error", "errors"), file)}
 }

@@ -57,14 +57,6 @@ func short(ids []string, max int) string {
 	return strings.Join(ids[:max], " ") + " +" + strconv.Itoa(len(ids)-max)
 }
 
-// plural returns "1 cluster" / "3 clusters".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
-}
-
 // indexOf returns the position of id in ids, or -1.
 func indexOf(ids []string, id string) int {
 	for i, x := range ids {

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/ui"
 )
 
@@ -236,7 +237,7 @@ func algorithmLines(r *Run) []string {
 // overlay refused.
 func expressionLines(x *Expression, rejected bool) []string {
 	lines := []string{fmt.Sprintf("routing expression: token %s (%s), %s", ui.Printable(x.Token), x.Algorithm,
-		plural(len(x.Parameters), "parameter"))}
+		plural.Count(len(x.Parameters), "parameter", "parameters"))}
 	reached := true
 	for _, p := range x.Parameters {
 		l := fmt.Sprintf("  %s=%s (%s)", ui.Printable(p.Key), ui.Printable(p.Value), p.Type)
@@ -449,10 +450,7 @@ func requestLines(q *Request) []string {
 	} else {
 		a = append(a, "no last cluster")
 	}
-	tokens := strconv.FormatUint(q.InputTokens, 10) + " input tokens"
-	if q.InputTokens == 1 {
-		tokens = "1 input token"
-	}
+	tokens := plural.Count(q.InputTokens, "input token", "input tokens")
 	b := []string{tokens, "priority " + strconv.FormatUint(uint64(q.Priority), 10)}
 	if q.RequestSLOMs != nil {
 		b = append(b, "request SLO "+strconv.FormatUint(*q.RequestSLOMs, 10)+" ms")
@@ -723,6 +721,6 @@ func (p *printer) compare(c *Comparison) {
 	if n == 0 {
 		p.para("No difference: both runs decide the same at every step.")
 	} else {
-		p.para(plural(n, "aspect") + " differ (marked ≠).")
+		p.para(plural.Count(n, "aspect", "aspects") + " differ (marked ≠).")
 	}
 }

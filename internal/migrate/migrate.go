@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/validate"
 )
 
@@ -209,10 +210,7 @@ func invalidNote(before, after *validate.Result) Note {
 			added++
 		}
 	}
-	n := fmt.Sprintf("%d errors", pre+added)
-	if pre+added == 1 {
-		n = "1 error"
-	}
+	n := plural.Count(pre+added, "error", "errors")
 	msg := fmt.Sprintf("the migrated file would not pass Stargate's startup validation (%s), so nothing is written (M12)", n)
 	hint := "fix the errors listed, then migrate again"
 	if pre > 0 && added == 0 {
