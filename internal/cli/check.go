@@ -38,6 +38,8 @@ type checkMetricsOptions struct {
 	Timeout        time.Duration
 	LookupTimeout  time.Duration
 	Strict         bool
+	// Watch redraws the report every Interval (watch.go).
+	Watch bool
 }
 
 func newCheckMetricsCommand(env *Env) *cobra.Command {
@@ -57,7 +59,9 @@ and of Stargate and report:
             (primary) versus elsewhere (fallback).
 
 One scrape reports totals since each process started. --interval scrapes
-the URLs twice and reports the increase as rates per second. The verdicts
+the URLs twice and reports the increase as rates per second; --watch does
+that every interval (default 10s) until Ctrl-C, redrawing the report on a
+terminal and printing one line per interval when piped. The verdicts
 are those of lcctl preflight ('lcctl docs preflight'), without a stage.
 
 Exit codes: 0 no verdict failed; 1 a verdict failed (or warned, with
@@ -66,9 +70,13 @@ cannot be read or parsed.`,
 		Example: `  lcctl check metrics --gateway http://llm-api-gateway:9464/metrics --stargate http://llm-request-router:9090/metrics
   lcctl check metrics --stargate scrape.txt --model meta/llama-3.1-8b-instruct
   curl -s http://llm-api-gateway:9464/metrics | lcctl check metrics --gateway -
-  lcctl check metrics --gateway http://llm-api-gateway:9464/metrics --interval 30s -o json`,
+  lcctl check metrics --gateway http://llm-api-gateway:9464/metrics --interval 30s -o json
+  lcctl check metrics --gateway http://llm-api-gateway:9464/metrics --stargate http://llm-request-router:9090/metrics --watch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Watch {
+				return runCheckMetricsWatch(cmd.Context(), env, opts)
+			}
 			return runCheckMetrics(cmd.Context(), env, opts)
 		},
 	}
@@ -81,6 +89,7 @@ cannot be read or parsed.`,
 	f.DurationVar(&opts.Timeout, "timeout", metrics.DefaultTimeout, "timeout of each scrape")
 	f.DurationVar(&opts.LookupTimeout, "lookup-timeout", metrics.DefaultLookupTimeout, "the gateway's STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT, to judge lookup latency")
 	f.BoolVar(&opts.Strict, "strict", false, "fail (exit 1) on warnings too")
+	f.BoolVar(&opts.Watch, "watch", false, "report the rates over every --interval (default 10s) until Ctrl-C: redrawn on a terminal, one line per interval when piped (URLs only)")
 	return cmd
 }
 

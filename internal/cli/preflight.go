@@ -30,6 +30,8 @@ type preflightOptions struct {
 	Interval        time.Duration
 	Timeout         time.Duration
 	Strict          bool
+	// Wait re-runs the checklist until it passes (watch.go).
+	Wait waitOptions
 }
 
 // httpClient is the client metrics URLs are fetched with (tests swap it).
@@ -57,6 +59,10 @@ Metrics sources are http(s) URLs, files, or - (standard input). A URL that
 cannot be scraped fails its check; a file that cannot be read or parsed is
 an input error.
 
+--wait runs the checks again every --wait-interval (10s) until none fails
+(exit 0) or --wait-timeout (10m) passes (exit 1), printing the final
+report; Ctrl-C stops the wait (exit 1).
+
 Exit codes: 0 no check failed; 1 a check failed (or warned, with --strict);
 2 usage error, or an input file that cannot be read or parsed.`,
 		Example: `  lcctl preflight --stage 1 --config lb-config.json --stargate-metrics http://llm-request-router:9090/metrics
@@ -64,7 +70,8 @@ Exit codes: 0 no check failed; 1 a check failed (or warned, with --strict);
       --olric llm-api-gateway:3320 --gateway-metrics http://llm-api-gateway:9464/metrics
   lcctl preflight --stage 3 --config lb-config.json --gateway-values values.yaml \
       --gateway-metrics http://llm-api-gateway:9464/metrics \
-      --stargate-metrics http://llm-request-router:9090/metrics --interval 60s`,
+      --stargate-metrics http://llm-request-router:9090/metrics --interval 60s
+  lcctl preflight --stage 2 --olric llm-api-gateway:3320 --wait --wait-timeout 10m   # in a rollout script`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("stage") {
@@ -88,6 +95,12 @@ Exit codes: 0 no check failed; 1 a check failed (or warned, with --strict);
 					}
 				}
 			}
+			if opts.Wait.Wait {
+				if slices.Contains(append([]string{opts.Config, opts.GatewayEnv, opts.StargateMetrics, opts.GatewayMetrics}, opts.GatewayValues...), "-") {
+					return Usagef("--wait runs the checks again: standard input (-) can be read only once; give files or URLs")
+				}
+				return runPreflightWait(cmd.Context(), env, func(ctx context.Context, e *Env) error { return runPreflight(ctx, e, opts, conn) }, opts.Wait)
+			}
 			return runPreflight(cmd.Context(), env, opts, conn)
 		},
 	}
@@ -103,6 +116,7 @@ Exit codes: 0 no check failed; 1 a check failed (or warned, with --strict);
 	f.DurationVar(&opts.Interval, "interval", 0, "scrape URLs twice this far apart and judge the increase (e.g. 30s)")
 	f.DurationVar(&opts.Timeout, "timeout", metrics.DefaultTimeout, "timeout of each metrics scrape")
 	f.BoolVar(&opts.Strict, "strict", false, "fail (exit 1) on warnings too")
+	addWaitFlags(f, &opts.Wait)
 	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions([]string{"1", "2", "3"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lcctl/lcctl/internal/metrics"
+	"github.com/lcctl/lcctl/internal/ui"
+)
+
+// defaultWatchInterval is check metrics --watch's interval when --interval
+// is not given.
+const defaultWatchInterval = 10 * time.Second
+
+// minWatchInterval is the shortest --watch interval (tests shorten it).
+var minWatchInterval = time.Second
+
+// clearScreen moves the cursor home and clears a terminal (the redraw of
+// --watch on a terminal).
+const clearScreen = "\x1b[H\x1b[2J"
+
+// captureEnv is env with stdout replaced by a buffer (not a terminal) and
+// the output format set, for running a command once inside a loop.
+func captureEnv(env *Env, output string) (*Env, *bytes.Buffer) {
+	var buf bytes.Buffer
+	streams := *env.Streams
+	streams.Out, streams.OutTTY = &buf, false
+	g := *env.Global
+	g.Output = output
+	return &Env{Streams: &streams, Global: &g, Style: env.Style, ErrStyle: env.ErrStyle}, &buf
+}
+
+// exitCode is err's exit code: 0 for nil, the ExitError's, else 1.
+func exitCode(err error) int {
+	var ee *ExitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.Code
+	}
+	return ExitFindings
+}
+
+// runCheckMetricsWatch is `lcctl check metrics --watch`: every interval
+// it scrapes the URLs twice, interval apart (the one-shot --interval
+// mode), and reports the rates over that interval. On a terminal the
+// report and its verdicts are redrawn in place; piped, each interval is
+// one line of text (or, with -o json, one lcctl.metrics/v1 document per
+// line). It runs until Ctrl-C, which ends it with exit 0; a usage error
+// ends it at once. A failing verdict does not stop it: that is what an
+// operator watches for.
+func runCheckMetricsWatch(ctx context.Context, env *Env, opts *checkMetricsOptions) error {
+	o := *opts
+	if o.Interval == 0 {
+		o.Interval = defaultWatchInterval
+	}
+	if o.Interval < minWatchInterval {
+		return Usagef("--interval %s: --watch needs at least %s", o.Interval, minWatchInterval)
+	}
+	if !metrics.IsURL(o.Stargate) && o.Stargate != "" || !metrics.IsURL(o.Gateway) && o.Gateway != "" {
+		return Usagef("--watch needs http(s) URLs: a file or standard input does not change between scrapes")
+	}
+	redraw := env.OutTTY && !env.Global.JSON()
+	for {
+		output := OutputJSON
+		if redraw {
+			output = OutputText
+		}
+		run, buf := captureEnv(env, output)
+		err := runCheckMetrics(ctx, run, &o)
+		if ctx.Err() != nil {
+			if redraw {
+				fmt.Fprintln(env.Out)
+			}
+			return nil // Ctrl-C: the normal end of a watch
+		}
+		if code := exitCode(err); code != ExitOK && code != ExitFindings {
+			return err
+		}
+		now := time.Now()
+		switch {
+		case redraw:
+			fmt.Fprint(env.Out, clearScreen)
+			env.Out.Write(buf.Bytes())
+			fmt.Fprintf(env.Out, "\n%s\n", env.Style.Faint.Render(fmt.Sprintf("updated %s · rates over %s · Ctrl-C to stop", now.Format("15:04:05"), o.Interval)))
+		case env.Global.JSON():
+			var line bytes.Buffer
+			if err := json.Compact(&line, buf.Bytes()); err != nil {
+				return err
+			}
+			line.WriteByte('\n')
+			env.Out.Write(line.Bytes())
+		default:
+			var rep MetricsReport
+			if err := json.Unmarshal(buf.Bytes(), &rep); err != nil {
+				return err
+			}
+			fmt.Fprintln(env.Out, watchLine(now, &rep))
+		}
+	}
+}
+
+// watchLine is one interval of a piped watch: the time, the gateway's
+// lookup rate and hit ratio, each model's returning share sent to its
+// last cluster, and the verdict counts.
+func watchLine(now time.Time, r *MetricsReport) string {
+	parts := []string{now.UTC().Format(time.RFC3339)}
+	if g := r.Gateway; g != nil {
+		parts = append(parts, fmt.Sprintf("gateway lookups %s hit %s error+timeout %s", num(g.Window, g.LookupsTotal), metrics.Pct(g.HitRatio), metrics.Pct(g.FailureRatio)))
+	}
+	if s := r.Stargate; s != nil {
+		var models []string
+		for i, m := range s.Rows {
+			if i == 3 {
+				models = append(models, fmt.Sprintf("and %d more", len(s.Rows)-3))
+				break
+			}
+			models = append(models, fmt.Sprintf("%s to-last %s", ui.Printable(m.Model), metrics.Pct(m.ReturningPrimaryShare)))
+		}
+		if len(models) == 0 {
+			models = []string{"no selections"}
+		}
+		parts = append(parts, "stargate "+strings.Join(models, ", "))
+	}
+	for _, e := range r.Errors {
+		parts = append(parts, "error: "+ui.Printable(e))
+	}
+	sum := r.Verdicts.Summary
+	status := "ok"
+	if !r.Verdicts.Success {
+		status = "FAILED"
+	}
+	parts = append(parts, fmt.Sprintf("verdicts %s (%d ok, %d failed, %d warnings)", status, sum.OK, sum.Fail, sum.Warn))
+	return strings.Join(parts, " | ")
+}
+
+// waitOptions are preflight's --wait flags.
+type waitOptions struct {
+	Wait     bool
+	Timeout  time.Duration
+	Interval time.Duration
+}
+
+// addWaitFlags registers preflight's --wait, --wait-timeout and
+// --wait-interval. The issue asked for `--wait [--timeout 10m]`, but
+// preflight's --timeout already bounds each metrics scrape, so the wait's
+// own bound is --wait-timeout (decision recorded here and in
+// docs/preflight.md).
+func addWaitFlags(f *pflag.FlagSet, w *waitOptions) {
+	f.BoolVar(&w.Wait, "wait", false, "re-run the checks until none fails (exit 0) or --wait-timeout passes (exit 1), for rollout scripts")
+	f.DurationVar(&w.Timeout, "wait-timeout", 10*time.Minute, "with --wait: give up after this long")
+	f.DurationVar(&w.Interval, "wait-interval", 10*time.Second, "with --wait: pause between runs")
+}
+
+// runPreflightWait is `lcctl preflight --wait`: it runs the checklist,
+// and while a check fails, prints a one-line status to stderr and runs it
+// again after --wait-interval, until it passes (the passing report is
+// printed, exit 0), --wait-timeout passes (the last report is printed,
+// exit 1) or Ctrl-C (the last report, exit 1). A usage or input error
+// (exit 2) stops at once, as without --wait.
+func runPreflightWait(ctx context.Context, env *Env, run func(context.Context, *Env) error, w waitOptions) error {
+	if w.Timeout <= 0 || w.Interval <= 0 {
+		return Usagef("--wait-timeout and --wait-interval must be positive")
+	}
+	deadline := time.Now().Add(w.Timeout)
+	for attempt := 1; ; attempt++ {
+		sub, buf := captureEnv(env, env.Global.Output)
+		sub.Streams.OutTTY = env.OutTTY
+		err := run(ctx, sub)
+		code := exitCode(err)
+		interrupted := ctx.Err() != nil
+		if code == ExitUsage && !interrupted {
+			env.Out.Write(buf.Bytes())
+			return err
+		}
+		if code == ExitOK {
+			env.Out.Write(buf.Bytes())
+			if attempt > 1 {
+				fmt.Fprintf(env.Err, "lcctl: preflight passed on run %d\n", attempt)
+			}
+			return nil
+		}
+		left := time.Until(deadline)
+		if interrupted || left <= 0 {
+			env.Out.Write(buf.Bytes())
+			why := fmt.Sprintf("still failing after %s (%s)", w.Timeout, runsText(attempt))
+			if interrupted {
+				why = fmt.Sprintf("interrupted while waiting; still failing (%s)", runsText(attempt))
+			}
+			return &ExitError{Code: ExitFindings, Err: errors.New("preflight --wait: " + why)}
+		}
+		pause := min(w.Interval, left)
+		fmt.Fprintf(env.Err, "lcctl: %s run %d: checks failing; next run in %s (gives up in %s)\n", time.Now().Format("15:04:05"), attempt, pause, left.Round(time.Second))
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			env.Out.Write(buf.Bytes())
+			return &ExitError{Code: ExitFindings, Err: fmt.Errorf("preflight --wait: interrupted while waiting; still failing (%s)", runsText(attempt))}
+		case <-t.C:
+		}
+	}
+}
+
+func runsText(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
+}

@@ -1,0 +1,142 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lcctl/lcctl/internal/cli"
+	"github.com/lcctl/lcctl/internal/ui"
+)
+
+// clearScreen is what --watch writes before each redraw on a terminal.
+const clearScreen = "\x1b[H\x1b[2J"
+
+// linesThenCancel cancels after n lines were written.
+type linesThenCancel struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	n      int
+	cancel func()
+}
+
+func (w *linesThenCancel) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if bytes.Count(w.buf.Bytes(), []byte("\n")) >= w.n {
+		w.cancel()
+	}
+	return n, err
+}
+
+func (w *linesThenCancel) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// runWatch runs lcctl until `lines` lines are out, then "presses Ctrl-C".
+func runWatch(t *testing.T, tty bool, lines int, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out := &linesThenCancel{n: lines, cancel: cancel}
+	var errb bytes.Buffer
+	s := &ui.Streams{In: strings.NewReader(""), Out: out, Err: &errb, OutTTY: tty, Getenv: func(string) string { return "" }}
+	code := cli.Main(ctx, args, s)
+	if ctx.Err() == context.DeadlineExceeded {
+		t.Fatal("the watch did not stop")
+	}
+	return code, out.String(), errb.String()
+}
+
+func TestCheckMetricsWatchPiped(t *testing.T) {
+	t.Parallel()
+	srv := serveFixtures(t)
+	code, out, errs := runWatch(t, false, 2, "check", "metrics", "--gateway", srv.URL+"/gateway-healthy.prom", "--watch", "--interval", "30ms")
+	if code != cli.ExitOK {
+		t.Fatalf("Ctrl-C ended the watch with exit %d (want 0)\n%s%s", code, out, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("want a line per interval:\n%s", out)
+	}
+	for _, l := range lines {
+		if !strings.Contains(l, "gateway lookups 0/s hit n/a") || !strings.Contains(l, "| verdicts ") || strings.Contains(l, clearScreen) {
+			t.Errorf("line %q", l)
+		}
+	}
+	// JSON: one lcctl.metrics/v1 document per line.
+	_, out, _ = runWatch(t, false, 2, "-o", "json", "check", "metrics", "--gateway", srv.URL+"/gateway-healthy.prom", "--watch", "--interval", "30ms")
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var rep cli.MetricsReport
+		if err := json.Unmarshal([]byte(l), &rep); err != nil || rep.Schema != "lcctl.metrics/v1" || rep.Window.Mode != "rates" {
+			t.Errorf("JSON line %q: %v", l, err)
+		}
+	}
+}
+
+func TestCheckMetricsWatchTerminal(t *testing.T) {
+	t.Parallel()
+	srv := serveFixtures(t)
+	// Each redraw ends with the "updated" line: stop after two.
+	code, out, _ := runWatch(t, true, 40, "check", "metrics", "--gateway", srv.URL+"/gateway-healthy.prom", "--watch", "--interval", "30ms")
+	if code != 0 || strings.Count(out, clearScreen) < 2 || !strings.Contains(out, "rates over 30ms · Ctrl-C to stop") || !strings.Contains(out, "lookups  hit 0/s") {
+		t.Fatalf("exit %d:\n%q", code, out)
+	}
+	if code, _, errs := runLcctlStdin(t, "", nil, "check", "metrics", "--gateway", metricsFixture("gateway-healthy.prom"), "--watch"); code != cli.ExitUsage || !strings.Contains(errs, "--watch needs http(s) URLs") {
+		t.Errorf("file source: exit %d %s", code, errs)
+	}
+}
+
+func TestPreflightWait(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "lb.json")
+	bad, err := os.ReadFile(fixture("examples", "lb-config", "no-slo-pulsar-wait-and-widen.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(fixture("examples", "lb-config", "pulsar-wait-and-widen.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Failing until the timeout: exit 1, the last report printed.
+	code, out, errs := runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--config", cfg, "--wait", "--wait-timeout", "150ms", "--wait-interval", "40ms")
+	if code != cli.ExitFindings || !strings.Contains(errs, "preflight --wait: still failing after 150ms") || !strings.Contains(errs, "run 1: checks failing; next run in 40ms") || !strings.Contains(out, "✖") {
+		t.Fatalf("timeout: exit %d\n%s%s", code, out, errs)
+	}
+	// The config is fixed while waiting: exit 0 with the passing report.
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		_ = os.WriteFile(cfg, good, 0o644)
+	}()
+	code, out, errs = runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--config", cfg, "--wait", "--wait-timeout", "20s", "--wait-interval", "30ms")
+	if code != cli.ExitOK || !strings.Contains(errs, "preflight passed on run ") || strings.Count(out, "Status check results") != 1 {
+		t.Fatalf("fixed: exit %d\n%s%s", code, out, errs)
+	}
+	if code, _, errs := runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--config", "-", "--wait"); code != cli.ExitUsage || !strings.Contains(errs, "standard input (-) can be read only once") {
+		t.Errorf("stdin: exit %d %s", code, errs)
+	}
+	// Ctrl-C while waiting: exit 1, said so.
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	var o, e bytes.Buffer
+	if err := os.WriteFile(cfg, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code = cli.Main(ctx, []string{"preflight", "--stage", "1", "--config", cfg, "--wait", "--wait-interval", "30ms"}, &ui.Streams{In: strings.NewReader(""), Out: &o, Err: &e, Getenv: func(string) string { return "" }})
+	if code != cli.ExitFindings || !strings.Contains(e.String(), "interrupted while waiting; still failing") {
+		t.Errorf("Ctrl-C: exit %d %s", code, e.String())
+	}
+}
