@@ -10,6 +10,10 @@ func (r *runner) arrive(qi int32) {
 	q := &r.reqs[qi]
 	c := &r.clusters[q.cluster]
 	q.clusterArrival = r.now
+	if c.batched {
+		r.batchArrive(qi)
+		return
+	}
 	switch {
 	case !c.up:
 		r.refuse(qi)
@@ -39,6 +43,7 @@ func (r *runner) refuse(qi int32) {
 		c.refused++
 	}
 	q.state = stRefused
+	q.admitted, q.counted = false, false
 	q.epoch++
 	r.q.push(r.now+c.halfRTT, evRefused, qi, q.epoch)
 }
@@ -124,6 +129,17 @@ func (r *runner) prefillDone(ci int32) {
 func (r *runner) firstToken(qi int32) {
 	q := &r.reqs[qi]
 	c := &r.clusters[q.cluster]
+	q.firstAt = r.now
+	r.emitFirstToken(qi)
+	dur := satNs(math.Ceil(float64(q.output) * c.nsPerOut))
+	r.q.push(r.now+dur, evDecodeDone, qi, q.epoch)
+}
+
+// emitFirstToken records the first token (TTFT, the gateway's store
+// write, the prompt's blocks) and moves the request to decode.
+func (r *runner) emitFirstToken(qi int32) {
+	q := &r.reqs[qi]
+	c := &r.clusters[q.cluster]
 	at := r.now + c.halfRTT
 	q.ttft = at - q.arrival
 	if q.measured {
@@ -146,8 +162,6 @@ func (r *runner) firstToken(qi int32) {
 	// The prompt's blocks are computed: later requests can reuse them.
 	r.writeBlocks(q, c, q.inBlocks)
 	q.state = stDecode
-	dur := satNs(math.Ceil(float64(q.output) * c.nsPerOut))
-	r.q.push(r.now+dur, evDecodeDone, qi, q.epoch)
 }
 
 func (r *runner) decodeDone(qi int32) {
@@ -162,6 +176,9 @@ func (r *runner) decodeDone(qi int32) {
 	if q.measured {
 		c.served++
 		c.sojourn += float64(r.now - q.clusterArrival)
+		if q.output > 1 {
+			r.m.tpot.Add((r.now - q.firstAt) / (q.output - 1))
+		}
 	}
 	end := r.now + c.halfRTT
 	r.m.lastEnd = max(r.m.lastEnd, end)
@@ -185,7 +202,7 @@ func (r *runner) decodeDone(qi int32) {
 		}
 	}
 	r.freeRequest(qi)
-	if c.queue.len() > 0 && c.busy < c.spec.Concurrency {
+	if !c.batched && c.queue.len() > 0 && c.busy < c.spec.Concurrency {
 		c.touch(r.now)
 		next := c.queue.pop()
 		c.queuedIn -= r.reqs[next].input
@@ -230,6 +247,9 @@ func (r *runner) clusterEvent(i int) {
 			}
 		}
 		c.busy = 0
+		c.batch.run = c.batch.run[:0]
+		c.batch.preempted.clear()
+		c.batch.stepOn = false
 		c.queue.clear()
 		c.prefill.clear()
 		c.prefillOn = false

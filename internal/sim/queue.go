@@ -17,6 +17,7 @@ const (
 	evPublish                      // clusters publish ModelStats
 	evDeliver                      // a published snapshot reaches the router (a = slot)
 	evCluster                      // a scenario cluster event (a = event index)
+	evStep                         // a batched cluster's iteration ends (a = cluster, b = cluster epoch)
 )
 
 // event is one scheduled event (24 bytes). Events are ordered by time,

@@ -56,6 +56,10 @@ type Result struct {
 	// RouteWaitMs is the time from arrival to the final dispatch (ms):
 	// timed waits and refused attempts.
 	RouteWaitMs Quantiles `json:"route_wait_ms"`
+	// TPOTMs is the time per output token after the first (ms), one value
+	// per completed request with at least 2 output tokens: (completion −
+	// first token) / (output − 1).
+	TPOTMs Quantiles `json:"tpot_ms"`
 	// InputTokens and CachedTokens sum admitted requests' input and the
 	// part reused from the KV cache (tokens); KVReuse = Cached / Input.
 	InputTokens  int64   `json:"input_tokens"`
@@ -135,6 +139,9 @@ type ClusterResult struct {
 	MeanInSystem  float64 `json:"mean_in_system"`
 	ArrivalRPS    float64 `json:"arrival_rps"`
 	MeanSojournMs float64 `json:"mean_sojourn_ms"`
+	// Preemptions counts requests a batched engine preempted (recompute)
+	// for want of KV room, measured or not (0 for the fifo engine).
+	Preemptions int64 `json:"preemptions"`
 }
 
 // RunAll simulates every policy, at most GOMAXPROCS at a time, and returns

@@ -76,7 +76,13 @@ type request struct {
 	pinned         lb.SessionState
 	payload        bool
 	measured       bool
-	noRoom         bool // a block found no room: write no more
+	noRoom         bool  // a block found no room: write no more
+	admitted       bool  // batched: its queue wait is recorded
+	counted        bool  // batched: its input and cached tokens are counted
+	prefillLeft    int64 // batched: uncached prompt tokens still to prefill
+	generated      int64 // batched: output tokens so far
+	chunk          int64 // batched: prefill tokens in the current iteration
+	firstAt        int64 // ns, first token left the cluster
 }
 
 // session is one conversation of the synthetic workload.
@@ -95,23 +101,26 @@ type session struct {
 
 // clusterState is one simulated cluster.
 type clusterState struct {
-	spec      *ClusterSpec
-	id        string
-	halfRTT   int64 // ns
-	up        bool  // accepting new requests
-	epoch     uint32
-	busy      int
-	queue     fifo[int32]
-	prefill   fifo[int32]
-	prefillOn bool
-	prefillAt int64      // start of the current prefill
-	queuedIn  int64      // input tokens waiting for a slot
-	pendingIn int64      // uncached tokens admitted but not prefilled
-	kv        blockCache // hash-id traces
-	cc        chainCache // synthetic workloads and CSV traces
-	kvInUse   int64      // tokens held by running requests
-	nsPerIn   float64
-	nsPerOut  float64
+	spec        *ClusterSpec
+	id          string
+	halfRTT     int64 // ns
+	up          bool  // accepting new requests
+	epoch       uint32
+	busy        int
+	queue       fifo[int32]
+	prefill     fifo[int32]
+	prefillOn   bool
+	prefillAt   int64      // start of the current prefill
+	queuedIn    int64      // input tokens waiting for a slot
+	pendingIn   int64      // uncached tokens admitted but not prefilled
+	batched     bool       // engine: batched (engine_batch.go)
+	batch       batchState // the batched engine's state
+	preemptions int64      // batched: requests preempted (measured or not)
+	kv          blockCache // hash-id traces
+	cc          chainCache // synthetic workloads and CSV traces
+	kvInUse     int64      // tokens held by running requests
+	nsPerIn     float64
+	nsPerOut    float64
 
 	// accounting: the areas integrate over the measurement window (from
 	// the end of the warm-up to the end of the run, Result.MeasuredS);
@@ -228,6 +237,7 @@ func (x *pcgProxy) Uint64() uint64 { return x.p.Uint64() }
 
 type metrics struct {
 	ttft, queueWait, routeWait *Histogram
+	tpot                       *Histogram // time per output token after the first, per request
 	requests, completed, good  int64
 	failRejected, failBad      int64
 	failRefused, failStream    int64
@@ -320,6 +330,7 @@ func (r *runner) init() error {
 		c.halfRTT = msToNs(s.RTTMs) / 2
 		c.nsPerIn = 1e9 / s.PrefillTPS
 		c.nsPerOut = 1e9 / s.DecodeTPS
+		c.batched = s.Engine == EngineBatched
 	}
 	r.pubEvery = max(msToNs(sc.Router.SnapshotIntervalMs), 1)
 	r.stale = msToNs(sc.Router.StalenessMs)
@@ -392,7 +403,7 @@ func (r *runner) init() error {
 		}, 0)
 	}
 
-	r.m = metrics{ttft: NewHistogram(), queueWait: NewHistogram(), routeWait: NewHistogram()}
+	r.m = metrics{ttft: NewHistogram(), queueWait: NewHistogram(), routeWait: NewHistogram(), tpot: NewHistogram()}
 	bin := int64(time.Second)
 	if w.Trace == "" && w.DurationS > 0 {
 		bin = max(sToNs(w.DurationS)/150, int64(time.Millisecond))
@@ -533,6 +544,10 @@ func (r *runner) loop() error {
 			r.deliver(int(e.a))
 		case evCluster:
 			r.clusterEvent(int(e.a))
+		case evStep:
+			if c := &r.clusters[e.a]; c.epoch == e.b && c.batch.stepOn {
+				r.batchStepDone(e.a)
+			}
 		}
 	}
 	if r.opt.Progress != nil && r.progressAcc > 0 {

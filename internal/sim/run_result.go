@@ -28,6 +28,7 @@ func (r *runner) result() *Result {
 		TTFTMs:            quantiles(m.ttft),
 		QueueWaitMs:       quantiles(m.queueWait),
 		RouteWaitMs:       quantiles(m.routeWait),
+		TPOTMs:            quantiles(m.tpot),
 		InputTokens:       m.inTok,
 		CachedTokens:      m.cachedTok,
 		ReturningRequests: m.returning,
@@ -59,6 +60,7 @@ func (r *runner) result() *Result {
 			InputTokens:  c.inTok,
 			CachedTokens: c.cachedTok,
 			KVReuse:      ratio(c.cachedTok, c.inTok),
+			Preemptions:  c.preemptions,
 		}
 		if span > 0 {
 			ns := span * 1e9

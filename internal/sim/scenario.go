@@ -128,7 +128,32 @@ type ClusterSpec struct {
 	// MaxInputTPS is the published max_input_tps (tokens/s; the Pulsar
 	// weight; default = PrefillTPS).
 	MaxInputTPS float64 `yaml:"max_input_tps"`
+	// Engine is "fifo" (slots, one FIFO prefill pipeline at prefill_tps,
+	// per-request decode at decode_tps; default) or "batched"
+	// (iteration-level scheduling: engine_batch.go).
+	Engine string `yaml:"engine"`
+	// MaxNumBatchedTokens is a batched engine's token budget per
+	// iteration (tokens; default 8192, vLLM's max_num_batched_tokens);
+	// max_num_seqs is Concurrency.
+	MaxNumBatchedTokens int64 `yaml:"max_num_batched_tokens"`
+	// Step* are a batched engine's iteration time coefficients:
+	// step_ms = step_base_ms + step_prefill_ms_per_token·prefill tokens +
+	// step_decode_ms_per_seq·decode sequences + step_kv_read_ms_per_token·
+	// context tokens of the decode sequences (ms; defaults: the BLIS
+	// blackbox fit for meta-llama/llama-3.1-8b-instruct on one H100,
+	// vLLM 0.8.4: 5.7527, 0.017251, 0.005999, and 0 — that fit has no KV
+	// term).
+	StepBaseMs            float64 `yaml:"step_base_ms"`
+	StepPrefillMsPerToken float64 `yaml:"step_prefill_ms_per_token"`
+	StepDecodeMsPerSeq    float64 `yaml:"step_decode_ms_per_seq"`
+	StepKVReadMsPerToken  float64 `yaml:"step_kv_read_ms_per_token"`
 }
+
+// Engine kinds (ClusterSpec.Engine).
+const (
+	EngineFIFO    = "fifo"
+	EngineBatched = "batched"
+)
 
 func (c *ClusterSpec) setDefaults() {
 	c.Concurrency = 32
@@ -137,6 +162,11 @@ func (c *ClusterSpec) setDefaults() {
 	c.DecodeTPS = 50
 	c.RTTMs = 5
 	c.KVCacheTokens = 2_000_000
+	c.Engine = EngineFIFO
+	c.MaxNumBatchedTokens = 8192
+	c.StepBaseMs = 5.752705
+	c.StepPrefillMsPerToken = 0.017251
+	c.StepDecodeMsPerSeq = 0.005999
 }
 
 // WorkloadSpec describes the traffic: sessions arriving as a Poisson
@@ -543,6 +573,14 @@ func (sc *Scenario) check() {
 			d.report(p+".kv_cache_tokens", "must be 0–%d", int64(MaxTokens))
 		case c.MaxInputTPS < 0:
 			d.report(p+".max_input_tps", "must be ≥ 0")
+		case c.Engine != EngineFIFO && c.Engine != EngineBatched:
+			d.report(p+".engine", "want fifo or batched, got %q", c.Engine)
+		case c.MaxNumBatchedTokens < 1 || c.MaxNumBatchedTokens > 1<<30:
+			d.report(p+".max_num_batched_tokens", "must be 1–1073741824")
+		case !(c.StepBaseMs >= 0 && c.StepPrefillMsPerToken >= 0 && c.StepDecodeMsPerSeq >= 0 && c.StepKVReadMsPerToken >= 0) || c.StepBaseMs+c.StepPrefillMsPerToken+c.StepDecodeMsPerSeq+c.StepKVReadMsPerToken > 1e6:
+			d.report(p+".step_base_ms", "the step coefficients must be ≥ 0 and at most 1e6 ms in all")
+		case c.Engine == EngineBatched && c.StepBaseMs == 0 && c.StepPrefillMsPerToken == 0 && c.StepDecodeMsPerSeq == 0 && c.StepKVReadMsPerToken == 0:
+			d.report(p+".step_base_ms", "a batched engine needs a step time > 0 (a step coefficient)")
 		}
 		ids[c.ID] = true
 	}
