@@ -326,7 +326,8 @@ func (f *Field) SetUint(c *AlgorithmConfig, u uint64) {
 	case *uint64:
 		*p = u
 	case **uint64:
-		*p = &u
+		v := u // allocated only here: u itself stays on the stack
+		*p = &v
 	case *int:
 		*p = int(min(u, math.MaxInt))
 	default:
@@ -341,7 +342,8 @@ func (f *Field) SetFloat(c *AlgorithmConfig, x float64) {
 	case *float64:
 		*p = x
 	case **float64:
-		*p = &x
+		v := x
+		*p = &v
 	default:
 		panic(fmt.Sprintf("lb: %s is not a number field", f.Name))
 	}
