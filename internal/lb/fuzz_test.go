@@ -12,7 +12,8 @@ import (
 func FuzzResolve(f *testing.F) {
 	for _, s := range []string{"pulsar", " ROUND_ROBIN ", "pulsar;seed=a", "wait-and-widen;n=3;cache_affinity_input_tokens_scale=0.5",
 		"pulsar-wait-and-widen;band_widen_interval_ms=10; fallback_max_queued=1", "power-of-n;sample_count=64;comparator=\"ttft\"",
-		"wait-and-widen;max_queue_time_floor_ms=1", "x;y", ";", "pulsar;seed=\"a;b\"", "wait-and-widen;n=-1"} {
+		"wait-and-widen;max_queue_time_floor_ms=1", "x;y", ";", "pulsar;seed=\"a;b\"", "wait-and-widen;n=-1",
+		" pulsar; seed=\"q \\\" r\" ", `wait-and-widen;next_bucket_unlock_factor="0.0625";n="3"`, "pulsar;seed=:eA==:", "power-of-n;sample_count=1.5"} {
 		f.Add(s)
 	}
 	codes := map[string]bool{"unknown_method": true, "unavailable": true, "malformed_expression": true, "unknown_parameter": true,

@@ -108,6 +108,7 @@ func RequestFromHeaders(get HeaderSource) (Request, error) {
 	if v, ok := get("x-routing-method"); ok {
 		if !strings.Contains(v, ";") {
 			if _, err := ParseRoutingMethod(v); err != nil {
+				err.(*RoutingError).Requested = v
 				return r, err
 			}
 		}
