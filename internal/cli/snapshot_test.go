@@ -359,3 +359,32 @@ func TestExplainSpanComparison(t *testing.T) {
 		}
 	}
 }
+
+// A header session id already in mt:v1:…:<64 hex> form is kept as the
+// affinity key (live-snapshot.md §6); a body id is hashed.
+func TestExplainSessionHeaderKeyKept(t *testing.T) {
+	snap := filepath.Join(testutil.RepoRoot(t), "examples", "explain", "returning-k1.snapshot.yaml")
+	kept := "mt:v1:session:" + strings.Repeat("AB", 32)
+	for _, tc := range []struct{ id, source, want string }{
+		{kept, "header", kept},
+		{"  " + kept + " ", "header", kept},
+		{kept, "prompt_cache_key", "mt:v1:session:"},
+	} {
+		code, out, errOut := runCLI(t, "", "explain", "--snapshot", snap, "--model", "model-a", "--session-id", tc.id, "--source", tc.source, "-o", "json")
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.id, code, errOut)
+		}
+		var rep struct {
+			Request struct {
+				CacheAffinityKey string `json:"cache_affinity_key"`
+			} `json:"request"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		got := rep.Request.CacheAffinityKey
+		if tc.source == "header" && got != tc.want || tc.source != "header" && (got == kept || !strings.HasPrefix(got, tc.want) || len(got) != len("mt:v1:session:")+64) {
+			t.Errorf("%q via %s: affinity key %q, want %q", tc.id, tc.source, got, tc.want)
+		}
+	}
+}
