@@ -50,16 +50,46 @@ func routingErr(code, header, format string, args ...any) *RoutingError {
 	return &RoutingError{Status: 400, Code: code, Header: header, Message: fmt.Sprintf(format, args...)}
 }
 
+// ResolutionSource names the rule of lb-config.md §10 that chose the
+// effective algorithm entry; its text is the rule as the spec numbers it
+// (explain prints it and writes it as resolution.rule).
+type ResolutionSource string
+
+// The resolution rules (lb-config.md §10, E2 and E3).
+const (
+	// SourceDefault: no x-routing-method; the model has no models entry,
+	// so `default` applies (E2).
+	SourceDefault ResolutionSource = "E2 default"
+	// SourceModelEntry: no x-routing-method; the model's own entry (E2).
+	SourceModelEntry ResolutionSource = "E2 model entry"
+	// SourceOwnAlgorithm: the requested method is the entry's own
+	// algorithm (E3.1).
+	SourceOwnAlgorithm ResolutionSource = "E3.1 own algorithm"
+	// SourceModelRequestAlgorithms: the model entry's request_algorithms
+	// has the method (E3.2).
+	SourceModelRequestAlgorithms ResolutionSource = "E3.2 model request_algorithms"
+	// SourceRequestAlgorithms: a model without an entry; the top-level
+	// request_algorithms has the method (E3.2).
+	SourceRequestAlgorithms ResolutionSource = "E3.2 request_algorithms"
+	// SourceFallbackRequestAlgorithms: a model entry without the method;
+	// the top-level request_algorithms has it (E3.3).
+	SourceFallbackRequestAlgorithms ResolutionSource = "E3.3 request_algorithms"
+)
+
+// RequestAlgorithms reports whether the entry came from a
+// request_algorithms map (E3.2 or E3.3), the model's or the top level's.
+func (s ResolutionSource) RequestAlgorithms() bool {
+	return s == SourceModelRequestAlgorithms || s == SourceRequestAlgorithms || s == SourceFallbackRequestAlgorithms
+}
+
 // Resolution says how Config.Resolve found the effective algorithm.
 type Resolution struct {
 	// Algorithm is the effective algorithm.
 	Algorithm Algorithm
 	// Model is the models key used ("" for the default set).
 	Model string
-	// Source is the rule that matched: "E2 model entry", "E2 default",
-	// "E3.1 own algorithm", "E3.2 model request_algorithms",
-	// "E3.2 request_algorithms", "E3.3 request_algorithms".
-	Source string
+	// Source is the rule that matched (one of the Source* constants).
+	Source ResolutionSource
 	// Method is the normalised x-routing-method token ("" when absent).
 	Method string
 	// Parameters are the routing-expression parameters applied, in order.
@@ -150,9 +180,9 @@ func (c *Config) Resolve(model string, method OptionalString) (*AlgorithmConfig,
 	}
 	if !method.Set {
 		res.Algorithm = own.Algorithm
-		res.Source = "E2 default"
+		res.Source = SourceDefault
 		if isModel {
-			res.Source = "E2 model entry"
+			res.Source = SourceModelEntry
 		}
 		return cloneConfig(own), res, nil
 	}
@@ -184,13 +214,13 @@ func (c *Config) Resolve(model string, method OptionalString) (*AlgorithmConfig,
 	var base *AlgorithmConfig
 	switch {
 	case a == own.Algorithm:
-		base, res.Source = own, "E3.1 own algorithm"
+		base, res.Source = own, SourceOwnAlgorithm
 	case isModel && own.RequestAlgorithms[a] != nil:
-		base, res.Source = own.RequestAlgorithms[a], "E3.2 model request_algorithms"
+		base, res.Source = own.RequestAlgorithms[a], SourceModelRequestAlgorithms
 	case !isModel && c.RequestAlgorithms[a] != nil:
-		base, res.Source = c.RequestAlgorithms[a], "E3.2 request_algorithms"
+		base, res.Source = c.RequestAlgorithms[a], SourceRequestAlgorithms
 	case isModel && c.RequestAlgorithms[a] != nil:
-		base, res.Source = c.RequestAlgorithms[a], "E3.3 request_algorithms"
+		base, res.Source = c.RequestAlgorithms[a], SourceFallbackRequestAlgorithms
 	default:
 		e := routingErr("unavailable", "x-routing-method", "routing method %s is not configured for this model", a)
 		e.Requested = raw
