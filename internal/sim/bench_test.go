@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -81,4 +82,96 @@ func BenchmarkSimulateMMc(b *testing.B) {
 		requests += r.Requests
 	}
 	report(b, start, cpu0, 0, requests)
+}
+
+// batchedSaturated is the saturated rank-1 scenario with every cluster on
+// the batched engine (default step coefficients) and the block cache.
+func batchedSaturated(b *testing.B, requests int64) *Scenario {
+	sc, err := LoadScenario(saturatedScenario)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range sc.Clusters {
+		sc.Clusters[i].Engine = EngineBatched
+	}
+	sc.Workload.DurationS = 0
+	sc.Workload.MaxRequests = requests
+	return sc
+}
+
+// BenchmarkSimulateBatched: 100,000 requests of the saturated rank-1
+// workload with the batched engine and the block cache on 8 clusters,
+// pulsar-wait-and-widen/lc-on (docs/performance.md).
+func BenchmarkSimulateBatched(b *testing.B) {
+	sc := batchedSaturated(b, 100_000)
+	pols, _ := ResolvePolicies(sc, Selection{Names: []string{PolicyPulsarWaitAndWidenOn}})
+	b.ReportAllocs()
+	var decisions, requests int64
+	start, cpu0 := time.Now(), processCPU()
+	for b.Loop() {
+		r, err := Run(sc, &pols[0], RunOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		decisions += r.Decisions
+		requests += r.Requests
+	}
+	report(b, start, cpu0, decisions, requests)
+}
+
+// BenchmarkSimulateMooncake: the shared Mooncake conversation trace
+// (12,031 requests, 512-token blocks) through the whole comparison set on
+// four clusters, one goroutine.
+func BenchmarkSimulateMooncake(b *testing.B) {
+	sc := mooncakeScenario(b, 10_000_000)
+	pols, err := ResolvePolicies(sc, Selection{Compare: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var requests int64
+	start, cpu0 := time.Now(), processCPU()
+	for b.Loop() {
+		for i := range pols {
+			r, err := Run(sc, &pols[i], RunOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			requests += r.Requests
+		}
+	}
+	report(b, start, cpu0, 0, requests)
+}
+
+// BenchmarkSimulateWide: pulsar-wait-and-widen/lc-on on 256 clusters (the
+// saturated rank-1 shapes, 256 sessions/s), 50,000 requests: the ranking
+// of 256 candidates per new session dominates.
+func BenchmarkSimulateWide(b *testing.B) {
+	sc, err := LoadScenario(saturatedScenario)
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := sc.Clusters[1]
+	sc.Clusters = nil
+	for i := 0; i < 256; i++ {
+		c := base
+		c.ID = "c" + strconv.Itoa(i)
+		sc.Clusters = append(sc.Clusters, c)
+	}
+	sc.Workload.SessionRate = 256
+	sc.Workload.DurationS = 0
+	sc.Workload.MaxRequests = 50_000
+	pols, _ := ResolvePolicies(sc, Selection{Names: []string{PolicyPulsarWaitAndWidenOn}})
+	b.ReportAllocs()
+	var decisions, requests int64
+	start, cpu0 := time.Now(), processCPU()
+	for b.Loop() {
+		r, err := Run(sc, &pols[0], RunOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		decisions += r.Decisions
+		requests += r.Requests
+	}
+	report(b, start, cpu0, decisions, requests)
 }

@@ -250,6 +250,7 @@ func (r *runner) clusterEvent(i int) {
 		c.batch.run = c.batch.run[:0]
 		c.batch.preempted.clear()
 		c.batch.stepOn = false
+		c.batch.seq++ // the iteration in flight is void
 		c.queue.clear()
 		c.prefill.clear()
 		c.prefillOn = false

@@ -31,7 +31,19 @@ type batchState struct {
 	run       []int32     // running requests in admission order
 	preempted fifo[int32] // preempted requests, admitted before the queue
 	stepOn    bool
+	// A decode-only iteration that nothing can change repeats: the engine
+	// schedules k of them as one event (start, dur each). An arrival that
+	// could be admitted cuts the run at the next iteration boundary, so
+	// every admission still happens at an iteration boundary, as if each
+	// iteration were its own event. seq numbers the scheduled events
+	// (stale ones are ignored).
+	k          int64
+	start, dur int64
+	seq        uint32
 }
+
+// noMacro turns the repetition off (tests compare both).
+var noMacro = false
 
 // batchArrive queues a request that reached a batched cluster (or
 // refuses it) and starts an iteration when the cluster is idle.
@@ -54,8 +66,18 @@ func (r *runner) batchArrive(qi int32) {
 	c.queue.push(qi)
 	c.queuedIn += q.input
 	q.state = stQueued
-	if !c.batch.stepOn {
+	b := &c.batch
+	switch {
+	case !b.stepOn:
 		r.batchStep(ci)
+	case b.k > 1 && len(b.run) < c.spec.Concurrency:
+		// Cut a repeated iteration at its next boundary.
+		j := (r.now - b.start) / b.dur // whole iterations done
+		if j+1 < b.k {
+			b.k = j + 1
+			b.seq++
+			r.q.push(b.start+b.k*b.dur, evStep, ci, b.seq)
+		}
 	}
 }
 
@@ -165,8 +187,26 @@ func (r *runner) batchStep(ci int32) {
 	if prefill > 0 {
 		c.prefillOn, c.prefillAt = true, r.now
 	}
+	// Repeat a decode-only iteration while nothing can change it: no
+	// prefill, nobody waiting who could be admitted, the same step time
+	// (no KV-read term), until the first completion or the KV limit.
+	k := int64(1)
+	canAdmit := len(b.run) < c.spec.Concurrency && (c.queue.len() > 0 || b.preempted.len() > 0)
+	if !noMacro && prefill == 0 && !canAdmit && s.StepKVReadMsPerToken == 0 {
+		k = math.MaxInt64
+		for _, qi := range b.run {
+			q := &r.reqs[qi]
+			k = min(k, q.output-q.generated)
+		}
+		if room := (c.spec.KVCacheTokens - c.kvInUse) / decodeSeqs; room < k {
+			k = room
+		}
+		k = max(min(k, maxDurNs/dur), 1)
+	}
+	b.k, b.start, b.dur = k, r.now, dur
 	b.stepOn = true
-	r.q.push(r.now+dur, evStep, ci, c.epoch)
+	b.seq++
+	r.q.push(r.now+k*dur, evStep, ci, b.seq)
 }
 
 // preempt sends the most recently admitted request back to wait.
@@ -219,8 +259,8 @@ func (r *runner) batchStepDone(ci int32) {
 				}
 			}
 		case q.prefillLeft == 0:
-			q.generated++
-			c.kvInUse++
+			q.generated += b.k
+			c.kvInUse += b.k
 			if q.generated >= q.output {
 				done = append(done, qi)
 				continue

@@ -75,3 +75,29 @@ func TestBatchedPreemption(t *testing.T) {
 		t.Fatal("no preemption with room for two of six 1,400-token contexts")
 	}
 }
+
+// TestBatchedRepeatsMatchSingleIterations: scheduling a repeated
+// decode-only iteration as one event (cut when an arrival could be
+// admitted) gives exactly the results of one event per iteration.
+func TestBatchedRepeatsMatchSingleIterations(t *testing.T) {
+	y := `
+clusters:
+  - {id: a, engine: batched, concurrency: 6, kv_cache_tokens: 30000, max_num_batched_tokens: 2048}
+  - {id: b, engine: batched, concurrency: 4, kv_cache_tokens: 9000}
+workload:
+  session_rate: 6
+  duration_s: 60
+  turns: {distribution: geometric, mean: 3}
+  think_time_s: {distribution: exponential, mean: 1}
+  first_input_tokens: {distribution: lognormal, mean: 1500, sigma: 0.6}
+  output_tokens: {distribution: lognormal, mean: 150, sigma: 0.8}
+`
+	sc := mustScenario(t, y)
+	fast := resultJSON(t, mustRun(t, sc, PolicyRoundRobin, PolicyWaitAndWidenOn))
+	noMacro = true
+	defer func() { noMacro = false }()
+	slow := resultJSON(t, mustRun(t, sc, PolicyRoundRobin, PolicyWaitAndWidenOn))
+	if string(fast) != string(slow) {
+		t.Fatalf("repeated iterations changed the results:\n%s\n---\n%s", fast, slow)
+	}
+}

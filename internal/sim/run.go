@@ -545,7 +545,7 @@ func (r *runner) loop() error {
 		case evCluster:
 			r.clusterEvent(int(e.a))
 		case evStep:
-			if c := &r.clusters[e.a]; c.epoch == e.b && c.batch.stepOn {
+			if c := &r.clusters[e.a]; c.batch.seq == e.b && c.batch.stepOn {
 				r.batchStepDone(e.a)
 			}
 		}
