@@ -315,6 +315,18 @@ func TestEvictRateLimit(t *testing.T) {
 	if el := time.Since(start); el < 200*time.Millisecond {
 		t.Errorf("60 deletions at --max-rate 200 took %v, want at least 200ms", el)
 	}
+	// Four workers draw from one token bucket: 200 deletions at 400/s
+	// (rounds of 40, the first one free) take at least 400ms, not a
+	// quarter of that.
+	seed(t, c, "rate4", 200, time.Hour, "cluster-s")
+	start = time.Now()
+	rep, err = c.Evict(ctx, store.EvictOptions{Cluster: "cluster-s", Apply: true, MaxRate: 400, Workers: 4})
+	if err != nil || rep.Deleted != 200 {
+		t.Fatalf("%+v, %v", rep, err)
+	}
+	if el := time.Since(start); el < 400*time.Millisecond {
+		t.Errorf("200 deletions at --max-rate 400 with 4 workers took %v, want at least 400ms", el)
+	}
 }
 
 func TestEvictInterrupted(t *testing.T) {
