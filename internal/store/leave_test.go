@@ -204,3 +204,71 @@ func TestScanWhileMemberJoins(t *testing.T) {
 		t.Errorf("the scan did not notice the routing change: %+v", rep)
 	}
 }
+
+// TestOneCopyMemberLeaves stops one of three members with replica count 1
+// (the gateway chart's setting) part-way through a scan and through an
+// evict, in process: the partitions whose only copy was on it change
+// owners, so neither may claim done unless the store afterwards proves it
+// (every entry it holds was listed; no entry of the evicted cluster is
+// left).
+func TestOneCopyMemberLeaves(t *testing.T) {
+	t.Parallel()
+	cl := storetest.Start(t, 4, 1)
+	c := cl.Connect(t, store.Options{Addrs: cl.Addrs()[:1]})
+	want := seed(t, c, "one-copy", 1200, time.Hour, "cluster-a", "cluster-b")
+
+	got := map[string]string{}
+	stopped := false
+	rep, err := c.Scan(context.Background(), store.ScanOptions{Count: 50, ReadBatch: 50, ReadWorkers: 1, SettleTimeout: 5 * time.Second}, func(e store.Entry) error {
+		got[e.Key] = e.Cluster
+		if len(got) == 300 && !stopped {
+			stopped = true
+			if err := cl.Stop(3); err != nil {
+				t.Errorf("stop member: %v", err)
+			}
+		}
+		return nil
+	})
+	t.Logf("scan: %v; complete %v, %d listed, lost %d, rescanned %d partitions", err, rep.Complete, len(got), rep.LostPartitions, rep.RescannedPartitions)
+	after, _ := scanAll(t, c)
+	if err != nil && !errors.Is(err, store.ErrIncomplete) {
+		t.Fatalf("scan: %v", err)
+	}
+	if rep.Complete {
+		for k := range after {
+			if _, ok := got[k]; !ok {
+				t.Fatalf("the scan says complete but missed %s, which the store holds afterwards", k)
+			}
+		}
+	}
+	if len(after) < len(want) && rep.Complete {
+		t.Errorf("the only copy of %d entries left with the member and the scan says complete", len(want)-len(after))
+	}
+
+	n := 0
+	erep, err := c.Evict(context.Background(), store.EvictOptions{Cluster: "cluster-b", Apply: true, Batch: 20, Workers: 1, SettleTimeout: 5 * time.Second,
+		OnResult: func(store.EvictResult) {
+			if n++; n == 100 {
+				if err := cl.Stop(2); err != nil {
+					t.Errorf("stop member: %v", err)
+				}
+			}
+		}})
+	t.Logf("evict: %v; %+v", err, erep.Outcomes)
+	if err != nil && !errors.Is(err, store.ErrIncomplete) {
+		t.Fatalf("evict: %v", err)
+	}
+	left := 0
+	final, _ := scanAll(t, c)
+	for _, v := range final {
+		if v == "cluster-b" {
+			left++
+		}
+	}
+	if err == nil && left > 0 {
+		t.Errorf("evict returned no error and %d entries of cluster-b are left", left)
+	}
+	if err == nil && n >= 100 {
+		t.Errorf("a member holding the only copy of candidates left mid-run and evict returned no error: %+v", erep.Outcomes)
+	}
+}
