@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -222,7 +224,48 @@ func (lv *explainLive) finishReport(rep *explain.Report) {
 	if rec.SessionState == nil {
 		c.Approximate = append(c.Approximate, "the span records no session state (the older release, or the event was not exported): it was not compared")
 	}
+	if lv.snap == nil && rep.Snapshot != nil {
+		c.Approximate = append(c.Approximate, fileVsSpan(rep.Snapshot, lv.span)...)
+	}
 	rep.Span = c
+}
+
+// fileVsSpan sets the span's selected_inst.* values beside a --snapshot
+// file's values of the chosen cluster (live-snapshot.md §4), listing the
+// ones that differ.
+func fileVsSpan(snap *explain.Snapshot, sp *live.Span) []string {
+	var c *explain.Cluster
+	for i := range snap.Clusters {
+		if snap.Clusters[i].ClusterID == sp.Cluster() {
+			c = &snap.Clusters[i]
+		}
+	}
+	if c == nil {
+		return []string{fmt.Sprintf("the span's chosen cluster %s is not in the snapshot file", sp.Cluster())}
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil
+	}
+	var flat map[string]any
+	_ = json.Unmarshal(b, &flat)
+	stats, _ := flat["stats"].(map[string]any)
+	var out []string
+	for _, v := range sp.Values() {
+		got, ok := stats[v.Field]
+		if v.Field == "rtt_ms" {
+			got, ok = flat["rtt_ms"]
+		}
+		if !ok {
+			continue
+		}
+		sv, err1 := strconv.ParseFloat(v.Span, 64)
+		fv, ok2 := got.(float64)
+		if err1 == nil && ok2 && sv != fv {
+			out = append(out, fmt.Sprintf("cluster %s %s: the snapshot file has %s, Stargate read %s (%s)", c.ClusterID, v.Field, strconv.FormatFloat(fv, 'f', -1, 64), v.Span, v.Attr))
+		}
+	}
+	return out
 }
 
 // approximate lists the inputs that may differ from what Stargate read.

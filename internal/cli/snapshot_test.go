@@ -348,6 +348,20 @@ func TestExplainSpanComparison(t *testing.T) {
 			t.Errorf("lacks %q:\n%s", want, r.out)
 		}
 	}
+	// The live snapshot notes the metric value the span replaced.
+	code, snapOut, errOut := runCLI(t, "", append([]string{"snapshot", "--model", "company/model", "--span", spans, "--request-id", "req-2"}, threePylons(t)...)...)
+	if code != 0 || !strings.Contains(snapOut, "queue_size: 4 # span from selected_inst.queue_size, age ") || !strings.Contains(snapOut, "; the metric value was 0") {
+		t.Errorf("snapshot --span: exit %d %s\n%s", code, errOut, snapOut)
+	}
+	// With a --snapshot file, the span's values are set beside the file's.
+	fileArgs := append(append([]string{"explain", "--config", filepath.Join(repo, "examples", "explain", "live-session.lb-config.yaml"),
+		"--model", "company/model", "--routing-key", "fn-alpha", "--session-id", "session-1", "--source", "prompt_cache_key", "--last-cluster", "cluster-b",
+		"--input-tokens", "2000", "--width", "300", "--span", spans, "--request-id", "req-2"}, olric...), "--snapshot", writeFile(t, "s.yaml", snapOut[:0]+mustSnapshot(t)))
+	r = lcctl(t, "", nil, fileArgs...)
+	wantCode(t, r, 0, fileArgs)
+	if !strings.Contains(r.out, "cluster cluster-b queue_size: the snapshot file has 0, Stargate read 4 (selected_inst.queue_size)") {
+		t.Errorf("file vs span:\n%s", r.out)
+	}
 	// req-1 chose cluster-a at depth 2 as a new session: not reproduced.
 	r = lcctl(t, "", nil, append(base, "--request-id", "req-1", "--last-cluster", "cluster-a")...)
 	if r.code == 2 {
@@ -387,4 +401,15 @@ func TestExplainSessionHeaderKeyKept(t *testing.T) {
 			t.Errorf("%q via %s: affinity key %q, want %q", tc.id, tc.source, got, tc.want)
 		}
 	}
+}
+
+// mustSnapshot is a snapshot of threePylons' clusters written by lcctl
+// snapshot.
+func mustSnapshot(t *testing.T) string {
+	t.Helper()
+	code, out, errOut := runCLI(t, "", append([]string{"snapshot", "--model", "company/model"}, threePylons(t)...)...)
+	if code != 0 {
+		t.Fatalf("snapshot: exit %d: %s", code, errOut)
+	}
+	return out
 }

@@ -393,7 +393,13 @@ func (s *Span) apply(snap *Snapshot) error {
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
 			return usageErr(src, id, sf.attr, "%q is not a finite number ≥ 0", v)
 		}
-		nf := Field{Name: f.Name, Kind: f.Kind, Stats: f.Stats, Origin: OriginSpan, Source: sf.attr, Age: age, HasAge: !s.Start.IsZero(), Note: note}
+		fnote := note
+		if f.Origin != OriginUnknown && f.Origin != OriginDefault {
+			// live-snapshot.md §4: show the span's value beside the
+			// snapshot's.
+			fnote += fmt.Sprintf("; the %s value was %s", f.Origin, f.valueString())
+		}
+		nf := Field{Name: f.Name, Kind: f.Kind, Stats: f.Stats, Origin: OriginSpan, Source: sf.attr, Age: age, HasAge: !s.Start.IsZero(), Note: fnote}
 		if f.Kind == KindFloat {
 			nf.Float = x
 		} else {
@@ -409,4 +415,25 @@ func (s *Span) apply(snap *Snapshot) error {
 			s.RequestID, fmtTime(s.Start), fmtAge(age), id, s.Start.UTC().Format(time.RFC3339Nano)))
 	}
 	return nil
+}
+
+// SpanValue is one selected_inst.* value of a span beside the
+// snapshot's value of the same field.
+type SpanValue struct {
+	// Attr is the span attribute, Field the snapshot field.
+	Attr, Field string
+	// Span is the span's value (decimal).
+	Span string
+}
+
+// Values returns the span's selected_inst.* values that map to snapshot
+// fields, in formats.md order.
+func (s *Span) Values() []SpanValue {
+	var out []SpanValue
+	for _, sf := range spanFields {
+		if v, ok := s.Attrs[sf.attr]; ok {
+			out = append(out, SpanValue{Attr: sf.attr, Field: sf.field, Span: v})
+		}
+	}
+	return out
 }
