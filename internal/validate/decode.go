@@ -153,6 +153,12 @@ func syntaxDiag(file string, data []byte, pt *posTracker, err error) Diagnostic 
 		}
 		line, col := serdePosition(data, off)
 		msg = fmt.Sprintf("%s at line %d column %d", msg, line, col)
+		if pos.Line > 0 && (line != pos.Line || col != pos.Col) {
+			// serde counts bytes and reports where it stopped (after a
+			// number); the diagnostic points at the value's first
+			// character. Say why the two positions differ.
+			msg += fmt.Sprintf(" (Stargate's position, in bytes after what it read; the value starts at line %d, column %d)", pos.Line, pos.Col)
+		}
 	case pos.Line > 0 && code == CodeSyntax && !strings.HasPrefix(msg, "YAML"):
 		msg = fmt.Sprintf("%s at line %d column %d", msg, pos.Line, pos.Col)
 	}

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -159,6 +160,13 @@ func SyntaxError(err error, data []byte) *Error {
 		return e
 	}
 	line, msg := ErrorLine(err)
+	if line == 0 && strings.Contains(msg, "control characters are not allowed") {
+		// yaml.v3's reader gives no position for this one: find the
+		// character it refused.
+		if l, col, r, ok := firstDisallowed(data); ok {
+			return &Error{Kind: Syntax, Line: l, Col: col, Msg: fmt.Sprintf("%s (U+%04X)", msg, r)}
+		}
+	}
 	if l, col := syntaxColumn(data, line, msg); col > 0 {
 		return &Error{Kind: Syntax, Line: l, Col: col, Msg: msg}
 	}
@@ -289,4 +297,31 @@ func CheckAliases(root *yaml.Node) *Error {
 			Msg: fmt.Sprintf("YAML aliases expand this document beyond %d values (it has %d of its own): refused as an alias bomb", limit, raw)}
 	}
 	return nil
+}
+
+// firstDisallowed returns the line and column (1-based, in characters) of
+// the first character YAML 1.2 does not allow in a stream (§5.1: C0
+// controls other than tab, LF and CR, DEL, C1 controls other than NEL,
+// surrogates, U+FFFE and U+FFFF; yaml.v3's reader refuses the same), and
+// the character.
+func firstDisallowed(data []byte) (line, col int, r rune, ok bool) {
+	line, col = 1, 1
+	for i := 0; i < len(data); {
+		c, size := utf8.DecodeRune(data[i:])
+		allowed := c == 0x09 || c == 0x0A || c == 0x0D || (c >= 0x20 && c <= 0x7E) || c == 0x85 ||
+			(c >= 0xA0 && c <= 0xD7FF) || (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF)
+		if c == utf8.RuneError && size <= 1 {
+			allowed = false
+		}
+		if !allowed && !(i == 0 && c == 0xFEFF) {
+			return line, col, c, true
+		}
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += size
+	}
+	return 0, 0, 0, false
 }
