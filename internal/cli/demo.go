@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -372,8 +373,7 @@ func (r *demoRunner) runStep(ctx context.Context, s demo.Step) demoStepJSON {
 		r.runSimulateStep(ctx, s, &res)
 	default:
 		for _, c := range s.Commands {
-			cj, _ := r.runCommand(ctx, c, false)
-			res.add(cj)
+			res.add(r.runCommand(ctx, c, nil))
 		}
 	}
 	res.ElapsedMs = time.Since(start).Milliseconds()
@@ -400,12 +400,17 @@ func (res *demoStepJSON) fail(problem string) {
 // runExplainStep reads the session's last cluster with store get and
 // explains the session's next request with it.
 func (r *demoRunner) runExplainStep(ctx context.Context, s demo.Step, res *demoStepJSON) {
-	get, out := r.runCommand(ctx, s.Commands[0], true)
+	var entry *getJSON
+	get := r.runCommand(ctx, s.Commands[0], func(_ string, v any) {
+		if g, ok := v.(getJSON); ok {
+			entry = &g
+		}
+	})
 	res.add(get)
 	if !get.AsDesigned {
 		return
 	}
-	cluster, err := demo.ClusterFromGet(out)
+	cluster, err := clusterFromGet(entry)
 	if err != nil {
 		res.fail(err.Error())
 		if !r.json {
@@ -418,8 +423,7 @@ func (r *demoRunner) runExplainStep(ctx context.Context, s demo.Step, res *demoS
 		fmt.Fprintf(r.env.Out, "%s the session's last cluster is %s: explain gets it as --last-cluster %s\n",
 			r.env.Style.Accent.Render("→"), r.env.Style.Bold.Render(cluster), demo.ShellQuote(cluster))
 	}
-	next, _ := r.runCommand(ctx, s.Commands[1].WithLastCluster(cluster), false)
-	res.add(next)
+	res.add(r.runCommand(ctx, s.Commands[1].WithLastCluster(cluster), nil))
 }
 
 // runSimulateStep runs the simulation once, with JSON output, renders the
@@ -436,7 +440,7 @@ func (r *demoRunner) runSimulateStep(ctx context.Context, s demo.Step, res *demo
 	if r.json {
 		errw = &errb
 	}
-	code := r.invoke(ctx, c.Args, true, &out, errw, false)
+	code := r.invoke(ctx, c.Args, true, &out, errw, false, nil)
 	cj := demoCommandJSON{Command: c.Line(), Args: c.Args, ExitCode: code, ExpectedExitCodes: c.Expect,
 		AsDesigned: c.Expected(code), Meaning: c.Meaning, Output: rawJSON(out.Bytes(), jsonLinesCommand(c.Args)), Stderr: errb.String()}
 	res.add(cj)
@@ -478,33 +482,42 @@ func (r *demoRunner) runSimulateStep(ctx context.Context, s demo.Step, res *demo
 
 // runCommand runs one command of a step. In text mode it prints the
 // command line, the command's output (standard output and error, in
-// order) and a verdict; capture also returns what it wrote. In JSON mode
-// the output is collected into the result.
-func (r *demoRunner) runCommand(ctx context.Context, c demo.Command, capture bool) (demoCommandJSON, []byte) {
+// order) and a verdict. In JSON mode the output is collected into the
+// result. onValue, when set, receives the values the command emits (in
+// both modes): the demo reads results from them, never from the output.
+func (r *demoRunner) runCommand(ctx context.Context, c demo.Command, onValue func(doc string, v any)) demoCommandJSON {
 	cj := demoCommandJSON{Command: c.Line(), Args: c.Args, ExpectedExitCodes: c.Expect, Meaning: c.Meaning}
-	var out, errb bytes.Buffer
 	if r.json {
-		cj.ExitCode = r.invoke(ctx, c.Args, true, &out, &errb, false)
+		var out, errb bytes.Buffer
+		cj.ExitCode = r.invoke(ctx, c.Args, true, &out, &errb, false, onValue)
 		cj.Output, cj.Stderr = rawJSON(out.Bytes(), jsonLinesCommand(c.Args)), errb.String()
 	} else {
 		r.commandLine(c)
-		var w io.Writer = r.env.Out
-		if capture {
-			w = io.MultiWriter(r.env.Out, &out)
-		}
-		cj.ExitCode = r.invoke(ctx, c.Args, false, w, w, r.env.OutTTY)
+		cj.ExitCode = r.invoke(ctx, c.Args, false, r.env.Out, r.env.Out, r.env.OutTTY, onValue)
 		cj.Output = json.RawMessage("null")
 	}
 	cj.AsDesigned = c.Expected(cj.ExitCode)
 	if !r.json {
 		r.verdict(cj)
 	}
-	return cj, out.Bytes()
+	return cj
+}
+
+// clusterFromGet is the last cluster store get reported, or why there is
+// none.
+func clusterFromGet(g *getJSON) (string, error) {
+	switch {
+	case g == nil:
+		return "", errors.New("store get reported no entry")
+	case g.Found == nil || !*g.Found || g.Cluster == "":
+		return "", errors.New("store get found no entry")
+	}
+	return g.Cluster, nil
 }
 
 // invoke runs lcctl with args in this process, exactly as `lcctl ARGS`
 // runs (cli.Main), with the demo's global flags and environment.
-func (r *demoRunner) invoke(ctx context.Context, args []string, asJSON bool, out, errw io.Writer, tty bool) int {
+func (r *demoRunner) invoke(ctx context.Context, args []string, asJSON bool, out, errw io.Writer, tty bool, onValue func(string, any)) int {
 	full := append([]string(nil), args...)
 	if r.env.Global.NoColor {
 		full = append(full, "--no-color")
@@ -513,7 +526,7 @@ func (r *demoRunner) invoke(ctx context.Context, args []string, asJSON bool, out
 		full = append(full, "--output", OutputJSON)
 	}
 	s := &ui.Streams{In: strings.NewReader(""), Out: out, Err: errw, OutTTY: tty, ErrTTY: tty, Getenv: r.env.Streams.Getenv}
-	return Main(ctx, full, s)
+	return run(ctx, full, s, onValue)
 }
 
 func (r *demoRunner) heading(s demo.Step) {

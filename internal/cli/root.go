@@ -56,6 +56,11 @@ type Env struct {
 	Global *GlobalOptions
 	// Style styles stdout; ErrStyle styles stderr.
 	Style, ErrStyle *ui.Styles
+	// onValue, when set, receives the result values commands report
+	// with emit (in every output mode): how `lcctl demo`, which runs
+	// commands in-process, reads what they found without parsing their
+	// output.
+	onValue func(doc string, v any)
 }
 
 // colorEnabled decides styling for one stream.
@@ -175,8 +180,14 @@ func decorateDefaultCommands(root *cobra.Command) {
 // NewRootCommand builds the full command tree bound to streams. Exposed for
 // tests and documentation generation.
 func NewRootCommand(streams *ui.Streams) *cobra.Command {
+	return newRootCommand(streams, nil)
+}
+
+// newRootCommand is NewRootCommand with a receiver of the values
+// commands emit (nil: none).
+func newRootCommand(streams *ui.Streams, onValue func(doc string, v any)) *cobra.Command {
 	g := &GlobalOptions{Output: OutputText}
-	env := &Env{Streams: streams, Global: g}
+	env := &Env{Streams: streams, Global: g, onValue: onValue}
 	root := &cobra.Command{
 		Use:   "lcctl",
 		Short: "Operator toolkit for Stargate session-aware last-cluster affinity",
@@ -326,7 +337,12 @@ func subcommandNames(cmd *cobra.Command) []string {
 // Main runs lcctl with args and returns the process exit code. Errors go to
 // streams.Err; only cmd/lcctl calls os.Exit.
 func Main(ctx context.Context, args []string, streams *ui.Streams) int {
-	root := NewRootCommand(streams)
+	return run(ctx, args, streams, nil)
+}
+
+// run is Main with a receiver of the values commands emit.
+func run(ctx context.Context, args []string, streams *ui.Streams, onValue func(doc string, v any)) int {
+	root := newRootCommand(streams, onValue)
 	root.SetArgs(args)
 	done := make(chan struct{})
 	go sayWhatWeWaitFor(ctx, done, streams.Err)

@@ -65,11 +65,12 @@ func runStoreGet(cmd *cobra.Command, env *Env, conn *connFlags, o *storeGetOptio
 	if !o.session.showSession {
 		sess = nil
 	}
+	out := getJSON{entryJSON: entryJSON{Key: key, Found: &found}, Location: loc, Session: toSessionJSON(sess)}
+	if found {
+		out.entryJSON = newEntryJSON(e)
+	}
+	env.emit("store-get", out)
 	if env.Global.JSON() {
-		out := getJSON{entryJSON: entryJSON{Key: key, Found: &found}, Location: loc, Session: toSessionJSON(sess)}
-		if found {
-			out.entryJSON = newEntryJSON(e)
-		}
 		if err := writeJSON(env.Out, "store-get", out); err != nil {
 			return err
 		}

@@ -91,6 +91,15 @@ func stampJSON(doc string, v any) ([]byte, error) {
 	return append(out, b[1:]...), nil
 }
 
+// emit hands a command's result value (the one its JSON document is
+// made of, doc naming it as for writeJSON) to Env's value receiver, in
+// every output mode; a no-op without one.
+func (env *Env) emit(doc string, v any) {
+	if env.onValue != nil {
+		env.onValue(doc, v)
+	}
+}
+
 // failf reports a failure (exit 1) with a message.
 func failf(format string, args ...any) error {
 	return &ExitError{Code: ExitFindings, Err: fmt.Errorf(format, args...)}

@@ -13,40 +13,6 @@ import (
 	"github.com/lcctl/lcctl/internal/testutil"
 )
 
-func TestClusterFromGet(t *testing.T) {
-	ok := []struct{ name, out, want string }{
-		{"text", "key          lc:v1:ab\ncluster      B\nttl          1h\n", "B"},
-		{"text styled", "key          lc:v1:ab\n\x1b[1mcluster\x1b[0m      \x1b[33mcluster-b\x1b[0m\n", "cluster-b"},
-		{"text quoted", "cluster      \"a b\\t\"\n", "a b\t"},
-		{"json", `{"key":"lc:v1:ab","found":true,"cluster":"cluster-a","valid":true}`, "cluster-a"},
-		{"json indented", "{\n  \"found\": true,\n  \"cluster\": \"B\"\n}\n", "B"},
-	}
-	for _, tc := range ok {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := ClusterFromGet([]byte(tc.out))
-			if err != nil || got != tc.want {
-				t.Fatalf("ClusterFromGet = %q, %v; want %q", got, err, tc.want)
-			}
-		})
-	}
-	bad := []struct{ name, out, want string }{
-		{"text absent", "key          lc:v1:ab\ncluster      (not found)\n", "found no entry"},
-		{"json absent", `{"key":"lc:v1:ab","found":false}`, "found no entry"},
-		{"json broken", `{"found":tru`, "does not decode"},
-		{"no cluster line", "lcctl: no Olric address\n", "no cluster line"},
-		{"empty", "", "no cluster line"},
-		{"bad quote", "cluster      \"abc\n", "does not unquote"},
-	}
-	for _, tc := range bad {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := ClusterFromGet([]byte(tc.out))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("ClusterFromGet = %q, %v; want an error containing %q", got, err, tc.want)
-			}
-		})
-	}
-}
-
 func TestShellQuote(t *testing.T) {
 	for in, want := range map[string]string{
 		"examples/lb-config": "examples/lb-config",
