@@ -188,6 +188,7 @@ func (r *runner) decodeDone(qi int32) {
 			r.m.good++
 		}
 	}
+	r.replayEnded(q, end)
 	if si := q.sess; si >= 0 {
 		s := &r.sessions[si]
 		s.context = q.input + q.output

@@ -17,7 +17,8 @@ const (
 	evPublish                      // clusters publish ModelStats
 	evDeliver                      // a published snapshot reaches the router (a = slot)
 	evCluster                      // a scenario cluster event (a = event index)
-	evStep                         // a batched cluster's iteration ends (a = cluster, b = cluster epoch)
+	evStep                         // a batched cluster's iteration ends (a = cluster, b = step sequence)
+	evDeferred                     // a closed-loop trace request is due (a = deferred record)
 )
 
 // event is one scheduled event (24 bytes). Events are ordered by time,

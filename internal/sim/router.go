@@ -110,6 +110,7 @@ func (r *runner) fail(qi int32, counter *int64) {
 		*counter++
 	}
 	r.m.lastEnd = r.now
+	r.replayEnded(q, r.now)
 	if q.sess >= 0 {
 		r.endSession(q.sess)
 	}

@@ -212,6 +212,11 @@ type runner struct {
 	traceClose                         io.Closer
 	traceRec                           TraceRecord
 	blockTokens                        int64 // KV block size (tokens)
+	closed                             bool  // workload.replay: closed (replay.go)
+	replay                             map[uint64]*replaySess
+	deferred                           []TraceRecord
+	freeDef                            []int32
+	deferredLive                       int
 	sysTokens                          int64 // shared system prompt (tokens)
 	liveReqs                           int
 	published                          int64 // scheduled snapshot publications so far
@@ -429,6 +434,8 @@ func (r *runner) init() error {
 		}
 		r.traceClose = f
 		r.trace = newTraceReader(w.Trace, f, w.TraceFormat, w.BlockTokens)
+		r.closed = w.Replay == ReplayClosed
+		r.replay = map[uint64]*replaySess{}
 		if err := r.nextTrace(); err != nil {
 			return err
 		}
@@ -491,7 +498,7 @@ func (r *runner) addModel(name string) int32 {
 
 func (r *runner) loop() error {
 	for n := uint32(0); r.q.len() > 0; n++ {
-		if r.genDone && r.liveReqs == 0 && r.liveSess == 0 {
+		if r.genDone && r.liveReqs == 0 && r.liveSess == 0 && r.deferredLive == 0 {
 			break
 		}
 		if n%4096 == 0 && r.opt.Context != nil {
@@ -544,6 +551,8 @@ func (r *runner) loop() error {
 			r.deliver(int(e.a))
 		case evCluster:
 			r.clusterEvent(int(e.a))
+		case evDeferred:
+			r.deferredArrival(e.a)
 		case evStep:
 			if c := &r.clusters[e.a]; c.batch.seq == e.b && c.batch.stepOn {
 				r.batchStepDone(e.a)

@@ -179,6 +179,10 @@ type WorkloadSpec struct {
 	// file. When set, the session fields below are ignored except
 	// payload_share, headers and the request limits.
 	Trace string `yaml:"trace"`
+	// Replay is open (every trace request at its timestamp; default) or
+	// closed (a session's next request its original think time after the
+	// simulated end of the previous one; replay.go).
+	Replay string `yaml:"replay"`
 	// TraceFormat is csv, mooncake or bailian (docs/simulate.md "Trace
 	// formats"; default: detected from the first data line).
 	TraceFormat string `yaml:"trace_format"`
@@ -247,7 +251,14 @@ func (w *WorkloadSpec) setDefaults() {
 	w.NewInputTokens = Dist{Kind: DistLognormal, Mean: 200, Sigma: 0.5}
 	w.OutputTokens = Dist{Kind: DistLognormal, Mean: 250, Sigma: 0.5}
 	w.MaxContextTokens = 131072
+	w.Replay = ReplayOpen
 }
+
+// Trace replay modes (WorkloadSpec.Replay).
+const (
+	ReplayOpen   = "open"
+	ReplayClosed = "closed"
+)
 
 // WeightedName is a name drawn with a relative weight.
 type WeightedName struct {
@@ -750,6 +761,10 @@ func (w *WorkloadSpec) check(d *decoder) {
 		d.report("workload.payload_share", "must be 0–1")
 	case w.TraceFormat != "" && w.TraceFormat != TraceCSV && w.TraceFormat != TraceMooncake && w.TraceFormat != TraceBailian:
 		d.report("workload.trace_format", "want csv, mooncake or bailian, got %q", w.TraceFormat)
+	case w.Replay != ReplayOpen && w.Replay != ReplayClosed:
+		d.report("workload.replay", "want open or closed, got %q", w.Replay)
+	case w.Replay == ReplayClosed && w.Trace == "":
+		d.report("workload.replay", "closed replay needs workload.trace (synthetic sessions are closed loop already)")
 	case w.TraceFormat != "" && w.Trace == "":
 		d.report("workload.trace_format", "needs workload.trace")
 	case w.BlockTokens < 0 || w.BlockTokens > 1<<20:

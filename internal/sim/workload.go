@@ -153,8 +153,16 @@ func (r *runner) issueTurn(si int32) {
 
 // traceArrival issues the due trace record and schedules the next one.
 func (r *runner) traceArrival() error {
-	rec := r.traceRec
-	if !r.stopIssuing() {
+	rec := &r.traceRec
+	if !r.stopIssuing() && !r.replayDefer(rec) {
+		r.issueTrace(rec)
+	}
+	return r.nextTrace()
+}
+
+// issueTrace starts the request of a trace record now.
+func (r *runner) issueTrace(rec *TraceRecord) {
+	{
 		qi := r.newRequest()
 		q := &r.reqs[qi]
 		// turn numbers a trace session's requests only to give
@@ -191,9 +199,9 @@ func (r *runner) traceArrival() error {
 		if len(r.stores) > 1 {
 			q.replica = int32(h % uint64(len(r.stores)))
 		}
+		r.replayIssued(rec)
 		r.startRequest(qi)
 	}
-	return r.nextTrace()
 }
 
 func (r *runner) nextTrace() error {
