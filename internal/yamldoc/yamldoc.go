@@ -15,6 +15,7 @@ package yamldoc
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -160,6 +161,9 @@ func SyntaxError(err error, data []byte) *Error {
 		return e
 	}
 	line, msg := ErrorLine(err)
+	if je := jsonSyntaxError(data); je != nil {
+		return je
+	}
 	if line == 0 && strings.Contains(msg, "control characters are not allowed") {
 		// yaml.v3's reader gives no position for this one: find the
 		// character it refused.
@@ -324,4 +328,66 @@ func firstDisallowed(data []byte) (line, col int, r rune, ok bool) {
 		i += size
 	}
 	return 0, 0, 0, false
+}
+
+// maxYAMLKey is the longest key yaml.v3 reads as a simple key (1024
+// characters, YAML 1.2 §7.4.2's limit for implicit keys).
+const maxYAMLKey = 1024
+
+// jsonSyntaxError explains, for valid JSON that yaml.v3 refused, why in
+// JSON's terms: an object key longer than 1024 characters, which yaml.v3
+// cannot read as a key (it reported "did not find expected ',' or '}'"),
+// with the key's line and column. It returns nil for anything else
+// (yaml.v3's own message stands).
+func jsonSyntaxError(data []byte) *Error {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	if len(t) == 0 || (t[0] != '{' && t[0] != '[') {
+		return nil
+	}
+	at := func(off int64) (int, int) {
+		off = min(max(off, 0), int64(len(data)))
+		line := 1 + bytes.Count(data[:off], []byte{'\n'})
+		sol := bytes.LastIndexByte(data[:off], '\n') + 1
+		return line, 1 + utf8.RuneCount(data[sol:off])
+	}
+	// Invalid JSON may still be a YAML flow document ({model: m}):
+	// yaml.v3's message stands for it.
+	if !json.Valid(data) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type container struct{ object, wantKey bool }
+	var stack []container
+	for {
+		start := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
+			// A key, or the end of the object.
+			if key, ok := tok.(string); ok {
+				if k := utf8.RuneCountInString(key); k > maxYAMLKey {
+					off := start + int64(bytes.IndexByte(data[start:], '"'))
+					l, c := at(off)
+					return &Error{Kind: Syntax, Line: l, Col: c, Msg: fmt.Sprintf("an object key of %d characters: the YAML parser lcctl reads JSON with accepts keys of at most %d characters", k, maxYAMLKey)}
+				}
+				stack[n-1].wantKey = false
+				continue
+			}
+			stack = stack[:n-1] // '}'
+			continue
+		}
+		// A value, or the end of an array.
+		if d, ok := tok.(json.Delim); ok && d == ']' {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if n := len(stack); n > 0 && stack[n-1].object {
+			stack[n-1].wantKey = true
+		}
+		if d, ok := tok.(json.Delim); ok {
+			stack = append(stack, container{object: d == '{', wantKey: d == '{'})
+		}
+	}
 }
