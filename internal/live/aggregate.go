@@ -235,6 +235,7 @@ func ruleFor(agg Aggregation, field string) rule {
 	return ruleLatest // kv_cache_*
 }
 
+// String names the rule for notes and warnings.
 func (r rule) String() string {
 	switch r {
 	case ruleSumValid:

@@ -232,15 +232,26 @@ func TestStatusFromRegistrationGauges(t *testing.T) {
 	v2 := values(1000, 0, 0)
 	v2.Status = "inactive"
 	inactive := livetest.Start(t, v2)
+	up, downT := 1.0, 0.0
+	v3 := values(1000, 0, 0)
+	v3.Tunnel = &downT
+	tunnelDown := livetest.Start(t, v3)
+	v4 := values(1000, 0, 0)
+	v4.Tunnel = &up
+	tunnelUp := livetest.Start(t, v4)
 	s, err := live.Build(context.Background(), live.Options{Model: model,
-		Pylons: []live.PylonTarget{{Cluster: "a", URL: down.URL}, {Cluster: "b", URL: inactive.URL}}})
+		Pylons: []live.PylonTarget{{Cluster: "a", URL: down.URL}, {Cluster: "b", URL: inactive.URL}, {Cluster: "c", URL: tunnelDown.URL},
+			{Cluster: "d", URL: tunnelUp.URL}, {Cluster: "d", URL: tunnelDown.URL + "?second"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"a", "b"} {
-		if f := s.Cluster(id).Get("status"); f.Str != "inactive" {
-			t.Errorf("cluster %s: status %q, want inactive", id, f.Str)
+	for id, want := range map[string]string{"a": "inactive", "b": "inactive", "c": "inactive", "d": "active"} {
+		if f := s.Cluster(id).Get("status"); f.Str != want {
+			t.Errorf("cluster %s: status %q, want %s", id, f.Str, want)
 		}
+	}
+	if n := s.Cluster("d").Get("active_backend_count").Uint; n != 1 {
+		t.Errorf("cluster d: %d active backends, want 1 (its other backend's tunnel is down)", n)
 	}
 }
 

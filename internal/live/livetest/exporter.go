@@ -28,6 +28,9 @@ type Values struct {
 	Router      string
 	// Disconnected sets pylon_registration_stream_connected to 0.
 	Disconnected bool
+	// Tunnel, when set, exports pylon_reverse_tunnel_connected (a
+	// reverse-connectivity Pylon) with this value.
+	Tunnel *float64
 }
 
 // Exporter is one in-test Pylon /metrics endpoint.
@@ -65,6 +68,7 @@ func Start(tb testing.TB, v Values) *Exporter {
 		{"model_kv_cache_free_tokens", []string{"model"}},
 		{"model_advertised_status", []string{"router", "model", "status"}},
 		{"registration_stream_connected", []string{"router"}},
+		{"reverse_tunnel_connected", []string{"router"}},
 		{"requests_inflight", []string{"model"}},
 		{"requests_state", []string{"model", "state"}},
 		{"requests_state_input_tokens", []string{"model", "state"}},
@@ -127,6 +131,9 @@ func (e *Exporter) Set(v Values) {
 		conn = 0
 	}
 	set("registration_stream_connected", conn, v.Router)
+	if v.Tunnel != nil {
+		set("reverse_tunnel_connected", *v.Tunnel, v.Router)
+	}
 	set("requests_inflight", v.Inflight, m)
 	set("requests_state", v.InputProcessing, m, "input_processing")
 	set("requests_state", v.OutputGeneration, m, "output_generation")
