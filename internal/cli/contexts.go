@@ -16,6 +16,7 @@ import (
 
 	"github.com/lcctl/lcctl/internal/readlimit"
 	"github.com/lcctl/lcctl/internal/suggest"
+	"github.com/lcctl/lcctl/internal/yamldoc"
 )
 
 // Environment variables of the config file and the context choice.
@@ -167,11 +168,15 @@ func loadConfigFile(env *Env) (*configFile, error) {
 
 // parse reads the file's YAML: current-context and contexts, nothing else.
 func (cf *configFile) parse(data []byte) error {
-	var doc yaml.Node
-	if err := decodeNoPanicBytes(data, &doc); err != nil {
-		return err
+	doc, err := yamldoc.Parse(data)
+	var ye *yamldoc.Error
+	switch {
+	case errors.As(err, &ye) && ye.Kind == yamldoc.Empty:
+		doc = &yaml.Node{}
+	case err != nil:
+		return fmt.Errorf("not valid YAML: %w", err)
 	}
-	cf.Doc = &doc
+	cf.Doc = doc
 	if len(doc.Content) == 0 {
 		return nil
 	}
@@ -368,18 +373,4 @@ func setFlag(fs *pflag.FlagSet, fl *pflag.Flag, vals []string) error {
 		return nil
 	}
 	return fs.Set(fl.Name, strings.Join(vals, ","))
-}
-
-// decodeNoPanicBytes decodes data into doc, yaml.v3's panics turned into
-// errors; a syntax error names its line.
-func decodeNoPanicBytes(data []byte, doc *yaml.Node) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = errors.New("the YAML decoder failed")
-		}
-	}()
-	if err := yaml.Unmarshal(data, doc); err != nil {
-		return fmt.Errorf("not valid YAML: %w", err)
-	}
-	return nil
 }
