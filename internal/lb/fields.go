@@ -392,7 +392,8 @@ func (f *Field) Float(c *AlgorithmConfig) (x float64, ok bool) {
 
 // Text renders a field's value of c the way lb-config writes it ("4",
 // "0.25", "true", "ttft", the seed as is); ok is false for an unset
-// optional field and for the request_algorithms map.
+// optional (pointer) field and for the request_algorithms map. A field
+// whose "unset" is its zero value (seed, k) reads as "" or "0".
 func (f *Field) Text(c *AlgorithmConfig) (s string, ok bool) {
 	switch f.Type {
 	case TypeBool:

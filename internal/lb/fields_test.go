@@ -2,6 +2,7 @@ package lb
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -114,5 +115,54 @@ func TestDefaultAlgorithmConfigFromRegistry(t *testing.T) {
 	}
 	if z := DefaultAlgorithmConfig(0); z.Algorithm != 0 || z.N != 0 {
 		t.Errorf("zero algorithm: %+v", z)
+	}
+}
+
+// TestFieldAccessRoundTrip stores every row's default text through the
+// typed setters and reads it back through Text; an unset optional field
+// reads as not set.
+func TestFieldAccessRoundTrip(t *testing.T) {
+	for _, f := range Fields() {
+		var c AlgorithmConfig
+		if f.Type == TypeMap {
+			if _, ok := f.Text(&c); ok {
+				t.Errorf("%s: a map has no text", f.Name)
+			}
+			continue
+		}
+		if f.Default == "unset" {
+			// Optional fields read as not set; seed and k keep their
+			// zero value for "unset" (§6.3: empty seed, k 0 = no group).
+			if s, ok := f.Text(&c); ok && s != "" && s != "0" {
+				t.Errorf("%s: unset by default, but Text reports %q", f.Name, s)
+			}
+			continue
+		}
+		if err := f.setText(&c, f.Default); err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
+		}
+		got, ok := f.Text(&c)
+		if !ok {
+			t.Errorf("%s: set to %q, Text reports unset", f.Name, f.Default)
+			continue
+		}
+		if f.Type == TypeF64 {
+			want, _ := strconv.ParseFloat(f.Default, 64)
+			if x, _ := strconv.ParseFloat(got, 64); x != want {
+				t.Errorf("%s: Text %q after setting %q", f.Name, got, f.Default)
+			}
+		} else if got != f.Default {
+			t.Errorf("%s: Text %q after setting %q", f.Name, got, f.Default)
+		}
+	}
+	var c AlgorithmConfig
+	FieldN.SetUint(&c, 0)
+	FieldMaxQueueTimeFloorMs.SetUint(&c, 7)
+	FieldMaxInputWorkSeconds.SetFloat(&c, 2.5)
+	if c.N != 1 || c.MaxQueueTimeFloorMs == nil || *c.MaxQueueTimeFloorMs != 7 || c.MaxInputWorkSeconds == nil || *c.MaxInputWorkSeconds != 2.5 {
+		t.Errorf("setters: %+v", c)
+	}
+	if u, ok := FieldMaxQueueTimeCeilMs.Uint(&c); ok || u != 0 {
+		t.Errorf("unset ceiling reads %d, %v", u, ok)
 	}
 }
