@@ -91,6 +91,12 @@ func TestContextPrecedence(t *testing.T) {
 	if !strings.Contains(errs, `context "prod" stores a password in plain text`) {
 		t.Errorf("no plain-text password warning: %q", errs)
 	}
+	// lcctl snapshot takes --prometheus and --cluster-label from the
+	// context (its error names the URL it queried).
+	sdir, _ := writeContexts(t, "current-context: p\ncontexts:\n  p:\n    prometheus: http://127.0.0.1:1\n    cluster-label: cluster\n", 0o600)
+	if code, _, errs := runWithEnv(t, map[string]string{"XDG_CONFIG_HOME": sdir}, "snapshot", "--model", "m"); code == 0 || !strings.Contains(errs, "--prometheus http://127.0.0.1:1") {
+		t.Errorf("snapshot from the context: exit %d %s", code, errs)
+	}
 	code, out, _ = runWithEnv(t, env, "-o", "json", "--context", "local", "context", "show")
 	if code != 0 || !strings.Contains(out, `"chosen_by": "--context"`) {
 		t.Errorf("--context: %s", out)

@@ -5,10 +5,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/lcctl/lcctl/internal/testutil"
+	"github.com/lcctl/lcctl/internal/ui"
 )
 
 func TestExplainCodeAndHelpCode(t *testing.T) {
@@ -86,4 +91,36 @@ func TestManPagesAndVersionFlag(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "lcctl "+versionInfo().Version+"\ncommit: ") {
 		t.Errorf("--version: exit %d %q", code, out)
 	}
+}
+
+// TestHelpNamesNoDocsPaths: an installed binary has no docs/ folder, so
+// no help text, example or flag usage points at docs/*.md ('lcctl docs
+// TOPIC' instead), and every topic a help text names exists.
+func TestHelpNamesNoDocsPaths(t *testing.T) {
+	t.Parallel()
+	path := regexp.MustCompile(`docs/[a-z-]+\.md`)
+	topic := regexp.MustCompile(`lcctl docs ([a-z-]+)`)
+	known := map[string]bool{}
+	for _, tp := range docTopics() {
+		known[tp.Name] = true
+	}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		texts := []string{c.Short, c.Long, c.Example}
+		c.Flags().VisitAll(func(f *pflag.Flag) { texts = append(texts, f.Usage) })
+		for _, s := range texts {
+			if m := path.FindString(s); m != "" {
+				t.Errorf("%s: help names %s, which an installed binary lacks", c.CommandPath(), m)
+			}
+			for _, m := range topic.FindAllStringSubmatch(s, -1) {
+				if !known[m[1]] && m[1] != "topic" {
+					t.Errorf("%s: help names 'lcctl docs %s', not a topic", c.CommandPath(), m[1])
+				}
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(NewRootCommand(&ui.Streams{}))
 }

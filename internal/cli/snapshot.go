@@ -122,7 +122,7 @@ func newSnapshotCommand(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot --model NAME (--pylon CLUSTER=URL ... | --prometheus URL --cluster-label L) [--overlay FILE] [--span FILE --request-id ID]",
 		Short: "Build a routing snapshot from Pylon's metrics, annotated with where each value came from",
-		Long: `Build the routing snapshot of one model (docs/formats.md) from the live
+		Long: `Build the routing snapshot of one model ('lcctl docs formats') from the live
 system: Pylon's gauges, scraped directly from each Pylon's /metrics (--pylon,
 now only) or read through Prometheus (--prometheus, any past instant with
 --at); per-cluster values no metric carries from --overlay; and the chosen
