@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Gateway constants (NVIDIA/nvcf llm-api-gateway lastcluster/store.go and
@@ -163,16 +164,18 @@ func hashedAffinityKey(id string) string {
 // at the first '/', as the gateway does in NVCF mode (api/model_ids.go
 // splitOpenAIModelID), and canonicalises a routing key written as a
 // 36-character hyphenated UUID to lower case. It returns an error when
-// there is no '/', or when either side is empty (the gateway answers 400).
+// there is no '/', or when either side is empty (the gateway answers 400);
+// the error does not quote the value, whose routing key identifies the
+// tenant's function.
 func SplitClientModel(clientModel string) (routingKey, model string, err error) {
 	rk, m, ok := strings.Cut(clientModel, "/")
 	switch {
 	case !ok:
-		return "", "", fmt.Errorf("client model %q has no '/': the gateway expects <routing-key>/<model>", clientModel)
+		return "", "", fmt.Errorf("client model has no '/' (%d characters): the gateway expects <routing-key>/<model>", utf8.RuneCountInString(clientModel))
 	case rk == "":
-		return "", "", fmt.Errorf("client model %q: routing key is required before the '/'", clientModel)
+		return "", "", errors.New("client model starts with '/': a routing key is required before the '/'")
 	case m == "":
-		return "", "", fmt.Errorf("client model %q: model is required after the routing key", clientModel)
+		return "", "", errors.New("client model ends with '/': a model is required after the routing key")
 	}
 	return CanonicalRoutingKey(rk), m, nil
 }

@@ -338,15 +338,20 @@ func TestSplitClientModel(t *testing.T) {
 		{"6F1C2E3DAAAA4BBB8CCC0123456789ABCDEF/m", "6F1C2E3DAAAA4BBB8CCC0123456789ABCDEF", "m", ""},
 		{"6F1C2E3D-AAAA-4BBB-8CCC-0123456789AG/m", "6F1C2E3D-AAAA-4BBB-8CCC-0123456789AG", "m", ""},
 		{"FN-Alpha/M", "FN-Alpha", "M", ""},
-		{"nomodel", "", "", "has no '/'"},
-		{"/m", "", "", "routing key is required"},
-		{"fn/", "", "", "model is required"},
+		{"RKsecret", "", "", "has no '/'"},
+		{"/Msecret", "", "", "routing key is required"},
+		{"RKsecret/", "", "", "model is required"},
 	}
 	for _, tc := range tests {
 		rk, m, err := SplitClientModel(tc.in)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%q: err = %v, want %q", tc.in, err, tc.err)
+			}
+			// The value (its routing key) is not echoed: "RK/" printed
+			// `client model "RK/": ...`.
+			if err != nil && strings.Contains(err.Error(), strings.Trim(tc.in, "/")) {
+				t.Errorf("%q: err %q quotes the value", tc.in, err)
 			}
 			continue
 		}
