@@ -241,8 +241,8 @@ func loadGrid(d *Document, dc draw.Canvas, rows, cols int) {
 	hot, band, mean := palette[2], color.RGBA{0xc9, 0xd3, 0xe0, 0xff}, color.RGBA{0x4e, 0x5d, 0x70, 0xff}
 	grey := color.Gray{Y: 110}
 	items := []legendItem{
-		{lineSwatch(hot, vg.Points(2.2), nil), "the busiest cluster (named in the panel title)"},
-		{boxSwatch(band, nil), "the other clusters: least to most busy"},
+		{lineSwatch(hot, vg.Points(2.2), nil), "the busiest cluster (in the title)"},
+		{boxSwatch(band, nil), "the other clusters, least to most busy"},
 		{lineSwatch(mean, vg.Points(1.4), nil), "their mean"},
 	}
 	if d.Scenario.WarmupS > 0 {
@@ -251,6 +251,7 @@ func loadGrid(d *Document, dc draw.Canvas, rows, cols int) {
 	if d.Scenario.DurationS > 0 {
 		items = append(items, legendItem{lineSwatch(grey, vg.Points(1), []vg.Length{vg.Points(6), vg.Points(2)}), "sessions stop arriving"})
 	}
+	items = append(items, eventLegend(d)...)
 	legendLine(dc, ly, items)
 
 	window := timeWindow(d)
@@ -404,6 +405,7 @@ func reuseGrid(d *Document, dc draw.Canvas) {
 	if d.Scenario.DurationS > 0 {
 		items = append(items, legendItem{lineSwatch(grey, vg.Points(1), []vg.Length{vg.Points(6), vg.Points(2)}), "sessions stop arriving"})
 	}
+	items = append(items, eventLegend(d)...)
 	legendLine(dc, ly, items)
 
 	pairs := FlagEffects(d)

@@ -260,4 +260,38 @@ func markWindow(p *plot.Plot, d *Document, ymin, ymax float64, legend bool) {
 	if a := d.Scenario.DurationS; a > 0 && a < timeWindow(d) {
 		mark(a, []vg.Length{vg.Points(6), vg.Points(2)}, fmt.Sprintf("sessions stop arriving (%g s); the drain is measured", a))
 	}
+	// Cluster events: a solid line in the action's colour.
+	for _, e := range d.Scenario.Events {
+		l, err := plotter.NewLine(plotter.XYs{{X: e.AtS, Y: ymin}, {X: e.AtS, Y: ymax}})
+		if err != nil {
+			continue
+		}
+		l.Color, l.Width = eventColor(e.Action), vg.Points(1.2)
+		p.Add(l)
+	}
+}
+
+// eventColor is the marker colour of a cluster event action.
+func eventColor(action string) color.Color {
+	switch action {
+	case "fail":
+		return color.RGBA{0xc0, 0x1c, 0x28, 0xff}
+	case "drain":
+		return color.RGBA{0xe0, 0x8a, 0x00, 0xff}
+	}
+	return color.RGBA{0x26, 0xa2, 0x69, 0xff} // restore
+}
+
+// eventLegend lists the cluster event actions the charts mark.
+func eventLegend(d *Document) []legendItem {
+	var items []legendItem
+	seen := map[string]bool{}
+	for _, e := range d.Scenario.Events {
+		if seen[e.Action] {
+			continue
+		}
+		seen[e.Action] = true
+		items = append(items, legendItem{lineSwatch(eventColor(e.Action), vg.Points(1.2), nil), e.Action})
+	}
+	return items
 }

@@ -47,10 +47,20 @@ type ScenarioInfo struct {
 	Clusters []string `json:"clusters"`
 	// BlockTokens is the KV cache block size (tokens).
 	BlockTokens int64 `json:"block_tokens"`
+	// Events are the scenario's cluster events (drain, fail, restore),
+	// marked on the time-series charts.
+	Events []EventInfo `json:"events,omitempty"`
 	// Trace describes the trace (format, block size, requests and the
 	// sessions, follow-ups and branches found); absent for a synthetic
 	// workload.
 	Trace *sim.TraceStats `json:"trace,omitempty"`
+}
+
+// EventInfo is one cluster event: at AtS seconds, Action on Cluster.
+type EventInfo struct {
+	AtS     float64 `json:"at_s"`
+	Cluster string  `json:"cluster"`
+	Action  string  `json:"action"`
 }
 
 // NewDocument assembles the report of one run.
@@ -67,6 +77,9 @@ func NewDocument(sc *sim.Scenario, results []*sim.Result) *Document {
 	}
 	for _, c := range sc.Clusters {
 		d.Scenario.Clusters = append(d.Scenario.Clusters, c.ID)
+	}
+	for _, e := range sc.Events {
+		d.Scenario.Events = append(d.Scenario.Events, EventInfo{AtS: e.AtS, Cluster: e.Cluster, Action: e.Action})
 	}
 	if len(results) > 0 {
 		d.Scenario.BlockTokens = results[0].BlockTokens
