@@ -285,7 +285,7 @@ func TestChartContents(t *testing.T) {
 	}
 	for chart, wants := range map[string][]string{
 		ChartSummary:     {"80.0 %", "85.0 %", "10.0 %", ">0 %<", "9.80", "the same algorithm with last_cluster_affinity off"},
-		ChartClusterLoad: {"busiest: b (75 % over the window)", "the other clusters: least to most busy"},
+		ChartClusterLoad: {"busiest: b (75 % over the window)", "the other clusters, least to most busy"},
 		ChartKVReuse:     {"pulsar-wait-and-widen: KV reuse with last_cluster_affinity off and on", "on − off: +5.0 points overall", "off: 80.0 % overall"},
 	} {
 		svg := read(chart)
