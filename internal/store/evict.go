@@ -222,10 +222,10 @@ type EvictReport struct {
 }
 
 // MinEvictRate and MaxEvictRate bound EvictOptions.MaxRate (deletions per
-// second) when it is not 0. Below one deletion per 100 s the pacing
-// arithmetic (round start + keys / rate, a time.Duration) overflowed and
-// the limit silently disappeared; above 10^9 the rate is no limit at all
-// and the rounds shrank to one key.
+// second) when it is not 0: below one deletion per 100 s a run of a few
+// thousand candidates would take days (an earlier pacing overflowed
+// there and silently dropped the limit), and above 10^9 the rate is no
+// limit at all.
 const (
 	MinEvictRate = 0.01
 	MaxEvictRate = 1e9
