@@ -20,8 +20,12 @@ type Sample struct {
 // Backend is one Pylon and the samples read from it.
 type Backend struct {
 	// Cluster is the cluster id it belongs to; ID identifies it (the
-	// --pylon URL, or the backend label's value).
+	// --pylon URL with any password redacted by metrics.RedactSource, or
+	// the backend label's value).
 	Cluster, ID string
+	// Source is the flag and source it was read from, as errors name it:
+	// "--pylon <URL>" or "--prometheus <URL>" (passwords redacted).
+	Source string
 	// Time is when its samples were taken.
 	Time time.Time
 	// Samples are its gauges.

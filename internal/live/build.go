@@ -95,7 +95,7 @@ func Build(ctx context.Context, o Options) (*Snapshot, error) {
 			return nil, err
 		}
 		backends = append(backends, bs...)
-		sources = append(sources, "prometheus "+o.Prometheus.URL)
+		sources = append(sources, "prometheus "+metrics.RedactSource(o.Prometheus.URL))
 	}
 	if len(o.Pylons) > 0 {
 		f := &metrics.Fetcher{Client: o.Client, Timeout: o.Timeout, Now: now}
@@ -103,9 +103,9 @@ func Build(ctx context.Context, o Options) (*Snapshot, error) {
 		for _, t := range o.Pylons {
 			if prev, ok := seen[t.URL]; ok {
 				if prev == t.Cluster {
-					return nil, usageErr("--pylon "+t.URL, t.Cluster, "", "given twice")
+					return nil, usageErr(t.source(), t.Cluster, "", "given twice")
 				}
-				return nil, usageErr("--pylon "+t.URL, t.Cluster, "cluster_id", "this endpoint is also given for cluster %q: one Pylon serves one cluster", prev)
+				return nil, usageErr(t.source(), t.Cluster, "cluster_id", "this endpoint is also given for cluster %q: one Pylon serves one cluster", prev)
 			}
 			seen[t.URL] = t.Cluster
 			b, err := scrapePylon(ctx, f, t, n, o.Model)
@@ -123,18 +123,17 @@ func Build(ctx context.Context, o Options) (*Snapshot, error) {
 	snap.Source = strings.Join(sources, " + ")
 	byCluster := map[string][]*backendValues{}
 	for _, b := range backends {
-		src := "--pylon " + b.ID
+		// The source a backend was read from (--pylon or --prometheus),
+		// so an error names the flag the operator gave.
+		src := b.Source
 		if b.Cluster == "" || strings.IndexFunc(b.Cluster, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) }) >= 0 {
 			return nil, usageErr(src, fmt.Sprintf("%q", b.Cluster), "cluster_id", "a cluster id must be non-empty, without control characters")
-		}
-		if !strings.Contains(b.ID, "://") {
-			src = "--prometheus " + o.Prometheus.URL
 		}
 		if age := at.Sub(b.Time); age > o.Lookback {
 			return nil, usageErr(src, b.Cluster, "", "backend %s was last sampled at %s, %s before the snapshot instant: older than the lookback %s (is the target down?)",
 				b.ID, b.Time.UTC().Format(time.RFC3339Nano), age.Round(time.Millisecond), o.Lookback)
 		}
-		if src[2] == 'p' && strings.HasPrefix(src, "--prometheus") {
+		if strings.HasPrefix(src, "--prometheus") {
 			if err := checkModelSeries(src, b.Cluster, b, n, o.Model); err != nil {
 				return nil, err
 			}
@@ -153,7 +152,7 @@ func Build(ctx context.Context, o Options) (*Snapshot, error) {
 	warn := func(s string) { snap.Warnings = append(snap.Warnings, s) }
 	for _, id := range ids {
 		c := newCluster(id)
-		if len(o.Pylons) > 0 && strings.Contains(byCluster[id][0].b.ID, "://") {
+		if strings.HasPrefix(byCluster[id][0].b.Source, "--pylon") {
 			c.Get("cluster_id").Origin, c.Get("cluster_id").Source = OriginOverlay, "--pylon"
 		} else {
 			c.Get("cluster_id").Source = "label " + o.Prometheus.ClusterLabel

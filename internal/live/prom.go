@@ -15,6 +15,8 @@ import (
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/lcctl/lcctl/internal/metrics"
 )
 
 // Prometheus says how to read Pylon's gauges from a Prometheus server
@@ -67,7 +69,7 @@ func checkSelector(sel string) error {
 // queries Q1–Q4 of live-snapshot.md §3.2, grouping series by the cluster
 // and backend labels.
 func queryPrometheus(ctx context.Context, p Prometheus, n Names, modelName string, at time.Time) ([]*Backend, error) {
-	src := "--prometheus " + p.URL
+	src := "--prometheus " + metrics.RedactSource(p.URL)
 	if p.ClusterLabel == "" {
 		return nil, usageErr(src, "", "", "--cluster-label is required: name the target label that holds the cluster id (no Pylon series carries it)")
 	}
@@ -136,7 +138,7 @@ func queryPrometheus(ctx context.Context, p Prometheus, n Names, modelName strin
 				if qi == 2 {
 					continue // registration gauges of a backend without the model
 				}
-				b = &Backend{Cluster: k.cluster, ID: k.backend}
+				b = &Backend{Cluster: k.cluster, ID: k.backend, Source: src}
 				backends[k] = b
 			}
 			labels := map[string]string{}

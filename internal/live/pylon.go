@@ -26,16 +26,27 @@ type PylonTarget struct {
 // /metrics (Pylon's route, live-snapshot.md §3.1).
 func ParsePylonFlag(s string) (PylonTarget, error) {
 	cluster, raw, ok := strings.Cut(s, "=")
+	// shown is the flag as errors print it: credentials in the URL are
+	// redacted (metrics.RedactSource).
+	shown := s
+	if ok {
+		shown = cluster + "=" + metrics.RedactSource(raw)
+	}
 	cluster = strings.TrimSpace(cluster)
 	if !ok || cluster == "" || raw == "" {
-		return PylonTarget{}, fmt.Errorf("--pylon %q: want CLUSTER=URL, e.g. cluster-a=http://10.0.0.7:9089/metrics", s)
+		return PylonTarget{}, fmt.Errorf("--pylon %q: want CLUSTER=URL, e.g. cluster-a=http://10.0.0.7:9089/metrics", shown)
 	}
 	if strings.IndexFunc(cluster, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
-		return PylonTarget{}, fmt.Errorf("--pylon %q: the cluster id contains a control character", s)
+		return PylonTarget{}, fmt.Errorf("--pylon %q: the cluster id contains a control character", shown)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return PylonTarget{}, fmt.Errorf("--pylon %q: %q is not an http(s) URL", s, raw)
+		if strings.Contains(raw, "@") && !metrics.IsURL(raw) {
+			// Not http(s), so RedactSource leaves it as is: name only
+			// the cluster, the URL may carry credentials.
+			return PylonTarget{}, fmt.Errorf("--pylon %s=…: the URL is not an http(s) URL with a host (not shown: it may contain credentials)", cluster)
+		}
+		return PylonTarget{}, fmt.Errorf("--pylon %q: %q is not an http(s) URL", shown, metrics.RedactSource(raw))
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = "/metrics"
@@ -49,11 +60,12 @@ func ParsePylonFlag(s string) (PylonTarget, error) {
 // (Error.Usage false); a page that is not Prometheus text, or has no
 // series of the model, is unusable input.
 func scrapePylon(ctx context.Context, f *metrics.Fetcher, t PylonTarget, n Names, model string) (*Backend, error) {
+	src := t.source()
 	sc, err := f.Fetch(ctx, t.URL, n.Families()...)
 	if err != nil {
 		var fe *metrics.FetchError
 		if errors.As(err, &fe) {
-			return nil, &Error{Source: "--pylon " + t.URL, Cluster: t.Cluster, Msg: fe.Err.Error()}
+			return nil, &Error{Source: src, Cluster: t.Cluster, Msg: fe.Err.Error()}
 		}
 		var pe *metrics.ParseError
 		if errors.As(err, &pe) {
@@ -61,15 +73,19 @@ func scrapePylon(ctx context.Context, f *metrics.Fetcher, t PylonTarget, n Names
 			if pe.Line > 0 {
 				where = fmt.Sprintf("line %d: ", pe.Line)
 			}
-			return nil, usageErr("--pylon "+t.URL, t.Cluster, "", "not Prometheus text exposition: %s%s", where, pe.Msg)
+			return nil, usageErr(src, t.Cluster, "", "not Prometheus text exposition: %s%s", where, pe.Msg)
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &Error{Source: "--pylon " + t.URL, Cluster: t.Cluster, Msg: err.Error()}
+		return nil, &Error{Source: src, Cluster: t.Cluster, Msg: err.Error()}
 	}
 	return pageBackend(t, sc, n, model)
 }
+
+// source is the target as errors and provenance name it, with any
+// password in the URL redacted.
+func (t PylonTarget) source() string { return "--pylon " + metrics.RedactSource(t.URL) }
 
 // ParsePylonPage parses one Pylon /metrics page (Prometheus text or
 // OpenMetrics, as a scrape returns it) for target t and checks it the way
@@ -82,20 +98,20 @@ func ParsePylonPage(t PylonTarget, data []byte, contentType, model, prefix strin
 	n := Names{Prefix: prefix}
 	sc, err := metrics.Parse(t.URL, data, contentType, n.Families()...)
 	if err != nil {
-		return nil, usageErr("--pylon "+t.URL, t.Cluster, "", "not Prometheus text exposition: %v", err)
+		return nil, usageErr(t.source(), t.Cluster, "", "not Prometheus text exposition: %v", err)
 	}
 	b, err := pageBackend(t, sc, n, model)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := readBackend("--pylon "+t.URL, b, n, model, ""); err != nil {
+	if _, err := readBackend(t.source(), b, n, model, ""); err != nil {
 		return nil, err
 	}
 	return b, nil
 }
 
 func pageBackend(t PylonTarget, sc *metrics.Scrape, n Names, model string) (*Backend, error) {
-	b := &Backend{Cluster: t.Cluster, ID: t.URL, Time: sc.Time}
+	b := &Backend{Cluster: t.Cluster, ID: metrics.RedactSource(t.URL), Source: t.source(), Time: sc.Time}
 	for _, name := range n.Families() {
 		mf, ok := sc.Families[name]
 		if !ok {
@@ -104,7 +120,7 @@ func pageBackend(t PylonTarget, sc *metrics.Scrape, n Names, model string) (*Bac
 		for _, m := range mf.GetMetric() {
 			v, ok := gaugeValue(mf.GetType(), m)
 			if !ok {
-				return nil, usageErr("--pylon "+t.URL, t.Cluster, name, "is a %s; Pylon exports it as a gauge", strings.ToLower(mf.GetType().String()))
+				return nil, usageErr(t.source(), t.Cluster, name, "is a %s; Pylon exports it as a gauge", strings.ToLower(mf.GetType().String()))
 			}
 			labels := map[string]string{}
 			for _, lp := range m.GetLabel() {
@@ -113,7 +129,7 @@ func pageBackend(t PylonTarget, sc *metrics.Scrape, n Names, model string) (*Bac
 			b.Samples = append(b.Samples, Sample{Metric: name, Labels: labels, Value: v})
 		}
 	}
-	if err := checkModelSeries("--pylon "+t.URL, t.Cluster, b, n, model); err != nil {
+	if err := checkModelSeries(t.source(), t.Cluster, b, n, model); err != nil {
 		return nil, err
 	}
 	return b, nil

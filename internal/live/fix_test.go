@@ -1,0 +1,85 @@
+package live_test
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lcctl/lcctl/internal/live"
+	"github.com/lcctl/lcctl/internal/live/livetest"
+)
+
+const secret = "s3cr3tPW"
+
+func withCreds(u string) string { return strings.Replace(u, "http://", "http://admin:"+secret+"@", 1) }
+
+func noSecret(t *testing.T, what, s string) {
+	t.Helper()
+	if strings.Contains(s, secret) {
+		t.Errorf("%s shows the password:\n%s", what, s)
+	}
+}
+
+// TestCredentialsAreRedacted: a password in a --pylon or --prometheus URL
+// appears nowhere: not in the YAML comments, the JSON provenance, nor any
+// error.
+func TestCredentialsAreRedacted(t *testing.T) {
+	e := livetest.Start(t, values(1000, 1, 10))
+	s, err := live.Build(context.Background(), live.Options{Model: model, Pylons: []live.PylonTarget{{Cluster: "a", URL: withCreds(e.URL)}}, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var y, j bytes.Buffer
+	if err := live.WriteYAML(&y, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := live.WriteJSON(&j, s); err != nil {
+		t.Fatal(err)
+	}
+	noSecret(t, "the YAML", y.String())
+	noSecret(t, "the JSON", j.String())
+	if !strings.Contains(j.String(), "xxxxx@") {
+		t.Errorf("the JSON does not name the backend with its password redacted:\n%s", j.String())
+	}
+	if _, err := live.ParsePylonFlag("a=ftp://admin:" + secret + "@127.0.0.1/x"); err == nil {
+		t.Error("ftp URL accepted")
+	} else {
+		noSecret(t, "the --pylon flag error", err.Error())
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	_, err = live.Build(context.Background(), live.Options{Model: model, Pylons: []live.PylonTarget{{Cluster: "a", URL: "http://admin:" + secret + "@" + addr + "/metrics"}}, Timeout: 2 * time.Second})
+	expectErr(t, err, false, "--pylon http://admin:xxxxx@"+addr)
+	noSecret(t, "the unreachable --pylon error", err.Error())
+	_, err = live.Build(context.Background(), live.Options{Model: model, Pylons: []live.PylonTarget{{Cluster: "a", URL: withCreds(e.URL)}, {Cluster: "b", URL: withCreds(e.URL)}}, Timeout: 2 * time.Second})
+	expectErr(t, err, true, "also given")
+	noSecret(t, "the duplicate --pylon error", err.Error())
+	_, err = live.Build(context.Background(), live.Options{Model: model, Timeout: 2 * time.Second,
+		Prometheus: live.Prometheus{URL: "http://admin:" + secret + "@" + addr, ClusterLabel: "cluster"}})
+	expectErr(t, err, false, "--prometheus http://admin:xxxxx@"+addr)
+	noSecret(t, "the unreachable --prometheus error", err.Error())
+	_, err = live.Build(context.Background(), live.Options{Model: model, Timeout: 2 * time.Second,
+		Prometheus: live.Prometheus{URL: "http://admin:" + secret + "@" + addr}})
+	expectErr(t, err, true, "--cluster-label")
+	noSecret(t, "the --cluster-label error", err.Error())
+}
+
+// TestPrometheusBackendErrorNamesPrometheus: an error about a backend
+// read through Prometheus names --prometheus, never --pylon.
+func TestPrometheusBackendErrorNamesPrometheus(t *testing.T) {
+	at := time.Unix(1796242500, 0).UTC()
+	u := fakeProm(t, "1796242500", pylonSeries("bad\x01id", "i1"), nil)
+	_, err := live.Build(context.Background(), live.Options{Model: model, At: at, Now: func() time.Time { return at },
+		Prometheus: live.Prometheus{URL: u, ClusterLabel: "cluster"}})
+	expectErr(t, err, true, "--prometheus "+u, "cluster_id")
+	if err != nil && strings.Contains(err.Error(), "--pylon") {
+		t.Errorf("error %q names --pylon, which was not given", err)
+	}
+}
