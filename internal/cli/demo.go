@@ -72,6 +72,9 @@ not start; 2 usage error.`,
 				// it ran the whole demo instead of being refused like 7.
 				return Usagef("--step 0: want a step from 1 to %d", len(demo.StepNames))
 			}
+			if err := o.validate(); err != nil {
+				return err
+			}
 			return runDemo(cmd.Context(), env, o)
 		},
 	}
@@ -191,18 +194,27 @@ type demoRunner struct {
 	kept bool
 }
 
+// validate checks the flags (usage errors) before anything starts.
+func (o *demoOptions) validate() error {
+	if o.simRequests < 100 || o.simRequests > 1_000_000 {
+		return Usagef("--sim-requests %d out of range 100-1000000", o.simRequests)
+	}
+	// The plan's shape does not depend on the examples or the address.
+	if _, err := demo.Select(demo.Plan(demo.Params{}), o.step, o.only); err != nil {
+		return UsageErr(err)
+	}
+	return nil
+}
+
+// runDemo runs the demo with validated options (it validates them again,
+// so a caller without cobra gets the same usage errors).
 func runDemo(ctx context.Context, env *Env, o *demoOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	start := time.Now()
-	if o.simRequests < 100 || o.simRequests > 1_000_000 {
-		return Usagef("--sim-requests %d out of range 100-1000000", o.simRequests)
-	}
-	// The plan's shape does not depend on the examples or the address,
-	// so the selection is checked before anything starts.
-	if _, err := demo.Select(demo.Plan(demo.Params{}), o.step, o.only); err != nil {
-		return UsageErr(err)
+	if err := o.validate(); err != nil {
+		return err
 	}
 	ex, cleanup, err := demo.FindExamples(o.examples)
 	if err != nil {

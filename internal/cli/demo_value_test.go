@@ -36,3 +36,38 @@ func TestStoreGetEmitsItsValue(t *testing.T) {
 		}
 	}
 }
+
+// Options are validated without cobra: the run functions take the
+// options struct, and a bad value is a usage error before anything
+// starts.
+func TestOptionsValidateWithoutCobra(t *testing.T) {
+	usage := func(err error) bool {
+		ee, ok := err.(*ExitError)
+		return ok && ee.Code == ExitUsage
+	}
+	if err := (&demoOptions{simRequests: 50}).validate(); !usage(err) {
+		t.Errorf("demo --sim-requests 50: %v", err)
+	}
+	if err := (&demoOptions{simRequests: 100, step: 9}).validate(); !usage(err) {
+		t.Errorf("demo --step 9: %v", err)
+	}
+	if err := (&demoOptions{simRequests: 100, only: "store"}).validate(); err != nil {
+		t.Errorf("demo --only store: %v", err)
+	}
+	ok := storeServeOptions{bind: "127.0.0.1", port: 0, demoEntries: 10, demoTTL: "1h"}
+	if ttl, err := ok.validate(); err != nil || ttl.String() != "1h0m0s" {
+		t.Errorf("serve-dev: %v %v", ttl, err)
+	}
+	for _, bad := range []storeServeOptions{
+		{bind: "10.0.0.1", demoEntries: 10, demoTTL: "1h"},
+		{bind: "127.0.0.1", port: 70000, demoEntries: 10, demoTTL: "1h"},
+		{bind: "127.0.0.1", demoEntries: 1, demoTTL: "1h"},
+		{bind: "127.0.0.1", demoEntries: 10, demoTTL: "x"},
+	} {
+		var s strings.Builder
+		env := &Env{Streams: &ui.Streams{Out: &s, Err: &s}, Global: &GlobalOptions{}}
+		if err := runStoreServeDev(context.Background(), env, &connFlags{}, &bad); !usage(err) || s.Len() != 0 {
+			t.Errorf("serve-dev %+v: %v (printed %q)", bad, err, s.String())
+		}
+	}
+}

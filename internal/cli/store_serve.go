@@ -38,6 +38,9 @@ Only loopback addresses are accepted: the member has no authentication.`,
   lcctl store serve-dev --port 0 --seed-demo --demo-entries 1000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := o.validate(); err != nil {
+				return err
+			}
 			return runStoreServeDev(cmd.Context(), env, conn, o)
 		},
 	}
@@ -50,20 +53,31 @@ Only loopback addresses are accepted: the member has no authentication.`,
 	return cmd
 }
 
-func runStoreServeDev(ctx context.Context, env *Env, conn *connFlags, o *storeServeOptions) error {
+// validate checks the flags (usage errors) and returns the demo TTL.
+func (o *storeServeOptions) validate() (time.Duration, error) {
 	ip := net.ParseIP(o.bind)
 	if ip == nil || !ip.IsLoopback() {
-		return Usagef("--bind %q: serve-dev listens on loopback addresses only (127.0.0.1, ::1); the member has no authentication", o.bind)
+		return 0, Usagef("--bind %q: serve-dev listens on loopback addresses only (127.0.0.1, ::1); the member has no authentication", o.bind)
 	}
 	if o.port < 0 || o.port > 65535 {
-		return Usagef("--port %d out of range 0-65535", o.port)
+		return 0, Usagef("--port %d out of range 0-65535", o.port)
 	}
 	if o.demoEntries < 2 || o.demoEntries > 100000 {
-		return Usagef("--demo-entries %d out of range 2-100000", o.demoEntries)
+		return 0, Usagef("--demo-entries %d out of range 2-100000", o.demoEntries)
 	}
 	ttl, err := store.ParseTTL(o.demoTTL)
 	if err != nil {
-		return UsageErr(fmt.Errorf("--demo-ttl: %w", err))
+		return 0, UsageErr(fmt.Errorf("--demo-ttl: %w", err))
+	}
+	return ttl, nil
+}
+
+// runStoreServeDev runs the member until ctx ends; it validates o again,
+// so a caller without cobra gets the same usage errors.
+func runStoreServeDev(ctx context.Context, env *Env, conn *connFlags, o *storeServeOptions) error {
+	ttl, err := o.validate()
+	if err != nil {
+		return err
 	}
 	if err := conn.resolveDMap(env); err != nil {
 		return err
