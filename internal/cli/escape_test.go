@@ -69,3 +69,19 @@ func TestErrorsEscapeControlsInEveryCommand(t *testing.T) {
 		})
 	}
 }
+
+// JSON output carries no raw U+202E (or other bidi or C1 control) inside
+// a string: it is written as \u202e.
+func TestJSONOutputEscapesBidi(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "rlo.json")
+	if err := os.WriteFile(p, []byte("{\"default\":\"pulsar\",\"models\":{\"m\u202e\":{\"algorithm\":\"pulsar-wait-and-widen\",\"seed\":\"gnp\u202e\"}}}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"migrate", "--strategy", "bounded", "-o", "json", p}, {"validate", "-o", "json", p}} {
+		r := lcctl(t, "", nil, args...)
+		if strings.ContainsRune(r.out, '\u202e') || !strings.Contains(r.out, `\u202e`) {
+			t.Errorf("%v: exit %d, stdout %q", args, r.code, r.out)
+		}
+	}
+}

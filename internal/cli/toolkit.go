@@ -54,7 +54,8 @@ func writeJSONLine(w io.Writer, doc string, v any) error {
 // stampJSON encodes v compactly with the one escaping policy of lcctl's
 // JSON output (no HTML escaping: '<', '>' and '&' are written as they
 // are; the output is read by programs and people, never embedded in
-// HTML) and puts "schema": SchemaID(doc) first. A value that already
+// HTML; C1 controls and bidi formatting characters as \uXXXX, see
+// ui.JSONSafe) and puts "schema": SchemaID(doc) first. A value that already
 // starts with a "schema" key (checks.JSONReport) must carry the same
 // identification and is written unchanged. Errors: v does not encode, or
 // is not a JSON object, or names another schema.
@@ -66,7 +67,8 @@ func stampJSON(doc string, v any) ([]byte, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("encoding the %s JSON document: %w", id, err)
 	}
-	b := bytes.TrimSpace(buf.Bytes())
+	// No raw bidi or C1 control inside a string (ui.JSONSafe).
+	b := ui.JSONSafe(bytes.TrimSpace(buf.Bytes()))
 	if len(b) < 2 || b[0] != '{' {
 		return nil, fmt.Errorf("encoding the %s JSON document: a %T is not a JSON object", id, v)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
@@ -92,4 +93,47 @@ func PrintableLines(s string) string {
 		lines[i] = Printable(l)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// JSONSafe returns b, a JSON text, with every character that Printable
+// escapes and encoding/json writes as it is (the C1 controls
+// U+0080–U+009F and the bidirectional formatting characters) replaced by
+// its \uXXXX escape, so JSON piped to a terminal cannot reorder or
+// recolour what it shows. The JSON means the same: such characters can
+// only occur inside strings, where \uXXXX is the same character. b is
+// returned unchanged (not copied) when it holds none.
+func JSONSafe(b []byte) []byte {
+	first := -1
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if isControl(r) {
+			first = i
+			break
+		}
+		i += size
+	}
+	if first < 0 {
+		return b
+	}
+	out := make([]byte, 0, len(b)+12)
+	out = append(out, b[:first]...)
+	for i := first; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			out = append(out, b[i])
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if isControl(r) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return out
 }

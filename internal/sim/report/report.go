@@ -94,7 +94,7 @@ func WriteJSON(w io.Writer, d *Document) error {
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
+	b = append(ui.JSONSafe(b), '\n')
 	_, err = w.Write(b)
 	return err
 }
