@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	lcctlfiles "github.com/lcctl/lcctl"
 	"github.com/lcctl/lcctl/internal/testutil"
 	"github.com/lcctl/lcctl/internal/ui"
 )
@@ -124,3 +126,26 @@ func TestHelpNamesNoDocsPaths(t *testing.T) {
 	}
 	walk(NewRootCommand(&ui.Streams{}))
 }
+
+// TestDocsRenderEveryTopic: glamour renders every embedded document
+// (tables, code blocks, links) without error and keeps its headings.
+func TestDocsRenderEveryTopic(t *testing.T) {
+	t.Parallel()
+	for _, tp := range docTopics() {
+		data, err := fs.ReadFile(lcctlfiles.Docs, tp.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := renderMarkdown(&b, data, 100); err != nil {
+			t.Errorf("%s: %v", tp.Name, err)
+			continue
+		}
+		title := strings.Fields(strings.Trim(tp.Title, "`"))[0]
+		if !strings.Contains(ansiRE.ReplaceAllString(b.String(), ""), strings.Trim(title, "`")) {
+			t.Errorf("%s: the rendered text lacks the title word %q", tp.Name, title)
+		}
+	}
+}
+
+var ansiRE = regexp.MustCompile("\x1b\\[[0-9;]*m")
