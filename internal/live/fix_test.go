@@ -83,3 +83,15 @@ func TestPrometheusBackendErrorNamesPrometheus(t *testing.T) {
 		t.Errorf("error %q names --pylon, which was not given", err)
 	}
 }
+
+// TestPrometheusUnusableSampleTime: a NaN or infinite timestamp() answer
+// is refused as unusable input naming the source, cluster and field.
+func TestPrometheusUnusableSampleTime(t *testing.T) {
+	at := time.Unix(1796242500, 0).UTC()
+	for _, ts := range []string{"NaN", "+Inf", "-Inf"} {
+		u := fakeProm(t, ts, pylonSeries("cluster-a", "i1"), nil)
+		_, err := live.Build(context.Background(), live.Options{Model: model, At: at, Now: func() time.Time { return at },
+			Prometheus: live.Prometheus{URL: u, ClusterLabel: "cluster"}})
+		expectErr(t, err, true, "--prometheus "+u, "cluster cluster-a", "sample time", "not a usable Unix time")
+	}
+}

@@ -171,7 +171,11 @@ func queryPrometheus(ctx context.Context, p Prometheus, n Names, modelName strin
 			if b == nil || !b.Time.IsZero() {
 				continue
 			}
-			sec, frac := math.Modf(float64(s.Value))
+			ts := float64(s.Value)
+			if math.IsNaN(ts) || math.IsInf(ts, 0) || ts < 0 || ts > 1e11 {
+				return nil, usageErr(src, b.Cluster, "sample time", "backend %s: timestamp(%smodel_%s) is %v, not a usable Unix time", b.ID, n.Prefix, g, ts)
+			}
+			sec, frac := math.Modf(ts)
 			b.Time = time.Unix(int64(sec), int64(math.Round(frac*1e3))*1e6).UTC()
 			missing--
 		}
