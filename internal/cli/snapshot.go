@@ -60,6 +60,12 @@ func (f *liveFlags) build(ctx context.Context, env *Env, model string, span *liv
 		return nil, UsageErr(err)
 	}
 	o.Aggregation = agg
+	if f.timeout <= 0 {
+		return nil, Usagef("--source-timeout %s: want a positive duration, e.g. 10s", f.timeout)
+	}
+	if f.lookback <= 0 {
+		return nil, Usagef("--lookback %s: want a positive duration, e.g. 5m", f.lookback)
+	}
 	if f.at != "" {
 		if f.prometheus == "" {
 			return nil, Usagef("--at needs --prometheus (a Pylon's /metrics page shows only the present)")
@@ -67,6 +73,9 @@ func (f *liveFlags) build(ctx context.Context, env *Env, model string, span *liv
 		t, err := live.ParseTime(f.at)
 		if err != nil {
 			return nil, UsageErr(err)
+		}
+		if now := time.Now(); t.After(now.Add(live.MaxClockSkew)) {
+			return nil, Usagef("--at %q is in the future (%s after this machine's clock; up to %s of clock skew is allowed)", f.at, t.Sub(now).Round(time.Second), live.MaxClockSkew)
 		}
 		o.At = t
 	}

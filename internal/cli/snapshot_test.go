@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -113,6 +114,10 @@ func TestSnapshotUsageErrors(t *testing.T) {
 		{[]string{"snapshot", "--model", "m", "--pylon", "a=http://127.0.0.1:1", "--aggregation", "n2"}, "--aggregation \"n2\""},
 		{[]string{"snapshot", "--model", "m", "--pylon", "a=http://127.0.0.1:1", "--cluster-label", "cluster"}, "--cluster-label needs --prometheus"},
 		{[]string{"snapshot", "--model", "m", "--prometheus", "http://127.0.0.1:1"}, "--cluster-label is required"},
+		{[]string{"snapshot", "--model", "m", "--pylon", "a=http://127.0.0.1:1", "--source-timeout", "0"}, "--source-timeout 0s: want a positive duration"},
+		{[]string{"snapshot", "--model", "m", "--pylon", "a=http://127.0.0.1:1", "--source-timeout", "-1s"}, "--source-timeout -1s: want a positive duration"},
+		{[]string{"snapshot", "--model", "m", "--pylon", "a=http://127.0.0.1:1", "--lookback", "0"}, "--lookback 0s: want a positive duration"},
+		{[]string{"snapshot", "--model", "m", "--prometheus", "http://127.0.0.1:1", "--cluster-label", "c", "--at", fmt.Sprint(time.Now().Add(time.Hour).Unix())}, "is in the future"},
 		{[]string{"snapshot", "--model", "m", "--pylon", "a=http://127.0.0.1:1", "--overlay", "/nonexistent/overlay.yaml"}, "overlay.yaml"},
 	} {
 		code, _, errOut := runCLI(t, "", tc.args...)

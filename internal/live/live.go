@@ -126,3 +126,8 @@ const DefaultLookback = 5 * time.Minute
 // heartbeat, live-snapshot.md §4): a fast-changing field older than this
 // is warned about.
 const FastFieldHorizon = time.Second
+
+// MaxClockSkew is how far in the future an --at instant or a span's start
+// may lie before it is refused: the clocks of lcctl's machine, Prometheus
+// and Stargate may differ by this much (docs/snapshot.md "--at").
+const MaxClockSkew = 30 * time.Second
