@@ -160,6 +160,9 @@ func (t *traceReader) jsonErr(line []byte, err error) error {
 		}
 		return t.errAt(colOf(line, "hash_ids"), "hash_ids", "%s", le.msg)
 	case errors.As(err, &se):
+		if !t.parsed {
+			return t.errAt(int(se.Offset), "", "invalid JSON")
+		}
 		return t.errAt(int(se.Offset), "", "invalid JSON: %v", se)
 	case errors.As(err, &te):
 		want := "a number"
@@ -169,10 +172,14 @@ func (t *traceReader) jsonErr(line []byte, err error) error {
 		case "string", "*string":
 			want = "a string"
 		}
-		if te.Field == "" {
-			return t.errAt(1, "", "want a JSON object, got %s", te.Value)
+		got := ", got " + te.Value
+		if !t.parsed {
+			got = "" // the first line of a file that may be no trace: not quoted
 		}
-		return t.errAt(colOf(line, te.Field), te.Field, "want %s, got %s", want, te.Value)
+		if te.Field == "" {
+			return t.errAt(1, "", "want a JSON object%s", got)
+		}
+		return t.errAt(colOf(line, te.Field), te.Field, "want %s%s", want, got)
 	}
 	return t.errAt(1, "", "invalid JSON: %v", err)
 }
