@@ -138,6 +138,10 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 			Hint:    "please report this file to the lcctl maintainers; apply the change by hand meanwhile"})
 		return refused(res), nil
 	}
+	// The plan's copy of the document is not needed any more: let the
+	// collector have it before the rewritten text is decoded (peak memory
+	// on 124,000 entries).
+	p.root, p.idx, p.keyCounts = nil, nil, nil
 	after := validate.FileAs(name, out, before.Format)
 	res.After = after
 	res.Availability = availabilityChanges(before, after)

@@ -117,7 +117,8 @@ func TestUnmarshalDecode(t *testing.T) {
 // FuzzParse: Parse never panics, and every error is an *Error with a
 // position inside the input (or none).
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"", "a: 1\n", "a: b: c\n", "[1, 2}\n", "a: &x [1]\nb: *x\n", "---\n---\n", "\t- x\n", "\xff\xfe"} {
+	for _, s := range []string{"", "a: 1\n", "a: b: c\n", "[1, 2}\n", "a: &x [1]\nb: *x\n", "---\n---\n", "\t- x\n", "\xff\xfe",
+		"a: \"x\x01y\"\n", `{"` + strings.Repeat("k", 1030) + `": [1, {"b": 2}]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
