@@ -18,6 +18,8 @@ import (
 
 // explainOptions are the flags of `lcctl explain` (docs/explain.md).
 type explainOptions struct {
+	// DataKey keeps only the ConfigMap data entries with this key.
+	DataKey string
 	// ValuesKey is the key path of the lb-config in a Helm values file.
 	ValuesKey                         string
 	Config, AlgorithmConfig, Snapshot string
@@ -130,7 +132,7 @@ Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Config, "config", "", "lb-config `FILE` (JSON or YAML; validated first)")
-	addValuesKeyFlag(f, &o.ValuesKey)
+	addValuesKeyFlag(f, &o.ValuesKey, &o.DataKey)
 	f.StringVar(&o.AlgorithmConfig, "algorithm-config", "", "one detailed algorithm object `FILE` instead of a whole lb-config")
 	f.StringVar(&o.Snapshot, "snapshot", "", "routing snapshot `FILE` ('lcctl docs formats'; - for standard input)")
 	f.StringArrayVarP(&o.Headers, "header", "H", nil, "request header 'name: value' (repeatable; Stargate's header names)")
@@ -189,7 +191,7 @@ func runExplain(ctx context.Context, o *explainOptions, env *Env) error {
 	}
 	var cfg *lb.Config
 	if in.configFile != "" {
-		if cfg, err = loadExplainConfig(env, in.configFile, o.ValuesKey, in.algObject, in.req.Model); err != nil {
+		if cfg, err = loadExplainConfig(env, in.configFile, o.ValuesKey, o.DataKey, in.algObject, in.req.Model); err != nil {
 			return err
 		}
 	}
@@ -209,7 +211,7 @@ func runExplain(ctx context.Context, o *explainOptions, env *Env) error {
 		if otherFile == "" {
 			return Usagef("--compare config=FILE: the file name is empty")
 		}
-		if other, err = loadExplainConfig(env, otherFile, o.ValuesKey, in.algObject, in.req.Model); err != nil {
+		if other, err = loadExplainConfig(env, otherFile, o.ValuesKey, o.DataKey, in.algObject, in.req.Model); err != nil {
 			return err
 		}
 	default:

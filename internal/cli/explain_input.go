@@ -182,23 +182,34 @@ func ParseExcludeList(values []string) ([]string, error) {
 //
 // A Kubernetes manifest (or, with valuesKey, a Helm values file) holding
 // one lb-config is read as that lb-config, positions in the manifest.
-func loadExplainConfig(env *Env, file, valuesKey string, algObject bool, model string) (*lb.Config, error) {
+func loadExplainConfig(env *Env, file, valuesKey, dataKey string, algObject bool, model string) (*lb.Config, error) {
 	data, err := readInput(env, file, explainInputLimit)
 	if err != nil {
 		return nil, UsageErr(err)
 	}
 	name := file
 	if !algObject {
-		if es, ok, err := embeddedConfigs(data, valuesKey); ok {
+		if es, ok, err := embeddedConfigs(data, valuesKey, dataKey); ok {
 			if err != nil {
 				return nil, Usagef("%s: %v", ui.Printable(file), err)
 			}
 			if len(es) > 1 {
 				srcs := make([]string, len(es))
+				keys := map[string]bool{}
 				for i, e := range es {
 					srcs[i] = e.Source
+					keys[e.Key] = true
 				}
-				return nil, Usagef("%s holds %d lb-configs (%s): explain reads one; give the ConfigMap alone (kubectl get cm NAME -o yaml | lcctl explain --config - ...)", ui.Printable(file), len(es), strings.Join(srcs, "; "))
+				hint := "pick one with --data-key KEY"
+				if len(keys) < len(es) {
+					// Several ConfigMaps use the same key: --data-key
+					// alone cannot tell them apart.
+					hint = "pick one with --data-key KEY, and give one ConfigMap (kubectl get cm NAME -o yaml | lcctl explain --config - ...) when several ConfigMaps use the same key"
+				}
+				if valuesKey != "" {
+					hint = "give one values key"
+				}
+				return nil, Usagef("%s holds %d lb-configs (%s): explain reads one; %s", ui.Printable(file), len(es), strings.Join(srcs, "; "), hint)
 			}
 			res := validateEmbedded(name, es[0], validate.FormatUnknown)
 			if !res.Valid() || res.Config == nil {

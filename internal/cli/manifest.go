@@ -14,20 +14,25 @@ import (
 // valuesKeyUsage is the help of --values-key (validate, migrate, explain).
 const valuesKeyUsage = "read the lb-config under this key path of a Helm values file (dots between keys, e.g. router.lbConfig)"
 
-// addValuesKeyFlag registers --values-key on a command's flags.
-func addValuesKeyFlag(f *pflag.FlagSet, p *string) {
+// dataKeyUsage is the help of --data-key (validate, migrate, explain).
+const dataKeyUsage = "in a Kubernetes manifest, read only the ConfigMap data entries with this key (for a ConfigMap holding several lb-configs)"
+
+// addValuesKeyFlag registers --values-key and --data-key on a command's
+// flags.
+func addValuesKeyFlag(f *pflag.FlagSet, p *string, dataKey *string) {
 	f.StringVar(p, "values-key", "", valuesKeyUsage)
+	f.StringVar(dataKey, "data-key", "", dataKeyUsage)
 }
 
 // embeddedConfigs finds the lb-configs of a Kubernetes manifest (a
 // ConfigMap, a List, a multi-document stream) or, with valuesKey, of a
 // Helm values file. ok is false when data is neither (a plain lb-config);
 // err says why a manifest holds no usable lb-config.
-func embeddedConfigs(data []byte, valuesKey string) (es []*manifest.Embedded, ok bool, err error) {
+func embeddedConfigs(data []byte, valuesKey, dataKey string) (es []*manifest.Embedded, ok bool, err error) {
 	if valuesKey == "" && !manifest.IsManifest(data) {
 		return nil, false, nil
 	}
-	es, err = manifest.Extract(data, manifest.Options{ValuesKey: valuesKey})
+	es, err = manifest.Extract(data, manifest.Options{ValuesKey: valuesKey, DataKey: dataKey})
 	return es, true, err
 }
 
@@ -73,17 +78,17 @@ func manifestFailure(name string, err error, values bool) *validate.Result {
 	if values {
 		what = "Helm values file: "
 	}
-	line, msg := 0, err.Error()
+	line, col, msg := 0, 0, err.Error()
 	var ye *yamldoc.Error
 	if inner := errors.Unwrap(err); inner != nil && !errors.Is(err, manifest.ErrNoConfig) {
 		line, msg = 0, "not valid YAML: "+inner.Error()
 		if errors.As(inner, &ye) {
-			line, msg = ye.Line, "not valid YAML: "+ye.Msg
+			line, col, msg = ye.Line, ye.Col, "not valid YAML: "+ye.Msg
 		}
 	}
 	r := &validate.Result{File: name, Format: validate.FormatYAML, Doc: &validate.Document{File: name, Format: validate.FormatYAML}}
 	r.Diagnostics = []validate.Diagnostic{{Severity: validate.SeverityError, Code: validate.CodeSyntax, Rule: "V1", File: name,
-		Line: line, Offset: -1, Message: what + msg,
+		Line: line, Col: col, Offset: -1, Message: what + msg,
 		Hint: "give the lb-config's own file, or a manifest with a ConfigMap holding it (--values-key for a Helm values file)"}}
 	r.Counts = validate.CountDiagnostics(r.Diagnostics)
 	return r

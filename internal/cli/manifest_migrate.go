@@ -25,7 +25,7 @@ func migrateManifest(opts *migrateOptions, mo migrate.Options, name string, orig
 		}
 		return []migrateFileReport{fr}
 	}
-	mopts := manifest.Options{ValuesKey: opts.ValuesKey}
+	mopts := manifest.Options{ValuesKey: opts.ValuesKey, DataKey: opts.DataKey}
 	current := data
 	reports := make([]migrateFileReport, 0, len(es))
 	changed := false

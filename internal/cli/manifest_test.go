@@ -166,3 +166,104 @@ func TestExplainConfigManifest(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// twoConfigs is one ConfigMap holding two lb-configs.
+const twoConfigs = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: router
+data:
+  lb-config.yaml: |
+    default: round-robin
+  lb-config-canary.yaml: |
+    default: power-of-n
+`
+
+func TestExplainDataKeyPicksOneEntry(t *testing.T) {
+	t.Parallel()
+	sf := filepath.Join(testutil.RepoRoot(t), "examples", "explain", "returning-k1.snapshot.yaml")
+	code, out, errs := runCLI(t, twoConfigs, "explain", "--config", "-", "--snapshot", sf, "--model", "embed")
+	if code != ExitUsage || !strings.Contains(errs, "--data-key") || strings.Contains(errs, "give the ConfigMap alone") {
+		t.Fatalf("several entries: exit %d, want 2 naming --data-key\n%s%s", code, out, errs)
+	}
+	for key, alg := range map[string]string{"lb-config.yaml": "round-robin", "lb-config-canary.yaml": "power-of-n"} {
+		code, out, errs := runCLI(t, twoConfigs, "explain", "--config", "-", "--data-key", key, "--snapshot", sf, "--model", "embed")
+		if !strings.Contains(out, alg) {
+			t.Errorf("--data-key %s: exit %d, want %s\n%s%s", key, code, alg, out, errs)
+		}
+	}
+	code, out, _ = runCLI(t, twoConfigs, "validate", "--data-key", "nope", "-")
+	if code != ExitUsage || !strings.Contains(out, `"nope"`) || !strings.Contains(out, `"lb-config-canary.yaml"`) {
+		t.Errorf("unknown --data-key: exit %d\n%s", code, out)
+	}
+}
+
+func TestManifestDuplicateKeyIsAnError(t *testing.T) {
+	t.Parallel()
+	dup := `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: router
+data:
+  lb-config.yaml: |
+    default: pulsar-wait-and-widen
+  lb-config.yaml: |
+    default: round-robin
+`
+	dir := t.TempDir()
+	f := filepath.Join(dir, "cm.yaml")
+	if err := os.WriteFile(f, []byte(dup), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "", "validate", f)
+	if code != ExitUsage || !strings.Contains(out, f+":8:3") || !strings.Contains(out, `duplicate key "lb-config.yaml"`) {
+		t.Fatalf("validate: exit %d, want 2 at 8:3\n%s%s", code, out, errs)
+	}
+	code, out, errs = runCLI(t, "", "migrate", "--strategy", "pulsar", "--write", f)
+	if got, _ := os.ReadFile(f); code == ExitOK || string(got) != dup {
+		t.Fatalf("migrate --write: exit %d, file changed=%v\n%s%s", code, string(got) != dup, out, errs)
+	}
+	// A repeated key at the top level too.
+	top := "apiVersion: v1\nkind: ConfigMap\nkind: ConfigMap\ndata:\n  lb-config.yaml: |\n    default: round-robin\n"
+	if code, out, _ := runCLI(t, top, "validate", "-"); code != ExitUsage || !strings.Contains(out, `:3:1`) || !strings.Contains(out, `duplicate key "kind"`) {
+		t.Errorf("top level: exit %d\n%s", code, out)
+	}
+}
+
+func TestManifestAliasedEntry(t *testing.T) {
+	t.Parallel()
+	aliased := `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: router
+data:
+  lb-config.yaml: &cfg |
+    default: pulsar-wait-and-widen
+  copy: *cfg
+`
+	dir := t.TempDir()
+	f := filepath.Join(dir, "cm.yaml")
+	if err := os.WriteFile(f, []byte(aliased), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "", "--output", "json", "validate", "--fail-on", "LC2001", f)
+	var rep validateReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("exit %d: %v\n%s%s", code, err, out, errs)
+	}
+	if len(rep.Files) != 2 || !strings.Contains(rep.Files[1].Source, `data["copy"] (alias *cfg`) {
+		t.Fatalf("want the anchored entry and its alias: %+v", rep.Files)
+	}
+	for _, fr := range rep.Files {
+		for _, d := range fr.Diagnostics {
+			if d.Code == "LC2001" && (d.Line != 7 || d.Column != 14) {
+				t.Errorf("%s: LC2001 at %d:%d, want 7:14 (the text, not the anchor)", fr.Source, d.Line, d.Column)
+			}
+		}
+	}
+	code, out, errs = runCLI(t, "", "migrate", "--strategy", "pulsar", "--write", f)
+	got, _ := os.ReadFile(f)
+	if code == ExitOK || string(got) != aliased || !strings.Contains(out+errs, "&cfg") || strings.Contains(out+errs, "| indicator") {
+		t.Fatalf("migrate --write: exit %d, changed=%v\n%s%s", code, string(got) != aliased, out, errs)
+	}
+}

@@ -26,6 +26,8 @@ type migrateOptions struct {
 	NoPreserveHeaderMethod bool
 	Write                  bool
 	Backup                 bool
+	// DataKey keeps only the ConfigMap data entries with this key.
+	DataKey string
 	// ValuesKey is the key path of the lb-config in a Helm values file.
 	ValuesKey string
 	// fs replaces the real file system in tests (disk-full simulation).
@@ -90,7 +92,7 @@ migrated; 2 usage error, or a file that cannot be read or decoded.`,
 	f.BoolVar(&opts.NoPreserveHeaderMethod, "no-preserve-header-method", false, "with --strategy pulsar, do not add a bounded pulsar-wait-and-widen entry that keeps x-routing-method: pulsar-wait-and-widen working")
 	f.BoolVarP(&opts.Write, "write", "w", false, "rewrite the files atomically (the diff of what was written is still printed)")
 	f.BoolVar(&opts.Backup, "backup", false, "with --write, keep the original as FILE.bak")
-	addValuesKeyFlag(f, &opts.ValuesKey)
+	addValuesKeyFlag(f, &opts.ValuesKey, &opts.DataKey)
 	_ = cmd.RegisterFlagCompletionFunc("strategy", cobra.FixedCompletions([]string{"bounded", "pulsar"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -255,7 +257,7 @@ func migrateFile(env *Env, opts *migrateOptions, mo migrate.Options, name string
 		}
 		orig, data = o, o.Data
 	}
-	if es, ok, err := embeddedConfigs(data, opts.ValuesKey); ok {
+	if es, ok, err := embeddedConfigs(data, opts.ValuesKey, opts.DataKey); ok {
 		return migrateManifest(opts, mo, name, orig, data, es, err)
 	}
 	return []migrateFileReport{migrateData(opts, mo, name, orig, data)}

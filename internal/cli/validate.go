@@ -30,6 +30,8 @@ type validateOptions struct {
 	FailOn []string
 	// failOn is FailOn checked against validate.Registry.
 	failOn map[validate.Code]bool
+	// DataKey keeps only the ConfigMap data entries with this key.
+	DataKey string
 	// ValuesKey is the key path of the lb-config in a Helm values file.
 	ValuesKey string
 }
@@ -118,7 +120,7 @@ not JSON/YAML.`,
 	f.StringVar(&opts.InputFormat, "input-format", "auto", "how to read the files: auto (by extension, then first byte), json or yaml")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "text output: hide infos and files without findings")
 	f.StringSliceVar(&opts.FailOn, "fail-on", nil, "fail (exit 1) on findings with these codes too, whatever their severity (e.g. LC2001)")
-	addValuesKeyFlag(f, &opts.ValuesKey)
+	addValuesKeyFlag(f, &opts.ValuesKey, &opts.DataKey)
 	_ = cmd.RegisterFlagCompletionFunc("input-format", cobra.FixedCompletions([]string{"auto", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -242,7 +244,7 @@ func runValidate(_ context.Context, env *Env, opts *validateOptions, args []stri
 		if err == nil {
 			// A Kubernetes manifest or Helm values file: one report per
 			// lb-config found in it (manifest.go).
-			if es, ok, merr := embeddedConfigs(data, opts.ValuesKey); ok {
+			if es, ok, merr := embeddedConfigs(data, opts.ValuesKey, opts.DataKey); ok {
 				var rs []*validate.Result
 				var srcs []string
 				for _, e := range es {

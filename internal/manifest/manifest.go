@@ -39,6 +39,11 @@ type Options struct {
 	// text, usually a block scalar) or a mapping (the lb-config written
 	// as YAML in the values file).
 	ValuesKey string
+	// DataKey, when set, keeps only the ConfigMap data entries with this
+	// key (lcctl's --data-key), for a ConfigMap holding several
+	// lb-configs; Extract fails with ErrNoConfig, listing the keys found,
+	// when no entry has it. Ignored with ValuesKey.
+	DataKey string
 }
 
 // Embedded is one lb-config found in a manifest or values file.
@@ -121,6 +126,9 @@ func Extract(data []byte, opts Options) ([]*Embedded, error) {
 		if root == nil {
 			continue
 		}
+		if derr := duplicateKey(root, 0); derr != nil {
+			return nil, fmt.Errorf("not valid YAML: %w", derr)
+		}
 		if opts.ValuesKey != "" {
 			if n > 0 {
 				return nil, fmt.Errorf("line %d: a values file is one YAML document; this is document %d", doc.Line, n+1)
@@ -136,6 +144,20 @@ func Extract(data []byte, opts Options) ([]*Embedded, error) {
 		out = append(out, found...)
 		seen = append(seen, what...)
 	}
+	if opts.DataKey != "" && opts.ValuesKey == "" && len(out) > 0 {
+		var kept []*Embedded
+		var keys []string
+		for _, e := range out {
+			if e.Key == opts.DataKey {
+				kept = append(kept, e)
+			}
+			keys = append(keys, strconvQuote(e.Key))
+		}
+		if len(kept) == 0 {
+			return nil, fmt.Errorf("%w: no lb-config under data key %q (the lb-configs found are under %s)", ErrNoConfig, opts.DataKey, strings.Join(keys, ", "))
+		}
+		out = kept
+	}
 	if len(out) == 0 {
 		if opts.ValuesKey != "" {
 			return nil, fmt.Errorf("%w: the file is empty", ErrNoConfig)
@@ -149,6 +171,39 @@ func Extract(data []byte, opts Options) ([]*Embedded, error) {
 		e.index = i
 	}
 	return out, nil
+}
+
+func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
+
+// duplicateKey returns the first mapping key (at any level) that repeats
+// an earlier key of its mapping, as a *yamldoc.Error at the repeated
+// key's line and column: Kubernetes' YAML decoder (sigs.k8s.io/yaml,
+// strict) and yaml.v3's decoding into a map refuse such a document, and
+// which copy a lenient reader keeps is not defined.
+func duplicateKey(n *yaml.Node, depth int) error {
+	if n == nil || depth > 200 {
+		return nil
+	}
+	if n.Kind == yaml.MappingNode {
+		first := map[string]*yaml.Node{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+				continue
+			}
+			if f, ok := first[k.Value]; ok {
+				return &yamldoc.Error{Kind: yamldoc.Syntax, Line: k.Line, Col: k.Column,
+					Msg: fmt.Sprintf("duplicate key %q (first at line %d:%d); Kubernetes refuses a mapping with a repeated key", k.Value, f.Line, f.Column)}
+			}
+			first[k.Value] = k
+		}
+	}
+	for _, c := range n.Content {
+		if err := duplicateKey(c, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // summarise lists the first objects seen and how many more.
@@ -203,6 +258,21 @@ func fromObject(obj *yaml.Node, data []byte, lt *lines, depth int) ([]*Embedded,
 	for i := 0; i+1 < len(dm.Content); i += 2 {
 		k, v := dm.Content[i], dm.Content[i+1]
 		keys = append(keys, k.Value)
+		if v.Kind == yaml.AliasNode && v.Alias != nil && v.Alias.Kind == yaml.ScalarNode {
+			// An alias (copy: *cfg) has the anchored entry's text; its
+			// positions are that text's, and it cannot be rewritten on
+			// its own.
+			t := v.Alias
+			if !(namesConfig(k.Value) || looksLikeConfig(t.Value)) {
+				continue
+			}
+			e := fromScalar(t, data, lt)
+			e.Key = k.Value
+			e.Source = fmt.Sprintf("%s data[%q] (alias *%s of line %d)", label, k.Value, v.Value, t.Line)
+			e.NotWritable = fmt.Sprintf("data[%q] is a YAML alias (*%s) of the entry anchored &%s at line %d; lcctl does not rewrite aliased entries: write the text in place of the alias, or change the anchored text by hand", k.Value, v.Value, t.Anchor, t.Line)
+			out = append(out, e)
+			continue
+		}
 		if v.Kind != yaml.ScalarNode || !(namesConfig(k.Value) || looksLikeConfig(v.Value)) {
 			continue
 		}
@@ -309,10 +379,27 @@ func fromScalar(v *yaml.Node, data []byte, lt *lines) *Embedded {
 	e := &Embedded{Text: []byte(v.Value), Line: v.Line, Col: v.Column, Offset: lt.offset(v.Line, v.Column)}
 	if v.Style&yaml.LiteralStyle == 0 {
 		e.NotWritable = "the lb-config is not a literal block scalar (key: |); lcctl rewrites only those: write the entry as `key: |` followed by the indented text, or apply the change by hand"
+		if t := bytes.TrimSpace(data); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+			// JSON has no block scalars: the advice is a YAML copy.
+			e.NotWritable = "the manifest is JSON, where an lb-config is a quoted string that lcctl does not rewrite: migrate a YAML copy (kubectl get cm NAME -o yaml > cm.yaml; lcctl migrate --write cm.yaml) and apply that, or apply the change to the JSON by hand"
+		}
 		return e
 	}
 	header := lt.text(v.Line)
 	col := v.Column - 1
+	if v.Anchor != "" {
+		// yaml.v3 puts an anchored node at its &anchor: the indicator
+		// follows it.
+		a := col + 1 + len(v.Anchor)
+		for a < len(header) && (header[a] == ' ' || header[a] == '\t') {
+			a++
+		}
+		if col >= 0 && col < len(header) && header[col] == '&' && a < len(header) {
+			col = a
+			e.Col = a + 1
+			e.Offset = lt.offset(v.Line, e.Col)
+		}
+	}
 	if col < 0 || col >= len(header) || header[col] != '|' {
 		e.NotWritable = "lcctl could not find the block scalar's | indicator"
 		return e
@@ -347,6 +434,10 @@ func fromScalar(v *yaml.Node, data []byte, lt *lines) *Embedded {
 		return e
 	}
 	e.Text = []byte(v.Value)
+	if v.Anchor != "" {
+		e.NotWritable = fmt.Sprintf("the entry carries the YAML anchor &%s, which aliases (*%s) may copy; lcctl does not rewrite anchored entries: remove the anchor and aliases, or apply the change by hand", v.Anchor, v.Anchor)
+		return e
+	}
 	if ind == "+" {
 		e.NotWritable = "the block scalar keeps its trailing blank lines (|+); lcctl rewrites only | and |-"
 	}

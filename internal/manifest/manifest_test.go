@@ -182,3 +182,15 @@ func TestNotManifest(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONManifestNotWritableHint(t *testing.T) {
+	data := []byte(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "r"},
+ "data": {"lb-config.json": "{\"default\": \"round-robin\"}"}}`)
+	es, err := Extract(data, Options{})
+	if err != nil || len(es) != 1 {
+		t.Fatalf("%v %v", es, err)
+	}
+	if w := es[0].NotWritable; w == "" || strings.Contains(w, "key: |") || !strings.Contains(w, "JSON") {
+		t.Fatalf("NotWritable %q: want a JSON-appropriate hint", w)
+	}
+}
