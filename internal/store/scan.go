@@ -667,7 +667,8 @@ type getResult struct {
 
 // pipelineGet reads keys with one olric pipeline. Every result carries
 // either an entry or an error (classified); an error of the whole pipeline
-// is given to every key.
+// is given to every key. A not-found from the pipeline is trusted only
+// when another key of the same partition was read: see confirmAbsent.
 func (c *Client) pipelineGet(ctx context.Context, keys []string) []getResult {
 	res := make([]getResult, len(keys))
 	fail := func(err error) []getResult {
@@ -699,6 +700,7 @@ func (c *Client) pipelineGet(ctx context.Context, keys []string) []getResult {
 		}
 		res[i].err = classify(err)
 	}
+	c.confirmAbsent(ctx, keys, res)
 	return res
 }
 
