@@ -94,6 +94,7 @@ func readBackend(source string, b *Backend, n Names, model, router string) (*bac
 		field[g.metric] = g.field
 	}
 	seen := map[string]bool{}
+	gaugeLabels := map[string]string{} // model gauge -> labels of its series
 	advertised := map[string]string{} // router -> status with value 1
 	stream := map[string]float64{}
 	tunnel := map[string]float64{}
@@ -143,6 +144,18 @@ func readBackend(source string, b *Backend, n Names, model, router string) (*bac
 			}
 		default:
 			if f, ok := field[s.Metric]; ok {
+				// One backend exports one series per model of each of
+				// these gauges. Series of different backends never meet
+				// here (each Pylon page, or each backend-label value, is
+				// its own Backend, summed or copied by the §1.4 rule), so
+				// a second series of the same backend with other labels
+				// is a second exporter or a relabelling slip: refused,
+				// never one of them picked.
+				if prev, ok := gaugeLabels[s.Metric]; ok {
+					return nil, usageErr(source, b.Cluster, f, "backend %s has two series of %s for model %q, %s%s and %s%s; lcctl would pick one (one Pylon exports one: check the scrape jobs and relabelling, or narrow --selector)",
+						b.ID, s.Metric, model, s.Metric, prev, s.Metric, labelKey(s.Labels))
+				}
+				gaugeLabels[s.Metric] = labelKey(s.Labels)
 				bv.set(f, s.Metric, s.Value)
 			}
 		}

@@ -95,3 +95,31 @@ func TestPrometheusUnusableSampleTime(t *testing.T) {
 		expectErr(t, err, true, "--prometheus "+u, "cluster cluster-a", "sample time", "not a usable Unix time")
 	}
 }
+
+// TestTwoSeriesOfOneGaugeAreRefused: one backend with two series of one
+// gauge for the model (other labels) is refused naming the metric, the
+// cluster and both label sets; two backends of a cluster are summed.
+func TestTwoSeriesOfOneGaugeAreRefused(t *testing.T) {
+	page := "pylon_model_queue_size{model=\"company/model\"} 2\npylon_model_queue_size{model=\"company/model\",x=\"y\"} 1\npylon_model_last_mean_input_tps{model=\"company/model\"} 5\n"
+	_, err := live.ParsePylonPage(live.PylonTarget{Cluster: "cluster-a", URL: "http://127.0.0.1:1/metrics"}, []byte(page), "text/plain; version=0.0.4", model, "")
+	expectErr(t, err, true, "cluster cluster-a", "pylon_model_queue_size", `{model="company/model"}`, `{model="company/model",x="y"}`)
+
+	at := time.Unix(1796242500, 0).UTC()
+	series := pylonSeries("cluster-a", "i1")
+	series = append(series, fakeSeries{labels: map[string]string{"__name__": "pylon_model_queue_size", "model": model, "cluster": "cluster-a", "instance": "i1", "x": "y"}, value: "1"})
+	u := fakeProm(t, "1796242500", series, nil)
+	_, err = live.Build(context.Background(), live.Options{Model: model, At: at, Now: func() time.Time { return at },
+		Prometheus: live.Prometheus{URL: u, ClusterLabel: "cluster"}})
+	expectErr(t, err, true, "--prometheus", "cluster cluster-a", "pylon_model_queue_size", `{model="company/model",x="y"}`)
+
+	two := append(pylonSeries("cluster-a", "i1"), pylonSeries("cluster-a", "i2")...)
+	u = fakeProm(t, "1796242500", two, nil)
+	s, err := live.Build(context.Background(), live.Options{Model: model, At: at, Now: func() time.Time { return at },
+		Prometheus: live.Prometheus{URL: u, ClusterLabel: "cluster"}})
+	if err != nil {
+		t.Fatalf("two backends of one cluster: %v", err)
+	}
+	if got := s.Clusters[0].Get("queue_size").Uint; got != 2 {
+		t.Errorf("two backends' queue_size summed to %v, want 2", got)
+	}
+}
