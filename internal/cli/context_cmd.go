@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/google/renameio/v2"
@@ -145,10 +146,10 @@ atomically and keeps its mode.`,
 			if !cf.Exists {
 				return Usagef("no config file at %s: create it with the contexts first ('lcctl context --help' shows the format)", cf.Path)
 			}
-			saved := env.Global.Context
-			env.Global.Context = args[0]
+			saved, savedFrom := env.Global.Context, env.Global.ContextFrom
+			env.Global.Context, env.Global.ContextFrom = args[0], "the argument of context use"
 			_, _, err = cf.selectedContext(env)
-			env.Global.Context = saved
+			env.Global.Context, env.Global.ContextFrom = saved, savedFrom
 			if err != nil {
 				return UsageErr(err)
 			}
@@ -156,7 +157,12 @@ atomically and keeps its mode.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", cf.Path, err)
 			}
-			if err := renameio.WriteFile(cf.Path, data, cf.Mode); err != nil {
+			// Through a symlink: the link stays, its target is replaced.
+			target := cf.Path
+			if resolved, err := filepath.EvalSymlinks(cf.Path); err == nil {
+				target = resolved
+			}
+			if err := renameio.WriteFile(target, data, cf.Mode); err != nil {
 				return fmt.Errorf("write %s: %w (the file is unchanged)", cf.Path, err)
 			}
 			if env.Global.JSON() {
@@ -212,7 +218,11 @@ func setCurrentContext(cf *configFile, name string) ([]byte, error) {
 			return nil, fmt.Errorf("could not rewrite current-context safely (line %d); edit it by hand", v.Line)
 		}
 	}
-	return append([]byte("current-context: "+value+"\n"), data...), nil
+	nl := "\n"
+	if i := strings.IndexByte(string(data), '\n'); i > 0 && data[i-1] == '\r' {
+		nl = "\r\n" // keep the file's line endings
+	}
+	return append([]byte("current-context: "+value+nl), data...), nil
 }
 
 // resolvedSetting is one row of `lcctl context show --resolved`.
@@ -256,7 +266,7 @@ would use and where it comes from, by the precedence
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				env.Global.Context = args[0]
+				env.Global.Context, env.Global.ContextFrom = args[0], "the argument of context show"
 			}
 			cf, name, source, err := loadForContextCommand(env)
 			if err != nil {

@@ -153,3 +153,39 @@ func TestContextFileProblems(t *testing.T) {
 		t.Errorf("--context without a file: exit %d %s", code, errs)
 	}
 }
+
+func TestContextUseThroughSymlinkAndCRLF(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real.yaml")
+	crlf := "contexts:\r\n  local:\r\n    olric: 127.0.0.1:1\r\n"
+	if err := os.WriteFile(target, []byte(crlf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "l2.yaml")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runWithEnv(t, nil, "context", "use", "local", "--config-file", link)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the symlink was replaced: %v %v", fi, err)
+	}
+	got, _ := os.ReadFile(target)
+	if want := "current-context: local\r\n" + crlf; string(got) != want {
+		t.Fatalf("target:\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestContextArgumentNamedInError(t *testing.T) {
+	t.Parallel()
+	_, file := writeContexts(t, testContexts, 0o600)
+	for _, sub := range []string{"use", "show"} {
+		code, out, errs := runWithEnv(t, nil, "--config-file", file, "context", sub, "nope")
+		if code != ExitUsage || !strings.Contains(errs, "the argument of context "+sub) || strings.Contains(errs, "(--context)") {
+			t.Errorf("context %s nope: exit %d\n%s%s", sub, code, out, errs)
+		}
+	}
+}

@@ -264,6 +264,9 @@ func (cf *configFile) selectedContext(env *Env) (name, source string, err error)
 	switch {
 	case env.Global.Context != "":
 		name, source = env.Global.Context, "--context"
+		if env.Global.ContextFrom != "" {
+			name, source = env.Global.Context, env.Global.ContextFrom
+		}
 	case env.Env(EnvContext) != "":
 		name, source = env.Env(EnvContext), "$"+EnvContext
 	case cf.Current != "":

@@ -44,6 +44,9 @@ type GlobalOptions struct {
 	// Context and ConfigFile choose the context and lcctl's config file
 	// (contexts.go); "" uses $LCCTL_CONTEXT / $LCCTL_CONFIG and defaults.
 	Context, ConfigFile string
+	// ContextFrom names where Context came from when a subcommand set it
+	// from its argument ("" means --context), for error messages.
+	ContextFrom string
 }
 
 // JSON reports whether machine output was requested.
