@@ -123,3 +123,21 @@ func TestTwoSeriesOfOneGaugeAreRefused(t *testing.T) {
 		t.Errorf("two backends' queue_size summed to %v, want 2", got)
 	}
 }
+
+// TestSpanRepeatedKeyAndFutureStart: an attribute key given twice is an
+// error naming it; a span starting in the future is refused, not given a
+// negative age.
+func TestSpanRepeatedKeyAndFutureStart(t *testing.T) {
+	otlp := `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"ab","spanId":"01","name":"proxy_openai_request","startTimeUnixNano":"1796242500000000000",` +
+		`"attributes":[{"key":"request_id","value":{"stringValue":"r"}},{"key":"selected_inst.queue_size","value":{"intValue":"1"}},{"key":"selected_inst.queue_size","value":{"intValue":"9"}}]}]}]}]}`
+	_, err := live.ReadSpan("s.json", []byte(otlp), "r")
+	expectErr(t, err, true, "s.json:1", `attribute "selected_inst.queue_size" is given twice`)
+	jaeger := `{"data":[{"spans":[{"traceID":"ab","spanID":"01","operationName":"proxy_openai_request","startTime":1,"tags":[{"key":"request_id","value":"r"},{"key":"request_id","value":"q"}]}]}]}`
+	_, err = live.ReadSpan("s.json", []byte(jaeger), "r")
+	expectErr(t, err, true, `tag "request_id" is given twice`)
+
+	e := livetest.Start(t, values(1000, 1, 10))
+	sp := &live.Span{File: "s.json", RequestID: "r", Start: time.Now().Add(time.Hour), Attrs: map[string]string{"selected_cluster.id": "a", "selected_inst.queue_size": "1"}}
+	_, err = live.Build(context.Background(), live.Options{Model: model, Span: sp, Pylons: []live.PylonTarget{{Cluster: "a", URL: e.URL}}, Timeout: 2 * time.Second})
+	expectErr(t, err, true, "--span s.json", "in the future")
+}

@@ -213,12 +213,19 @@ func walkSpans(doc []byte, fn func(*rawSpan)) error {
 	for _, rs := range append(top.ResourceSpans, top.Batches...) {
 		for _, ss := range append(rs.ScopeSpans, rs.InstrumentationLibrarySpans...) {
 			for _, s := range ss.Spans {
-				r := &rawSpan{name: s.Name, traceID: s.TraceID, spanID: s.SpanID, attrs: otlpAttrs(s.Attributes)}
+				attrs, err := otlpAttrs(s.Attributes)
+				if err != nil {
+					return fmt.Errorf("span %s (%s): %v", s.SpanID, s.Name, err)
+				}
+				r := &rawSpan{name: s.Name, traceID: s.TraceID, spanID: s.SpanID, attrs: attrs}
 				if ns, err := strconv.ParseInt(s.StartTimeUnixNano.String(), 10, 64); err == nil {
 					r.start = time.Unix(0, ns).UTC()
 				}
 				for _, e := range s.Events {
-					m := otlpAttrs(e.Attributes)
+					m, err := otlpAttrs(e.Attributes)
+					if err != nil {
+						return fmt.Errorf("span %s (%s): event %q: %v", s.SpanID, s.Name, e.Name, err)
+					}
 					m["\x00name"] = e.Name
 					r.events = append(r.events, m)
 				}
@@ -228,12 +235,19 @@ func walkSpans(doc []byte, fn func(*rawSpan)) error {
 	}
 	for _, d := range top.Data {
 		for _, s := range d.Spans {
-			r := &rawSpan{name: s.OperationName, traceID: s.TraceID, spanID: s.SpanID, attrs: jaegerTags(s.Tags)}
+			attrs, err := jaegerTags(s.Tags)
+			if err != nil {
+				return fmt.Errorf("span %s (%s): %v", s.SpanID, s.OperationName, err)
+			}
+			r := &rawSpan{name: s.OperationName, traceID: s.TraceID, spanID: s.SpanID, attrs: attrs}
 			if us, err := s.StartTime.Int64(); err == nil {
 				r.start = time.UnixMicro(us).UTC()
 			}
 			for _, l := range s.Logs {
-				m := jaegerTags(l.Fields)
+				m, err := jaegerTags(l.Fields)
+				if err != nil {
+					return fmt.Errorf("span %s (%s): log: %v", s.SpanID, s.OperationName, err)
+				}
 				m["\x00name"] = m["event"]
 				r.events = append(r.events, m)
 			}
@@ -273,15 +287,21 @@ type otlpKV struct {
 // intValue (a JSON string or number) and doubleValue in decimal,
 // boolValue as true/false; an arrayValue with one string element (how
 // captured HTTP headers are recorded) as that string. Other values are
-// left out.
-func otlpAttrs(kvs []otlpKV) map[string]string {
+// left out. A key given twice is an error naming it: which value
+// Stargate meant cannot be told, so neither is picked.
+func otlpAttrs(kvs []otlpKV) (map[string]string, error) {
 	m := map[string]string{}
+	seen := map[string]bool{}
 	for _, kv := range kvs {
+		if seen[kv.Key] {
+			return nil, fmt.Errorf("attribute %q is given twice", kv.Key)
+		}
+		seen[kv.Key] = true
 		if v, ok := anyValue(kv.Value); ok {
 			m[kv.Key] = v
 		}
 	}
-	return m
+	return m, nil
 }
 
 func anyValue(v map[string]any) (string, bool) {
@@ -329,9 +349,14 @@ type jaegerTag struct {
 	Value any    `json:"value"`
 }
 
-func jaegerTags(tags []jaegerTag) map[string]string {
+func jaegerTags(tags []jaegerTag) (map[string]string, error) {
 	m := map[string]string{}
+	seen := map[string]bool{}
 	for _, t := range tags {
+		if seen[t.Key] {
+			return nil, fmt.Errorf("tag %q is given twice", t.Key)
+		}
+		seen[t.Key] = true
 		switch v := t.Value.(type) {
 		case string:
 			m[t.Key] = v
@@ -341,7 +366,7 @@ func jaegerTags(tags []jaegerTag) map[string]string {
 			m[t.Key] = strconv.FormatBool(v)
 		}
 	}
-	return m
+	return m, nil
 }
 
 // spanFields maps selected_inst.* attributes to snapshot fields.
@@ -377,8 +402,14 @@ func (s *Span) apply(snap *Snapshot) error {
 		}
 		return usageErr(src, id, "selected_cluster.id", "the span's chosen cluster is not among the live sources' clusters (%s)", strings.Join(ids, ", "))
 	}
-	snap.Span, snap.SpanRequestID = s.File, s.RequestID
 	age := snap.At.Sub(s.Start)
+	if !s.Start.IsZero() && !snap.Past && age < -MaxClockSkew {
+		// The snapshot instant is now: a span that starts later is from
+		// a clock that is wrong, and its age would be negative.
+		return usageErr(src, id, "startTimeUnixNano", "the span of request %q starts at %s, %s in the future (more than the %s of clock skew allowed): check the clock of the Stargate that recorded it",
+			s.RequestID, fmtTime(s.Start), fmtAge(-age), MaxClockSkew)
+	}
+	snap.Span, snap.SpanRequestID = s.File, s.RequestID
 	note := "exactly what the load balancer read, reservations included"
 	if ms, ok := s.Attrs["selected_inst.snapshot_age_ms"]; ok {
 		note += "; Stargate's view was " + ms + " ms old"
@@ -410,8 +441,11 @@ func (s *Span) apply(snap *Snapshot) error {
 		}
 		*f = nf
 	}
-	if !s.Start.IsZero() && (age > FastFieldHorizon || age < -FastFieldHorizon) {
-		snap.Warnings = append(snap.Warnings, fmt.Sprintf("the span of request %s was recorded at %s, %s from the snapshot instant: cluster %s has the span's values, the others the metrics' (use --at %s to read them at the decision)",
+	if !s.Start.IsZero() && age < -FastFieldHorizon {
+		snap.Warnings = append(snap.Warnings, fmt.Sprintf("the span of request %s was recorded at %s, %s after the snapshot instant: cluster %s has the span's values, the others the metrics' (use --at %s to read them at the decision)",
+			s.RequestID, fmtTime(s.Start), fmtAge(-age), id, s.Start.UTC().Format(time.RFC3339Nano)))
+	} else if !s.Start.IsZero() && age > FastFieldHorizon {
+		snap.Warnings = append(snap.Warnings, fmt.Sprintf("the span of request %s was recorded at %s, %s before the snapshot instant: cluster %s has the span's values, the others the metrics' (use --at %s to read them at the decision)",
 			s.RequestID, fmtTime(s.Start), fmtAge(age), id, s.Start.UTC().Format(time.RFC3339Nano)))
 	}
 	return nil
