@@ -95,7 +95,7 @@ func readBackend(source string, b *Backend, n Names, model, router string) (*bac
 	}
 	seen := map[string]bool{}
 	gaugeLabels := map[string]string{} // model gauge -> labels of its series
-	advertised := map[string]string{} // router -> status with value 1
+	advertised := map[string]string{}  // router -> status with value 1
 	stream := map[string]float64{}
 	tunnel := map[string]float64{}
 	var stateTokens float64
