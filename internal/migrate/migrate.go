@@ -155,7 +155,7 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 		res.Notes = append(res.Notes, invalidNote(before, after))
 		return res, nil
 	}
-	if again := plan(after, opts); len(again.changes) > 0 || len(again.notes) > 0 && hasError(again.notes) {
+	if again := planCheck(after, opts); len(again.changes) > 0 || len(again.notes) > 0 && hasError(again.notes) {
 		res.Notes = append(res.Notes, Note{Severity: SeverityError,
 			Message: fmt.Sprintf("internal error: a second migration of the result would change %d more entries (M13), so nothing is written", len(again.changes)),
 			Hint:    "please report this file to the lcctl maintainers"})
@@ -275,6 +275,12 @@ type planner struct {
 	// keyCount: counting a models key by scanning the whole models object
 	// for every entry made the plan quadratic (124,000 entries took 53 s).
 	keyCounts map[*validate.Value]map[string]int
+
+	// checkOnly is set for the idempotence re-run (M13), which looks only
+	// at the changes and the error notes: warning and info notes are
+	// neither formatted nor kept (one M4 note per entry on 124,000
+	// entries).
+	checkOnly bool
 }
 
 // keyCount is countKey(v, key) in constant time after a first scan of v.
@@ -297,7 +303,21 @@ func (p *planner) keyCount(v *validate.Value, key string) int {
 }
 
 func plan(res *validate.Result, opts Options) *planner {
-	p := &planner{opts: opts, res: res, modelLevel: map[*validate.Entry][]*validate.Entry{}, models: map[string]*validate.Entry{}}
+	return newPlanner(res, opts, false).run()
+}
+
+// planCheck is plan for the idempotence check: the same changes and error
+// notes, without the warning and info notes.
+func planCheck(res *validate.Result, opts Options) *planner {
+	return newPlanner(res, opts, true).run()
+}
+
+func newPlanner(res *validate.Result, opts Options, checkOnly bool) *planner {
+	return &planner{opts: opts, res: res, modelLevel: map[*validate.Entry][]*validate.Entry{}, models: map[string]*validate.Entry{}, checkOnly: checkOnly}
+}
+
+func (p *planner) run() *planner {
+	res := p.res
 	p.root, p.idx = newTree(res.Doc.Root)
 	for _, e := range res.Entries {
 		switch {
@@ -336,6 +356,9 @@ func plan(res *validate.Result, opts Options) *planner {
 }
 
 func (p *planner) note(sev Severity, rule, path, msg, hint string) {
+	if p.checkOnly && sev != SeverityError {
+		return
+	}
 	p.notes = append(p.notes, Note{Severity: sev, Rule: rule, Path: path, Message: msg, Hint: hint})
 }
 
@@ -368,6 +391,9 @@ func (p *planner) entry(e *validate.Entry) {
 		}
 	}
 	if e.Bounded {
+		if p.checkOnly {
+			return
+		}
 		p.note(SeverityInfo, "M4", e.Path,
 			fmt.Sprintf("%s has no queue SLO but already states its bounds (max_queued and cache_affinity_wait_ms), so it is left as it is", describeEntry(e)), "")
 		return
