@@ -4,18 +4,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/charmbracelet/glamour"
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	lcctlfiles "github.com/lcctl/lcctl"
 	"github.com/lcctl/lcctl/internal/suggest"
+	"github.com/lcctl/lcctl/internal/ui"
 	"github.com/lcctl/lcctl/internal/validate"
 )
 
@@ -124,23 +123,17 @@ func runExplainCode(env *Env, raw string) error {
 	return nil
 }
 
-// wrapText wraps s at width columns (words kept whole), each line
+// wrapText wraps s at width terminal columns (ui.Wrap), each line
 // starting with indent.
 func wrapText(s string, width int, indent string) string {
-	var b strings.Builder
-	line := indent
-	for _, word := range strings.Fields(s) {
-		if len(line) > len(indent) && len(line)+1+len(word) > width {
-			b.WriteString(line + "\n")
-			line = indent
-		}
-		if len(line) > len(indent) {
-			line += " "
-		}
-		line += word
+	lines := ui.Wrap(s, width-len(indent))
+	for i, l := range lines {
+		lines[i] = indent + l
 	}
-	b.WriteString(line)
-	return b.String()
+	if len(lines) == 0 {
+		return indent
+	}
+	return strings.Join(lines, "\n")
 }
 
 // docTopic is one embedded document.
@@ -269,12 +262,11 @@ func renderMarkdown(w io.Writer, md []byte, width int) error {
 	return err
 }
 
-// docsWidth is the terminal's width (80 when unknown), at most 120.
+// docsWidth is the terminal's width (Streams.Width: the terminal's, else
+// $COLUMNS; 80 when unknown or under 21), at most 120.
 func docsWidth(env *Env) int {
-	if f, ok := env.Out.(*os.File); ok {
-		if w, _, err := term.GetSize(f.Fd()); err == nil && w > 20 {
-			return min(w, 120)
-		}
+	if w := env.Width(); w > 20 {
+		return min(w, 120)
 	}
 	return 80
 }
