@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/glamour"
@@ -294,5 +296,13 @@ func hookHelpCodes(root *cobra.Command, env *Env) {
 // `lcctl version`.
 func versionTemplate() string {
 	v := versionInfo()
-	return fmt.Sprintf("lcctl %s\ncommit: %s\n", v.Version, v.Commit)
+	text := fmt.Sprintf("lcctl %s\ncommit: %s\n", v.Version, v.Commit)
+	var doc bytes.Buffer
+	if err := writeJSON(&doc, "version", v); err != nil {
+		return text
+	}
+	// --version -o json prints the document `lcctl version -o json`
+	// prints; both texts are Go-quoted so no byte is read as template.
+	return fmt.Sprintf(`{{if eq (.Flag "output").Value.String %q}}{{print %s}}{{else}}{{print %s}}{{end}}`,
+		OutputJSON, strconv.Quote(doc.String()), strconv.Quote(text))
 }

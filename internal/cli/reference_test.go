@@ -149,3 +149,17 @@ func TestDocsRenderEveryTopic(t *testing.T) {
 }
 
 var ansiRE = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+func TestVersionFlagHonoursOutputJSON(t *testing.T) {
+	t.Parallel()
+	_, want, _ := runCLI(t, "", "version", "-o", "json")
+	for _, args := range [][]string{{"--version", "-o", "json"}, {"-o", "json", "--version"}} {
+		code, out, errs := runCLI(t, "", args...)
+		if code != ExitOK || out != want {
+			t.Errorf("%v: exit %d\n%q\nwant %q\n%s", args, code, out, want, errs)
+		}
+	}
+	if code, out, _ := runCLI(t, "", "--version"); code != ExitOK || !strings.HasPrefix(out, "lcctl ") {
+		t.Errorf("--version: exit %d %q", code, out)
+	}
+}

@@ -203,7 +203,7 @@ func (f *liveFlags) loadSpan(env *Env, requestID string) (*live.Span, error) {
 	if f.span == "" {
 		return nil, nil
 	}
-	data, err := readInput(env, f.span, live.MaxSpanFileBytes+1)
+	data, err := readInput(env, f.span, live.MaxSpanFileBytes)
 	if err != nil {
 		return nil, UsageErr(err)
 	}
