@@ -605,14 +605,10 @@ func (c *Client) evictRound(ctx context.Context, cluster string, keys []string) 
 }
 
 // readAll reads keys with one pipeline and retries the keys whose read
-// failed (other than not-found) one by one.
+// failed one by one (see retryReads).
 func (c *Client) readAll(ctx context.Context, keys []string) []getResult {
 	rs := c.pipelineGet(ctx, keys)
-	for i, r := range rs {
-		if r.err != nil && !errors.Is(r.err, ErrNotFound) {
-			rs[i].entry, rs[i].err = c.get(ctx, keys[i])
-		}
-	}
+	c.retryReads(ctx, keys, rs)
 	return rs
 }
 

@@ -10,7 +10,7 @@ import (
 
 // TestReadsOfAGoneMemberAreFailures stops the only member and reads keys
 // it held with the pipelined reads of scan and evict. olric's pipeline
-// reports such reads as not found (see confirmAbsent); they must come
+// reports such reads as not found (see retryReads); they must come
 // back as failures, never as absent keys: every entry has a 1 h TTL and
 // nothing deleted any. While the member runs, a key never written, in a
 // batch with live keys of its partition, still reads as absent.

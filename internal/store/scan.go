@@ -636,15 +636,13 @@ func safeNext(it olric.Iterator) (ok bool, err error) {
 
 // readBatch reads keys with one olric pipeline (one round trip per
 // partition owner) and retries keys whose pipelined read failed one by one
-// with the client's retry policy.
+// with the client's retry policy (see retryReads).
 func (c *Client) readBatch(ctx context.Context, b keyBatch) readOutcome {
 	out := readOutcome{seq: b.seq, part: b.part, items: make([]readItem, len(b.keys))}
 	rs := c.pipelineGet(ctx, b.keys)
+	c.retryReads(ctx, b.keys, rs)
 	for i, key := range b.keys {
 		r := rs[i]
-		if r.err != nil && !errors.Is(r.err, ErrNotFound) {
-			r.entry, r.err = c.get(ctx, key)
-		}
 		it := &out.items[i]
 		it.key = key
 		switch {
@@ -667,8 +665,8 @@ type getResult struct {
 
 // pipelineGet reads keys with one olric pipeline. Every result carries
 // either an entry or an error (classified); an error of the whole pipeline
-// is given to every key. A not-found from the pipeline is trusted only
-// when another key of the same partition was read: see confirmAbsent.
+// is given to every key. Its not-founds are not all facts: see
+// retryReads.
 func (c *Client) pipelineGet(ctx context.Context, keys []string) []getResult {
 	res := make([]getResult, len(keys))
 	fail := func(err error) []getResult {
@@ -700,7 +698,6 @@ func (c *Client) pipelineGet(ctx context.Context, keys []string) []getResult {
 		}
 		res[i].err = classify(err)
 	}
-	c.confirmAbsent(ctx, keys, res)
 	return res
 }
 
