@@ -267,3 +267,11 @@ data:
 		t.Fatalf("migrate --write: exit %d, changed=%v\n%s%s", code, string(got) != aliased, out, errs)
 	}
 }
+
+func TestValidateManifestSummaryCountsLbConfigs(t *testing.T) {
+	t.Parallel()
+	_, out, _ := runCLI(t, twoConfigs, "validate", "-")
+	if !strings.Contains(out, "2 lb-configs in 1 file checked") {
+		t.Fatalf("summary:\n%s", out)
+	}
+}

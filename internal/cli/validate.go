@@ -445,7 +445,17 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 			// A blank line separates the summary from what was printed.
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s checked: %d failed; %s, %s, %s%s\n", plural.Count(len(results), "file", "files"), invalid,
+		what := plural.Count(len(results), "file", "files")
+		files, embedded := map[string]bool{}, false
+		for _, fr := range report.Files {
+			files[fr.File] = true
+			embedded = embedded || fr.Source != ""
+		}
+		if embedded {
+			// Manifests hold several lb-configs: count both.
+			what = plural.Count(len(results), "lb-config", "lb-configs") + " in " + plural.Count(len(files), "file", "files")
+		}
+		fmt.Fprintf(w, "%s checked: %d failed; %s, %s, %s%s\n", what, invalid,
 			plural.Count(report.Errors, "error", "errors"), plural.Count(report.Warnings, "warning", "warnings"), plural.Count(report.Infos, "info", "infos"), skipped)
 	}
 }
