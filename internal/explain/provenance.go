@@ -176,11 +176,12 @@ func (p *printer) provenance(pv *Provenance) {
 		if s.Past {
 			when = "--at, a past instant"
 		}
-		line := fmt.Sprintf("%s at %s (%s)", s.Source, s.At, when)
+		snap = append(snap, fmt.Sprintf("%s at %s (%s)", s.Source, s.At, when))
 		if s.AgeMs != nil {
-			line += fmt.Sprintf(", oldest cluster %s old", fmtMs(lb.Millis(*s.AgeMs)))
+			// A line of its own: wrapped inside the source line, the
+			// phrase split ("oldest cluster 1.33 ms" / "old").
+			snap = append(snap, fmt.Sprintf("oldest cluster %s old", fmtMs(lb.Millis(*s.AgeMs))))
 		}
-		snap = append(snap, line)
 		if s.Span != "" {
 			snap = append(snap, fmt.Sprintf("the chosen cluster's values from the span of request %s in %s", s.RequestID, s.Span))
 		}
