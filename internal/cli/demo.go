@@ -352,7 +352,7 @@ func (r *demoRunner) intro(ex demo.Examples, b *demo.Backend) {
 	case len(gone) == 0:
 		fmt.Fprintln(w, "Each step shows the lcctl command it runs; copy it to run it by hand.")
 	case r.kept:
-		fmt.Fprintf(w, "Each step shows the lcctl command it runs; %s stay until Ctrl-C, so you can run them by hand meanwhile.\n", strings.Join(gone, " and "))
+		fmt.Fprintf(w, "Each step shows the lcctl command it runs; %s until Ctrl-C, so you can run them by hand meanwhile.\n", staySentence(gone))
 	default:
 		fmt.Fprintf(w, "Each step shows the lcctl command it runs. %s of this run %s when the demo ends:\n", capitalize(strings.Join(gone, " and ")), plural.Noun(len(gone), "goes", "go"))
 		if ex.Embedded {
@@ -669,4 +669,13 @@ func codes(c []int) string {
 		parts[i] = fmt.Sprint(n)
 	}
 	return strings.Join(parts, " or ")
+}
+
+// staySentence joins what outlives a --keep run with the verb agreeing:
+// "the Olric member stays", "the example copy and the Olric member stay".
+func staySentence(kept []string) string {
+	if len(kept) == 1 {
+		return kept[0] + " stays"
+	}
+	return strings.Join(kept, " and ") + " stay"
 }
