@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lcctl/lcctl/internal/testutil"
 	"github.com/lcctl/lcctl/internal/ui"
 )
 
@@ -187,5 +188,20 @@ func TestContextArgumentNamedInError(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(errs, "the argument of context "+sub) || strings.Contains(errs, "(--context)") {
 			t.Errorf("context %s nope: exit %d\n%s%s", sub, code, out, errs)
 		}
+	}
+}
+
+func TestContextRelativePathsFromConfigDir(t *testing.T) {
+	t.Parallel()
+	dir, file := writeContexts(t, "current-context: c\ncontexts:\n  c:\n    config: lb.yaml\n", 0o600)
+	_ = dir
+	lb := filepath.Join(filepath.Dir(file), "lb.yaml")
+	if err := os.WriteFile(lb, []byte("default: no-such-algorithm\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sf := filepath.Join(testutil.RepoRoot(t), "examples", "explain", "returning-k1.snapshot.yaml")
+	code, out, errs := runWithEnv(t, nil, "--config-file", file, "explain", "--snapshot", sf, "--model", "embed")
+	if code == ExitOK || !strings.Contains(out+errs, lb) {
+		t.Fatalf("exit %d: want the config resolved to %s\n%s%s", code, lb, out, errs)
 	}
 }

@@ -41,6 +41,9 @@ type contextKey struct {
 	Flags map[string]string
 	Env   string
 	Help  string
+	// Path is true for a file setting: a relative value is resolved
+	// against the config file's directory (a URL is left alone).
+	Path bool
 }
 
 // flagFor returns the flag name the key fills on the command with path
@@ -61,22 +64,22 @@ var contextKeys = []contextKey{
 	{Key: "dmap", Flags: map[string]string{"*": "dmap"}, Env: EnvOlricDMap, Help: "the last-cluster DMap"},
 	{Key: "dial-timeout", Flags: map[string]string{"*": "dial-timeout"}, Help: "Olric connection timeout (e.g. 2s)"},
 	{Key: "request-timeout", Flags: map[string]string{"*": "request-timeout"}, Help: "Olric request timeout"},
-	{Key: "password-file", Flags: map[string]string{"*": "password-file"}, Env: EnvOlricPassword, Help: "file holding the Olric password (the password itself is never a context setting)"},
+	{Key: "password-file", Flags: map[string]string{"*": "password-file"}, Env: EnvOlricPassword, Help: "file holding the Olric password (the password itself is never a context setting)", Path: true},
 	{Key: "tls", Flags: map[string]string{"*": "tls"}, Help: "talk TLS to Olric (true/false)"},
-	{Key: "tls-ca", Flags: map[string]string{"*": "tls-ca"}, Help: "PEM file of CAs"},
+	{Key: "tls-ca", Flags: map[string]string{"*": "tls-ca"}, Help: "PEM file of CAs", Path: true},
 	{Key: "tls-server-name", Flags: map[string]string{"*": "tls-server-name"}, Help: "server name to verify"},
-	{Key: "tls-cert", Flags: map[string]string{"*": "tls-cert"}, Help: "PEM client certificate"},
-	{Key: "tls-key", Flags: map[string]string{"*": "tls-key"}, Help: "PEM client key"},
+	{Key: "tls-cert", Flags: map[string]string{"*": "tls-cert"}, Help: "PEM client certificate", Path: true},
+	{Key: "tls-key", Flags: map[string]string{"*": "tls-key"}, Help: "PEM client key", Path: true},
 	{Key: "prometheus", Flags: map[string]string{"*": "prometheus"}, Help: "Prometheus URL (lcctl snapshot)"},
 	{Key: "cluster-label", Flags: map[string]string{"*": "cluster-label"}, Help: "the label holding the cluster id (lcctl snapshot)"},
 	{Key: "backend-label", Flags: map[string]string{"*": "backend-label"}, Help: "the label telling backends apart (lcctl snapshot)"},
 	{Key: "metric-prefix", Flags: map[string]string{"*": "metric-prefix"}, Help: "Pylon metric prefix (lcctl snapshot)"},
-	{Key: "stargate-metrics", Flags: map[string]string{"check metrics": "stargate", "*": "stargate-metrics"}, Help: "Stargate /metrics URL or file (preflight --stargate-metrics, check metrics --stargate)"},
-	{Key: "gateway-metrics", Flags: map[string]string{"check metrics": "gateway", "*": "gateway-metrics"}, Help: "gateway /metrics URL or file (preflight --gateway-metrics, check metrics --gateway)"},
+	{Key: "stargate-metrics", Flags: map[string]string{"check metrics": "stargate", "*": "stargate-metrics"}, Help: "Stargate /metrics URL or file (preflight --stargate-metrics, check metrics --stargate)", Path: true},
+	{Key: "gateway-metrics", Flags: map[string]string{"check metrics": "gateway", "*": "gateway-metrics"}, Help: "gateway /metrics URL or file (preflight --gateway-metrics, check metrics --gateway)", Path: true},
 	{Key: "stargate-prefix", Flags: map[string]string{"*": "stargate-prefix"}, Help: "Stargate --metrics-prefix"},
-	{Key: "config", Flags: map[string]string{"preflight": "config", "explain": "config"}, Help: "the lb-config file (preflight --config, explain --config)"},
-	{Key: "gateway-values", Flags: map[string]string{"*": "gateway-values"}, Help: "gateway Helm values files (a list; preflight)"},
-	{Key: "gateway-env", Flags: map[string]string{"*": "gateway-env"}, Help: "gateway env file (preflight)"},
+	{Key: "config", Flags: map[string]string{"preflight": "config", "explain": "config"}, Help: "the lb-config file (preflight --config, explain --config)", Path: true},
+	{Key: "gateway-values", Flags: map[string]string{"*": "gateway-values"}, Help: "gateway Helm values files (a list; preflight)", Path: true},
+	{Key: "gateway-env", Flags: map[string]string{"*": "gateway-env"}, Help: "gateway env file (preflight)", Path: true},
 }
 
 // lookupContextKey finds a key by name.
@@ -355,11 +358,29 @@ func applyContext(cmd *cobra.Command, env *Env) error {
 		if fl == nil || fl.Changed || (k.Env != "" && env.Env(k.Env) != "") {
 			continue
 		}
-		if err := setFlag(cmd.Flags(), fl, settings[key]); err != nil {
+		vals := settings[key]
+		if k.Path {
+			vals = resolveContextPaths(cf.Path, vals)
+		}
+		if err := setFlag(cmd.Flags(), fl, vals); err != nil {
 			return Usagef("context %q in %s: %s: %v", name, cf.Path, key, err)
 		}
 	}
 	return nil
+}
+
+// resolveContextPaths makes relative file values of a context relative to
+// the config file's directory, so that a context works from any current
+// directory; absolute paths, "-" and URLs are kept.
+func resolveContextPaths(configPath string, vals []string) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = v
+		if v != "" && v != "-" && !filepath.IsAbs(v) && !strings.Contains(v, "://") && configPath != "" {
+			out[i] = filepath.Join(filepath.Dir(configPath), v)
+		}
+	}
+	return out
 }
 
 // setFlag sets a flag from a context value, as if given on the command
