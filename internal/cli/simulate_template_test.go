@@ -34,3 +34,37 @@ func TestSimulateTemplateParses(t *testing.T) {
 		t.Fatalf("running the template: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// TestSimulateTemplateNamesEveryField: every field the scenario decoder
+// knows, in every section, appears in the template (set or commented), so
+// the template cannot fall behind a new scenario field. The decoder's own
+// "unknown field ... (known: ...)" list is the reference.
+func TestSimulateTemplateNamesEveryField(t *testing.T) {
+	t.Parallel()
+	sections := map[string]string{
+		"top level": "clusters: [{id: a}]\nzz_unknown: 1\n",
+		"clusters":  "clusters: [{id: a, zz_unknown: 1}]\n",
+		"workload":  "clusters: [{id: a}]\nworkload: {zz_unknown: 1}\n",
+		"gateway":   "clusters: [{id: a}]\ngateway: {zz_unknown: 1}\n",
+		"router":    "clusters: [{id: a}]\nrouter: {zz_unknown: 1}\n",
+		"compare":   "clusters: [{id: a}]\ncompare: {zz_unknown: 1}\n",
+	}
+	for section, doc := range sections {
+		_, err := sim.ParseScenario("s.yaml", []byte(doc))
+		if err == nil {
+			t.Fatalf("%s: an unknown field was accepted", section)
+		}
+		msg := err.Error()
+		i := strings.Index(msg, "(known: ")
+		if i < 0 {
+			t.Fatalf("%s: no list of known fields in %q", section, msg)
+		}
+		list := msg[i+len("(known: "):]
+		list = list[:strings.IndexByte(list, ')')]
+		for _, name := range strings.Split(list, ", ") {
+			if !strings.Contains(simulateTemplate, name+":") {
+				t.Errorf("%s field %q is not in the template", section, name)
+			}
+		}
+	}
+}
