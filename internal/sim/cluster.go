@@ -75,15 +75,7 @@ func (r *runner) admit(qi int32) {
 	cached := r.matchPrefix(q, c)
 	q.cached = cached
 	c.kvInUse += q.input + q.output
-	if q.measured {
-		r.m.inTok += q.input
-		r.m.cachedTok += cached
-		c.inTok += q.input
-		c.cachedTok += cached
-	}
-	b := r.m.series.bin(r.now)
-	r.m.series.Bins[b].InputTokens += q.input
-	r.m.series.Bins[b].CachedTokens += cached
+	r.countInput(q, c, cached)
 	q.state = stPrefill
 	c.prefill.push(qi)
 	c.pendingIn += q.input - cached
@@ -410,4 +402,20 @@ func (r *runner) releaseBlocks(q *request, c *clusterState) {
 		}
 	}
 	q.held = 0
+}
+
+// countInput adds a request's input and cached-prefix tokens to the run's,
+// the cluster's and the time series' counters (the run's and cluster's only
+// for measured requests); both engines count a request once, when its
+// cached prefix is first matched.
+func (r *runner) countInput(q *request, c *clusterState, cached int64) {
+	if q.measured {
+		r.m.inTok += q.input
+		r.m.cachedTok += cached
+		c.inTok += q.input
+		c.cachedTok += cached
+	}
+	b := r.m.series.bin(r.now)
+	r.m.series.Bins[b].InputTokens += q.input
+	r.m.series.Bins[b].CachedTokens += cached
 }

@@ -122,15 +122,7 @@ func (r *runner) batchAdmit(ci int32) {
 		if !q.counted {
 			q.counted = true
 			q.cached = cached
-			if q.measured {
-				r.m.inTok += q.input
-				r.m.cachedTok += cached
-				c.inTok += q.input
-				c.cachedTok += cached
-			}
-			bin := r.m.series.bin(r.now)
-			r.m.series.Bins[bin].InputTokens += q.input
-			r.m.series.Bins[bin].CachedTokens += cached
+			r.countInput(q, c, cached)
 		}
 		q.prefillLeft = q.input - cached
 		q.generated = 0
