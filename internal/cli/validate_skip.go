@@ -4,6 +4,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/formats"
+	"github.com/lcctl/lcctl/internal/lb"
 	"github.com/lcctl/lcctl/internal/live"
 	"github.com/lcctl/lcctl/internal/sim"
 	"github.com/lcctl/lcctl/internal/yamldoc"
@@ -44,8 +45,7 @@ func otherInputKind(name string, data []byte) string {
 			return "" // {} is an lb-config with every default
 		}
 		for i := 0; i+1 < len(top.Content); i += 2 {
-			switch top.Content[i].Value {
-			case "default", "request_algorithms", "models":
+			if lb.IsTopLevelField(top.Content[i].Value) {
 				return ""
 			}
 		}

@@ -37,8 +37,7 @@ func (d *decoder) snapshot(n *yaml.Node, path string) *lb.Snapshot {
 		// An lb-config given as the snapshot: one error that says so
 		// rather than an unknown-field error per top-level key.
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			switch k := n.Content[i]; k.Value {
-			case "default", "models", "request_algorithms":
+			if k := n.Content[i]; lb.IsTopLevelField(k.Value) {
 				d.errf(k, k.Value, "this is a Stargate lb-config (top-level %q), not a snapshot: give it with --config, and the cluster state with --snapshot", k.Value)
 				return s
 			}

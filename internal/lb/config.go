@@ -261,6 +261,22 @@ func DefaultAlgorithmConfig(a Algorithm) AlgorithmConfig {
 	return defaultConfigs[a]
 }
 
+// TopLevelFields are the three top-level fields of an lb-config, in
+// Stargate's declaration order (lb-config.md §3: default,
+// request_algorithms, models); serde refuses any other top-level key.
+var TopLevelFields = [...]string{"default", FieldRequestAlgorithms.Name, "models"}
+
+// IsTopLevelField reports whether name is one of TopLevelFields (exact,
+// case-sensitive, as serde matches field names).
+func IsTopLevelField(name string) bool {
+	for _, f := range TopLevelFields {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
 // Config is a whole validated lb-config (lb-config.md §3): the default
 // algorithm, the top-level request_algorithms and the models map, with
 // duplicates resolved the way Stargate resolves them (last wins).

@@ -18,20 +18,15 @@ import (
 // same word in another vocabulary, or the key of another document's JSON
 // schema (a struct tag cannot name a constant). Keyed by file and name.
 var literalExceptions = map[[2]string]string{
-	{"internal/lb/config.go", "request_algorithms"}:         "the top-level Config field of the same name (a second struct tag)",
-	{"internal/lb/hash.go", "seed"}:                         "a tag of Stargate's hash input format, fixed by upstream",
-	{"internal/lb/trace.go", "max_queued"}:                  "the trace phase's queue slack (max_queued or fallback_max_queued), docs/explain.md",
-	{"internal/cli/migrate.go", "max_queued"}:               "migrate's JSON report echoes --max-queued, docs/migrate.md",
-	{"internal/cli/simulate.go", "seed"}:                    "simulate's --seed flag (the simulation's master seed)",
-	{"internal/sim/scenario.go", "seed"}:                    "scenario keys: the simulation seed and the consistent-hash policy's seed",
-	{"internal/sim/report/report.go", "seed"}:               "the simulation seed in simulate's report",
-	{"internal/sim/result.go", "last_cluster_affinity"}:     "simulate's JSON result, docs/simulate.md",
-	{"internal/migrate/render_yaml.go", "n"}:                "a YAML 1.1 boolean word that must be quoted",
-	{"internal/validate/codes.go", "request_algorithms"}:    "diagnostic examples of the top-level map",
-	{"internal/cli/validate_skip.go", "request_algorithms"}: "the top-level field set, sniffed to recognise an lb-config",
-	{"internal/formats/snapshot.go", "request_algorithms"}:  "the top-level field set, sniffed to recognise an lb-config",
-	{"internal/manifest/manifest.go", "request_algorithms"}: "the top-level field set, sniffed to recognise an lb-config",
-	{"internal/sim/namedfile.go", "request_algorithms"}:     "the top-level field set, sniffed to recognise an lb-config",
+	{"internal/lb/config.go", "request_algorithms"}:     "the top-level Config field of the same name (a second struct tag)",
+	{"internal/lb/hash.go", "seed"}:                     "a tag of Stargate's hash input format, fixed by upstream",
+	{"internal/lb/trace.go", "max_queued"}:              "the trace phase's queue slack (max_queued or fallback_max_queued), docs/explain.md",
+	{"internal/cli/migrate.go", "max_queued"}:           "migrate's JSON report echoes --max-queued, docs/migrate.md",
+	{"internal/cli/simulate.go", "seed"}:                "simulate's --seed flag (the simulation's master seed)",
+	{"internal/sim/scenario.go", "seed"}:                "scenario keys: the simulation seed and the consistent-hash policy's seed",
+	{"internal/sim/report/report.go", "seed"}:           "the simulation seed in simulate's report",
+	{"internal/sim/result.go", "last_cluster_affinity"}: "simulate's JSON result, docs/simulate.md",
+	{"internal/migrate/render_yaml.go", "n"}:            "a YAML 1.1 boolean word that must be quoted",
 }
 
 // TestFieldNamesHaveOneHome fails when an lb-config field name appears as

@@ -24,6 +24,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/lcctl/lcctl/internal/lb"
 	"github.com/lcctl/lcctl/internal/yamldoc"
 )
 
@@ -308,7 +309,7 @@ func looksLikeConfig(text string) bool {
 	if root == nil || root.Kind != yaml.MappingNode {
 		return false
 	}
-	for _, k := range []string{"default", "request_algorithms", "models"} {
+	for _, k := range lb.TopLevelFields {
 		if get(root, k) != nil {
 			return true
 		}

@@ -5,6 +5,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/lcctl/lcctl/internal/lb"
 	"github.com/lcctl/lcctl/internal/validate"
 	"github.com/lcctl/lcctl/internal/yamldoc"
 )
@@ -36,8 +37,7 @@ func notAnLBConfig(scenarioFile, field, file string, data []byte, r *validate.Re
 		return nil
 	}
 	for i := 0; i+1 < len(top.Content); i += 2 {
-		switch top.Content[i].Value {
-		case "default", "request_algorithms", "models":
+		if lb.IsTopLevelField(top.Content[i].Value) {
 			return nil
 		}
 	}

@@ -118,7 +118,7 @@ var Registry = []CodeInfo{
 		`{"default": "Pulsar"}`},
 	{CodeRequestAlgorithms, SeverityError, "V6", "invalid `request_algorithms`",
 		"A `request_algorithms` value is not an object, or one of its keys is not an algorithm name. Stargate: `invalid type: ..., expected a map` or ``unknown variant `X` ``.",
-		`{"request_algorithms": {"round_robin": "round-robin"}}`},
+		topLevel(`{%q: {"round_robin": "round-robin"}}`)},
 	{CodeModelsType, SeverityError, "V7", "`models` is not an object",
 		"`models` must map model IDs to entries. Stargate: `invalid type: ..., expected a map`. A function-create config (whose `models` is an array) fails here.",
 		`{"models": []}`},
@@ -157,7 +157,7 @@ var Registry = []CodeInfo{
 		modelEntry("random", lb.FieldSeed, `"x"`)},
 	{CodeKeyMismatch, SeverityError, "V19", "`request_algorithms` key and entry algorithm differ",
 		"An active `request_algorithms` entry (top level, or in a `models` entry) must configure the algorithm its key names, aliases resolved. Stargate (router construction): `request_algorithms key KEY does not match configured algorithm ALG`.",
-		`{"request_algorithms": {"pulsar": "pulsar-wait-and-widen"}}`},
+		topLevel(`{%q: {"pulsar": "pulsar-wait-and-widen"}}`)},
 	{CodePWAWComparator, SeverityError, "V20", "`comparator` on an active pulsar-wait-and-widen entry",
 		"pulsar-wait-and-widen parses `comparator` and then refuses it when the router is built. Stargate: `comparator is not supported for pulsar-wait-and-widen`.",
 		modelEntry("pulsar-wait-and-widen", lb.FieldComparator, `"ttft"`)},
@@ -194,7 +194,7 @@ var Registry = []CodeInfo{
 		modelEntry("wait-and-widen", lb.FieldMaxQueueTimeFloorMs, `500`, lb.FieldMaxQueueTimeCeilMs, `100`)},
 	{CodeDiscarded, SeverityWarning, "W4", "nested `request_algorithms` is discarded",
 		"A `request_algorithms` inside a `request_algorithms` entry is parsed and dropped; its entries are never key-checked or used.",
-		`{"request_algorithms": {"random": {"algorithm": "random", "request_algorithms": {"pulsar": "pulsar"}}}}`},
+		topLevel(`{%[1]q: {"random": {"algorithm": "random", %[1]q: {"pulsar": "pulsar"}}}}`)},
 	{CodeUnreachable, SeverityWarning, "W5", "`request_algorithms` entry no request can reach",
 		"A model-level key equal to the model's own algorithm, or a top-level key equal to `default` when every `models` entry uses that algorithm or has its own entry for it: `x-routing-method` resolves to the set's own config first (E3.1).",
 		modelEntry("pulsar", lb.FieldRequestAlgorithms, `{"pulsar": "pulsar"}`)},
@@ -281,6 +281,12 @@ func codeInfo(c Code) CodeInfo {
 // modelEntry renders the example {"models": {"m": {"algorithm": alg,
 // NAME: VALUE, …}}} on one line (no algorithm key when alg is ""); fields
 // alternates lb registry rows and JSON value texts, so the examples follow
+// topLevel fills a diagnostic example's %q verbs with the request_algorithms
+// field's name from the lb registry, so the examples follow a rename.
+func topLevel(format string) string {
+	return fmt.Sprintf(format, lb.FieldRequestAlgorithms.Name)
+}
+
 // the registry's names.
 func modelEntry(alg string, fields ...any) string {
 	var b strings.Builder
