@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	"github.com/lcctl/lcctl/internal/metrics"
 	"github.com/lcctl/lcctl/internal/ui"
 )
 
@@ -389,9 +389,7 @@ func redactSettings(s map[string][]string) map[string][]string {
 	return out
 }
 
-func redactValue(v string) string {
-	if u, err := url.Parse(v); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	return v
-}
+// redactValue hides credentials in a setting's value the way every other
+// printed source is hidden (metrics.RedactSource: a password, a lone user
+// name, an unparsable URL's userinfo).
+func redactValue(v string) string { return metrics.RedactSource(v) }
