@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lcctl/lcctl/internal/ui"
 )
 
 // SnapshotSchema identifies the JSON form of a live snapshot.
@@ -50,14 +52,17 @@ func yamlString(s string) string {
 	return out
 }
 
-// oneLine makes s safe inside a YAML comment.
+// oneLine makes s safe inside a YAML comment: control and bidirectional
+// formatting characters are escaped as everywhere else (ui.Printable), and
+// the line and paragraph separators, which YAML would read as line breaks,
+// become spaces.
 func oneLine(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029 {
+		if r == 0x2028 || r == 0x2029 {
 			return ' '
 		}
 		return r
-	}, s)
+	}, ui.Printable(s))
 }
 
 // annotation is "origin[ source][, age A][: note]".
@@ -80,7 +85,8 @@ func (f *Field) annotation() string {
 // provenance as comments: a header (source, instant, aggregation, files,
 // warnings, notes), one comment per cluster (its age and backends) and one
 // per field (origin, source, age, note). Unknown fields appear only as
-// comments. The result is a valid `lcctl explain --snapshot` input.
+// comments. The result is a valid `lcctl explain --snapshot` input. The
+// error is w's write error.
 func WriteYAML(w io.Writer, s *Snapshot) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -204,7 +210,8 @@ type jsonField struct {
 
 func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
 
-// WriteJSON writes JSON(s) as one indented document.
+// WriteJSON writes JSON(s) as one indented document; the error is the
+// encoder's or w's.
 func WriteJSON(w io.Writer, s *Snapshot) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
