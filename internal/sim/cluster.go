@@ -65,13 +65,7 @@ func (r *runner) admit(qi int32) {
 	c := &r.clusters[q.cluster]
 	c.touch(r.now)
 	c.busy++
-	wait := r.now - q.clusterArrival
-	if q.measured {
-		r.m.queueWait.Add(wait)
-		r.m.routeWait.Add(q.dispatchAt - q.arrival)
-		c.waitSum += float64(wait)
-		c.waitN++
-	}
+	r.recordWait(q, c)
 	cached := r.matchPrefix(q, c)
 	q.cached = cached
 	c.kvInUse += q.input + q.output
@@ -418,4 +412,19 @@ func (r *runner) countInput(q *request, c *clusterState, cached int64) {
 	b := r.m.series.bin(r.now)
 	r.m.series.Bins[b].InputTokens += q.input
 	r.m.series.Bins[b].CachedTokens += cached
+}
+
+// recordWait adds a measured request's cluster queue wait (ms, from its
+// arrival at the cluster to its admission now) and its router wait to the
+// run's and the cluster's counters; both engines call it once per request,
+// at its first admission.
+func (r *runner) recordWait(q *request, c *clusterState) {
+	if !q.measured {
+		return
+	}
+	wait := r.now - q.clusterArrival
+	r.m.queueWait.Add(wait)
+	r.m.routeWait.Add(q.dispatchAt - q.arrival)
+	c.waitSum += float64(wait)
+	c.waitN++
 }

@@ -110,13 +110,7 @@ func (r *runner) batchAdmit(ci int32) {
 		b.run = append(b.run, qi)
 		if !q.admitted {
 			q.admitted = true
-			wait := r.now - q.clusterArrival
-			if q.measured {
-				r.m.queueWait.Add(wait)
-				r.m.routeWait.Add(q.dispatchAt - q.arrival)
-				c.waitSum += float64(wait)
-				c.waitN++
-			}
+			r.recordWait(q, c)
 		}
 		cached := r.matchPrefix(q, c)
 		if !q.counted {
