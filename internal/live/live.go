@@ -103,7 +103,8 @@ const (
 // ParseAggregation accepts "n1" and "s" (case-insensitive). N2
 // (b2ec477c) applies N1 only when every backend reports the capability
 // request.load.proxy_local, which no metric shows, so it is not offered:
-// choose n1 or s for what the deployment runs (§7 open point 2).
+// choose n1 or s for what the deployment runs (§7 open point 2). Any other
+// value is an error naming the accepted ones.
 func ParseAggregation(s string) (Aggregation, error) {
 	switch strings.ToLower(s) {
 	case "n1", "":

@@ -42,7 +42,8 @@ type Prometheus struct {
 }
 
 // ParseTime parses --at: RFC 3339 (with a zone, fractions allowed) or Unix
-// seconds (fractions allowed), as Prometheus's time parameter.
+// seconds (fractions allowed), as Prometheus's time parameter. Anything
+// else (empty, negative, NaN, a date without a time) is an error.
 func ParseTime(s string) (time.Time, error) {
 	t := strings.TrimSpace(s)
 	if f, err := strconv.ParseFloat(t, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) && f >= 0 && f < 1e11 {

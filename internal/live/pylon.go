@@ -23,7 +23,8 @@ type PylonTarget struct {
 
 // ParsePylonFlag parses "CLUSTER=URL". The cluster id must be non-empty
 // and printable; the URL http(s) with a host. A URL without a path gets
-// /metrics (Pylon's route, live-snapshot.md §3.1).
+// /metrics (Pylon's route, live-snapshot.md §3.1). A value breaking these
+// rules is an error that names the flag's expected form.
 func ParsePylonFlag(s string) (PylonTarget, error) {
 	cluster, raw, ok := strings.Cut(s, "=")
 	// shown is the flag as errors print it: credentials in the URL are
