@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -180,10 +179,7 @@ atomically and keeps its mode.`,
 // setCurrentContext returns the file's bytes with current-context set to
 // name: the value's bytes replaced in place, or a first line added.
 func setCurrentContext(cf *configFile, name string) ([]byte, error) {
-	data, err := os.ReadFile(cf.Path)
-	if err != nil {
-		return nil, err
-	}
+	data := cf.Data // the bytes Doc's positions refer to
 	quoted, err := yaml.Marshal(name)
 	if err != nil {
 		return nil, err

@@ -116,6 +116,9 @@ type configFile struct {
 	Order    map[string][]string
 	Names    []string
 	Doc      *yaml.Node
+	// Data is the file's bytes as read (within maxConfigFileBytes); Doc's
+	// positions refer to them, so a rewrite starts from these bytes.
+	Data []byte
 }
 
 // configPath chooses the config file: --config-file, else $LCCTL_CONFIG,
@@ -162,7 +165,7 @@ func loadConfigFile(env *Env) (*configFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	cf.Exists, cf.Mode = true, st.Mode().Perm()
+	cf.Exists, cf.Mode, cf.Data = true, st.Mode().Perm(), data
 	if err := cf.parse(data); err != nil {
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
