@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -85,51 +86,111 @@ func loadForContextCommand(env *Env) (*configFile, string, string, error) {
 	return cf, name, source, nil
 }
 
+// contextFile is what the validate step of the context commands loads:
+// lcctl's config file and the context in force.
+type contextFile struct {
+	cf *configFile
+	// name is the context in force ("" none) and source what chose it.
+	name, source string
+}
+
+// load reads the config file and selects the context; a file that does
+// not parse or an unknown context is a usage error.
+func (c *contextFile) load(env *Env) error {
+	cf, name, source, err := loadForContextCommand(env)
+	if err != nil {
+		return err
+	}
+	c.cf, c.name, c.source = cf, name, source
+	return nil
+}
+
+// contextListOptions are the (no) arguments of `lcctl context list`.
+type contextListOptions struct {
+	cmdInput
+	contextFile
+}
+
+// validate loads the config file.
+func (o *contextListOptions) validate(env *Env) error { return o.load(env) }
+
 func newContextListCommand(env *Env) *cobra.Command {
-	return &cobra.Command{
+	return wireLeaf(&cobra.Command{
 		Use:     "list",
 		Short:   "List the contexts of the config file (* marks the one in force)",
 		Example: "  lcctl context list\n  lcctl context list -o json",
 		Args:    cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			cf, selected, _, err := loadForContextCommand(env)
-			if err != nil {
-				return err
-			}
-			for _, w := range cf.warnings("") {
-				fmt.Fprintf(env.Err, "lcctl: warning: %s\n", w)
-			}
-			rep := contextListReport{File: cf.Path, Exists: cf.Exists, Current: cf.Current, Selected: selected, Contexts: []contextListEntry{}}
-			for _, n := range cf.Names {
-				rep.Contexts = append(rep.Contexts, contextListEntry{Name: n, Current: n == selected, Settings: redactSettings(cf.Contexts[n])})
-			}
-			if env.Global.JSON() {
-				return writeJSON(env.Out, "context-list", rep)
-			}
-			if !cf.Exists {
-				fmt.Fprintf(env.Out, "no config file at %s; 'lcctl context --help' shows its format\n", ui.Printable(cf.Path))
-				return nil
-			}
-			width := len("NAME")
-			for _, n := range cf.Names {
-				width = max(width, len(n))
-			}
-			fmt.Fprintf(env.Out, "  %-*s  %s\n", width, "NAME", "SETTINGS")
-			for _, n := range cf.Names {
-				mark := " "
-				if n == selected {
-					mark = "*"
-				}
-				fmt.Fprintf(env.Out, "%s %-*s  %s\n", mark, width, ui.Printable(n), strings.Join(cf.Order[n], ", "))
-			}
-			fmt.Fprintf(env.Out, "%s\n", env.Style.Faint.Render("config file: "+ui.Printable(cf.Path)))
-			return nil
-		},
+	}, env, &contextListOptions{}, runContextList)
+}
+
+// runContextList lists the contexts of the loaded file.
+func runContextList(_ context.Context, env *Env, o *contextListOptions) error {
+	cf, selected := o.cf, o.name
+	for _, w := range cf.warnings("") {
+		fmt.Fprintf(env.Err, "lcctl: warning: %s\n", w)
 	}
+	rep := contextListReport{File: cf.Path, Exists: cf.Exists, Current: cf.Current, Selected: selected, Contexts: []contextListEntry{}}
+	for _, n := range cf.Names {
+		rep.Contexts = append(rep.Contexts, contextListEntry{Name: n, Current: n == selected, Settings: redactSettings(cf.Contexts[n])})
+	}
+	if env.Global.JSON() {
+		return writeJSON(env.Out, "context-list", rep)
+	}
+	if !cf.Exists {
+		fmt.Fprintf(env.Out, "no config file at %s; 'lcctl context --help' shows its format\n", ui.Printable(cf.Path))
+		return nil
+	}
+	width := len("NAME")
+	for _, n := range cf.Names {
+		width = max(width, len(n))
+	}
+	fmt.Fprintf(env.Out, "  %-*s  %s\n", width, "NAME", "SETTINGS")
+	for _, n := range cf.Names {
+		mark := " "
+		if n == selected {
+			mark = "*"
+		}
+		fmt.Fprintf(env.Out, "%s %-*s  %s\n", mark, width, ui.Printable(n), strings.Join(cf.Order[n], ", "))
+	}
+	fmt.Fprintf(env.Out, "%s\n", env.Style.Faint.Render("config file: "+ui.Printable(cf.Path)))
+	return nil
+}
+
+// contextUseOptions are the argument of `lcctl context use NAME`.
+type contextUseOptions struct {
+	cmdInput
+	// Set by validate: the config file and the context to make current.
+	cf   *configFile
+	name string
+}
+
+// validate loads the config file and checks that it exists and has the
+// context args[0]; both are usage errors.
+func (o *contextUseOptions) validate(env *Env) error {
+	if len(o.args) != 1 {
+		return Usagef("context use takes one context name")
+	}
+	o.name = o.args[0]
+	cf, err := loadConfigFile(env)
+	if err != nil {
+		return UsageErr(err)
+	}
+	if !cf.Exists {
+		return Usagef("no config file at %s: create it with the contexts first ('lcctl context --help' shows the format)", cf.Path)
+	}
+	saved, savedFrom := env.Global.Context, env.Global.ContextFrom
+	env.Global.Context, env.Global.ContextFrom = o.name, "the argument of context use"
+	_, _, err = cf.selectedContext(env)
+	env.Global.Context, env.Global.ContextFrom = saved, savedFrom
+	if err != nil {
+		return UsageErr(err)
+	}
+	o.cf = cf
+	return nil
 }
 
 func newContextUseCommand(env *Env) *cobra.Command {
-	return &cobra.Command{
+	return wireLeaf(&cobra.Command{
 		Use:   "use NAME",
 		Short: "Make NAME the current context (rewrites current-context in the config file)",
 		Long: `Set current-context in the config file to NAME. Only that line changes
@@ -137,43 +198,32 @@ func newContextUseCommand(env *Env) *cobra.Command {
 atomically and keeps its mode.`,
 		Example: "  lcctl context use prod",
 		Args:    cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			cf, err := loadConfigFile(env)
-			if err != nil {
-				return UsageErr(err)
-			}
-			if !cf.Exists {
-				return Usagef("no config file at %s: create it with the contexts first ('lcctl context --help' shows the format)", cf.Path)
-			}
-			saved, savedFrom := env.Global.Context, env.Global.ContextFrom
-			env.Global.Context, env.Global.ContextFrom = args[0], "the argument of context use"
-			_, _, err = cf.selectedContext(env)
-			env.Global.Context, env.Global.ContextFrom = saved, savedFrom
-			if err != nil {
-				return UsageErr(err)
-			}
-			data, err := setCurrentContext(cf, args[0])
-			if err != nil {
-				return fmt.Errorf("%s: %w", cf.Path, err)
-			}
-			// Through a symlink: the link stays, its target is replaced.
-			target := cf.Path
-			if resolved, err := filepath.EvalSymlinks(cf.Path); err == nil {
-				target = resolved
-			}
-			if err := renameio.WriteFile(target, data, cf.Mode); err != nil {
-				return fmt.Errorf("write %s: %w (the file is unchanged)", cf.Path, err)
-			}
-			if env.Global.JSON() {
-				return writeJSON(env.Out, "context-use", map[string]string{"file": cf.Path, "current_context": args[0]})
-			}
-			fmt.Fprintf(env.Out, "current context: %s (%s)\n", ui.Printable(args[0]), ui.Printable(cf.Path))
-			if override := env.Env(EnvContext); override != "" && override != args[0] {
-				fmt.Fprintf(env.Err, "lcctl: note: $%s=%s still chooses another context in this shell\n", EnvContext, ui.Printable(override))
-			}
-			return nil
-		},
+	}, env, &contextUseOptions{}, runContextUse)
+}
+
+// runContextUse rewrites current-context in the validated file.
+func runContextUse(_ context.Context, env *Env, o *contextUseOptions) error {
+	cf, name := o.cf, o.name
+	data, err := setCurrentContext(cf, name)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cf.Path, err)
 	}
+	// Through a symlink: the link stays, its target is replaced.
+	target := cf.Path
+	if resolved, err := filepath.EvalSymlinks(cf.Path); err == nil {
+		target = resolved
+	}
+	if err := renameio.WriteFile(target, data, cf.Mode); err != nil {
+		return fmt.Errorf("write %s: %w (the file is unchanged)", cf.Path, err)
+	}
+	if env.Global.JSON() {
+		return writeJSON(env.Out, "context-use", map[string]string{"file": cf.Path, "current_context": name})
+	}
+	fmt.Fprintf(env.Out, "current context: %s (%s)\n", ui.Printable(name), ui.Printable(cf.Path))
+	if override := env.Env(EnvContext); override != "" && override != name {
+		fmt.Fprintf(env.Err, "lcctl: note: $%s=%s still chooses another context in this shell\n", EnvContext, ui.Printable(override))
+	}
+	return nil
 }
 
 // setCurrentContext returns the file's bytes with current-context set to
@@ -243,8 +293,25 @@ type contextShowReport struct {
 	Resolved []resolvedSetting `json:"resolved,omitempty"`
 }
 
+// contextShowOptions are the flags and argument of
+// `lcctl context show [NAME]`.
+type contextShowOptions struct {
+	cmdInput
+	resolved bool
+	contextFile
+}
+
+// validate makes args[0], when given, the context in force and loads the
+// config file; an unknown context is a usage error.
+func (o *contextShowOptions) validate(env *Env) error {
+	if len(o.args) == 1 {
+		env.Global.Context, env.Global.ContextFrom = o.args[0], "the argument of context show"
+	}
+	return o.load(env)
+}
+
 func newContextShowCommand(env *Env) *cobra.Command {
-	var resolved bool
+	o := &contextShowOptions{}
 	cmd := &cobra.Command{
 		Use:   "show [NAME]",
 		Short: "Show a context's settings (the one in force by default)",
@@ -260,33 +327,29 @@ would use and where it comes from, by the precedence
 (a flag given to a command always wins; it is not part of this listing).`,
 		Example: "  lcctl context show\n  lcctl context show staging\n  lcctl --context prod context show --resolved -o json",
 		Args:    cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				env.Global.Context, env.Global.ContextFrom = args[0], "the argument of context show"
-			}
-			cf, name, source, err := loadForContextCommand(env)
-			if err != nil {
-				return err
-			}
-			for _, w := range cf.warnings(name) {
-				fmt.Fprintf(env.Err, "lcctl: warning: %s\n", w)
-			}
-			rep := contextShowReport{File: cf.Path, Context: name, ChosenBy: source, Settings: map[string][]string{}}
-			if name != "" {
-				rep.Settings = redactSettings(cf.Contexts[name])
-			}
-			if resolved {
-				rep.Resolved = resolveSettings(cmd.Root(), env, cf, name)
-			}
-			if env.Global.JSON() {
-				return writeJSON(env.Out, "context-show", rep)
-			}
-			printContextShow(env, cf, &rep)
-			return nil
-		},
 	}
-	cmd.Flags().BoolVar(&resolved, "resolved", false, "list every setting with the value in force and where it comes from (env, context, default)")
-	return cmd
+	cmd.Flags().BoolVar(&o.resolved, "resolved", false, "list every setting with the value in force and where it comes from (env, context, default)")
+	return wireLeaf(cmd, env, o, runContextShow)
+}
+
+// runContextShow prints the settings of the validated context.
+func runContextShow(_ context.Context, env *Env, o *contextShowOptions) error {
+	cf, name, source := o.cf, o.name, o.source
+	for _, w := range cf.warnings(name) {
+		fmt.Fprintf(env.Err, "lcctl: warning: %s\n", w)
+	}
+	rep := contextShowReport{File: cf.Path, Context: name, ChosenBy: source, Settings: map[string][]string{}}
+	if name != "" {
+		rep.Settings = redactSettings(cf.Contexts[name])
+	}
+	if o.resolved {
+		rep.Resolved = resolveSettings(o.root, env, cf, name)
+	}
+	if env.Global.JSON() {
+		return writeJSON(env.Out, "context-show", rep)
+	}
+	printContextShow(env, cf, &rep)
+	return nil
 }
 
 func printContextShow(env *Env, cf *configFile, rep *contextShowReport) {

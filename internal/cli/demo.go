@@ -22,6 +22,7 @@ import (
 
 // demoOptions are the flags of `lcctl demo`.
 type demoOptions struct {
+	cmdInput
 	step        int
 	only        string
 	keep        bool
@@ -66,18 +67,8 @@ not start; 2 usage error.`,
   lcctl demo --step 5 --keep
   lcctl demo --output json | jq '.steps[] | {name, as_designed}'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Flags().Changed("step") && o.step == 0 {
-				// 0 is the flag's "every step" default; given explicitly
-				// it ran the whole demo instead of being refused like 7.
-				return Usagef("--step 0: want a step from 1 to %d", len(demo.StepNames))
-			}
-			if err := o.validate(); err != nil {
-				return err
-			}
-			return runDemo(cmd.Context(), env, o)
-		},
 	}
+	wireLeaf(cmd, env, o, runDemo)
 	f := cmd.Flags()
 	f.IntVar(&o.step, "step", 0, "run only step N (1-6)")
 	f.StringVar(&o.only, "only", "", "run only this step: "+strings.Join(demo.StepNames, ", ")+" (or its number)")
@@ -195,7 +186,12 @@ type demoRunner struct {
 }
 
 // validate checks the flags (usage errors) before anything starts.
-func (o *demoOptions) validate() error {
+func (o *demoOptions) validate(*Env) error {
+	if o.flagGiven("step") && o.step == 0 {
+		// 0 is the flag's "every step" default; given explicitly
+		// it ran the whole demo instead of being refused like 7.
+		return Usagef("--step 0: want a step from 1 to %d", len(demo.StepNames))
+	}
 	if o.simRequests < 100 || o.simRequests > 1_000_000 {
 		return Usagef("--sim-requests %d out of range 100-1000000", o.simRequests)
 	}
@@ -206,16 +202,12 @@ func (o *demoOptions) validate() error {
 	return nil
 }
 
-// runDemo runs the demo with validated options (it validates them again,
-// so a caller without cobra gets the same usage errors).
+// runDemo runs the demo with validated options.
 func runDemo(ctx context.Context, env *Env, o *demoOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	start := time.Now()
-	if err := o.validate(); err != nil {
-		return err
-	}
 	ex, cleanup, err := demo.FindExamples(o.examples)
 	if err != nil {
 		if o.examples != "" {

@@ -45,13 +45,19 @@ func TestOptionsValidateWithoutCobra(t *testing.T) {
 		ee, ok := err.(*ExitError)
 		return ok && ee.Code == ExitUsage
 	}
-	if err := (&demoOptions{simRequests: 50}).validate(); !usage(err) {
+	if err := (&demoOptions{simRequests: 50}).validate(nil); !usage(err) {
 		t.Errorf("demo --sim-requests 50: %v", err)
 	}
-	if err := (&demoOptions{simRequests: 100, step: 9}).validate(); !usage(err) {
+	if err := (&demoOptions{simRequests: 100, step: 9}).validate(nil); !usage(err) {
 		t.Errorf("demo --step 9: %v", err)
 	}
-	if err := (&demoOptions{simRequests: 100, only: "store"}).validate(); err != nil {
+	if err := (&demoOptions{cmdInput: given("step"), simRequests: 100}).validate(nil); !usage(err) {
+		t.Errorf("demo --step 0: %v", err)
+	}
+	if err := (&demoOptions{simRequests: 100}).validate(nil); err != nil {
+		t.Errorf("demo: %v", err)
+	}
+	if err := (&demoOptions{simRequests: 100, only: "store"}).validate(nil); err != nil {
 		t.Errorf("demo --only store: %v", err)
 	}
 	ok := storeServeOptions{bind: "127.0.0.1", port: 0, demoEntries: 10, demoTTL: "1h"}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -42,8 +43,16 @@ type explainCodeReport struct {
 	Hint    string `json:"hint"`
 }
 
+// explainCodeOptions are the argument of `lcctl explain-code CODE` and of
+// `lcctl help CODE`: args[0] is the code as typed (LC2001, lc2001).
+type explainCodeOptions struct {
+	cmdInput
+	// rep is the code's report, set by validate.
+	rep explainCodeReport
+}
+
 func newExplainCodeCommand(env *Env) *cobra.Command {
-	return &cobra.Command{
+	return wireLeaf(&cobra.Command{
 		Use:   "explain-code CODE",
 		Short: "Explain a diagnostic code (LCnnnn): what it means, an example and the fix",
 		Long: `Print the full text of a diagnostic code reported by lcctl validate,
@@ -64,10 +73,7 @@ Exit codes: 0 explained; 2 not a known code.`,
 			}
 			return codes, cobra.ShellCompDirectiveNoFileComp
 		},
-		RunE: func(_ *cobra.Command, args []string) error {
-			return runExplainCode(env, args[0])
-		},
-	}
+	}, env, &explainCodeOptions{}, runExplainCode)
 }
 
 // codeReport builds the report of one registered code; ok is false for
@@ -92,7 +98,12 @@ func codeReport(raw string) (explainCodeReport, bool) {
 	return rep, true
 }
 
-func runExplainCode(env *Env, raw string) error {
+// validate looks the code up; an unknown one is a usage error.
+func (o *explainCodeOptions) validate(*Env) error {
+	if len(o.args) != 1 {
+		return Usagef("explain-code takes one diagnostic code, e.g. LC2001")
+	}
+	raw := o.args[0]
 	rep, ok := codeReport(raw)
 	if !ok {
 		known := make([]string, 0, len(validate.Registry))
@@ -101,6 +112,13 @@ func runExplainCode(env *Env, raw string) error {
 		}
 		return Usagef("%q is not a diagnostic code lcctl reports%s; 'lcctl docs diagnostics' lists them", raw, suggest.DidYouMean(strings.ToUpper(raw), known))
 	}
+	o.rep = rep
+	return nil
+}
+
+// runExplainCode prints the validated code's report.
+func runExplainCode(_ context.Context, env *Env, o *explainCodeOptions) error {
+	rep := o.rep
 	if env.Global.JSON() {
 		return writeJSON(env.Out, "explain-code", rep)
 	}
@@ -178,8 +196,17 @@ type docsReport struct {
 	Markdown string     `json:"markdown,omitempty"`
 }
 
+// docsOptions are the argument of `lcctl docs [TOPIC]`.
+type docsOptions struct {
+	cmdInput
+	// topics are the embedded documents and topic the one args[0]
+	// names (nil: list the topics), both set by validate.
+	topics []docTopic
+	topic  *docTopic
+}
+
 func newDocsCommand(env *Env) *cobra.Command {
-	return &cobra.Command{
+	return wireLeaf(&cobra.Command{
 		Use:   "docs [TOPIC]",
 		Short: "Read lcctl's reference documentation (built into the binary)",
 		Long: `Print one of lcctl's reference documents, built into the binary, so that
@@ -202,15 +229,38 @@ Exit codes: 0 printed; 2 unknown topic.`,
 			}
 			return names, cobra.ShellCompDirectiveNoFileComp
 		},
-		RunE: func(_ *cobra.Command, args []string) error {
-			return runDocs(env, args)
-		},
-	}
+	}, env, &docsOptions{}, runDocs)
 }
 
-func runDocs(env *Env, args []string) error {
-	topics := docTopics()
-	if len(args) == 0 {
+// validate finds the topic args[0] names ("docs/NAME.md", "NAME.md",
+// "readme" and any case name the same topic); an unknown one is a usage
+// error.
+func (o *docsOptions) validate(*Env) error {
+	o.topics, o.topic = docTopics(), nil
+	if len(o.args) == 0 {
+		return nil
+	}
+	topics := o.topics
+	want := strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(o.args[0], "docs/"), ".md"))
+	if want == "readme" {
+		want = "index"
+	}
+	i := slices.IndexFunc(topics, func(t docTopic) bool { return t.Name == want })
+	if i < 0 {
+		names := make([]string, len(topics))
+		for j, t := range topics {
+			names[j] = t.Name
+		}
+		return Usagef("no documentation topic %q%s; topics: %s", o.args[0], suggest.DidYouMean(want, names), strings.Join(names, ", "))
+	}
+	o.topic = &topics[i]
+	return nil
+}
+
+// runDocs lists the topics or prints the validated one.
+func runDocs(_ context.Context, env *Env, o *docsOptions) error {
+	topics := o.topics
+	if o.topic == nil {
 		if env.Global.JSON() {
 			return writeJSON(env.Out, "docs", docsReport{Topics: topics})
 		}
@@ -224,24 +274,12 @@ func runDocs(env *Env, args []string) error {
 		}
 		return nil
 	}
-	want := strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(args[0], "docs/"), ".md"))
-	if want == "readme" {
-		want = "index"
-	}
-	i := slices.IndexFunc(topics, func(t docTopic) bool { return t.Name == want })
-	if i < 0 {
-		names := make([]string, len(topics))
-		for j, t := range topics {
-			names[j] = t.Name
-		}
-		return Usagef("no documentation topic %q%s; topics: %s", args[0], suggest.DidYouMean(want, names), strings.Join(names, ", "))
-	}
-	data, err := fs.ReadFile(lcctlfiles.Docs, topics[i].path)
+	data, err := fs.ReadFile(lcctlfiles.Docs, o.topic.path)
 	if err != nil {
 		return err
 	}
 	if env.Global.JSON() {
-		return writeJSON(env.Out, "docs", docsReport{Topic: topics[i].Name, Markdown: string(data)})
+		return writeJSON(env.Out, "docs", docsReport{Topic: o.topic.Name, Markdown: string(data)})
 	}
 	if !env.Style.Color {
 		_, err := env.Out.Write(data)
@@ -273,21 +311,51 @@ func docsWidth(env *Env) int {
 	return 80
 }
 
-// hookHelpCodes makes `lcctl help LC2001` explain the code, as
-// `lcctl explain-code LC2001` does; other topics keep the help command's
-// behaviour.
-func hookHelpCodes(root *cobra.Command, env *Env) {
+// helpOptions are the arguments of `lcctl help [COMMAND...]` and
+// `lcctl help CODE`.
+type helpOptions struct {
+	cmdInput
+	// Set by validate: code for `help LCnnnn`, else target, the command
+	// whose help is printed.
+	code   *explainCodeOptions
+	target *cobra.Command
+}
+
+// validate resolves the topic: a diagnostic code (explained as by
+// explain-code), else a command path; an unknown command is a usage error
+// with "did you mean" (unknownSubcommand), not cobra's help of the root.
+func (o *helpOptions) validate(env *Env) error {
+	o.code, o.target = nil, nil
+	if len(o.args) == 1 && codePattern.MatchString(o.args[0]) {
+		o.code = &explainCodeOptions{cmdInput: cmdInput{args: o.args}}
+		return o.code.validate(env)
+	}
+	target, rest, err := o.root.Find(o.args)
+	if err != nil || len(rest) > 0 {
+		return unknownSubcommand(target, rest)
+	}
+	o.target = target
+	return nil
+}
+
+// runHelp prints the validated topic.
+func runHelp(ctx context.Context, env *Env, o *helpOptions) error {
+	if o.code != nil {
+		return runExplainCode(ctx, env, o.code)
+	}
+	return o.target.Help()
+}
+
+// wireHelp gives cobra's help command the steps of a leaf command
+// (helpOptions): `lcctl help LC2001` explains the code, as
+// `lcctl explain-code LC2001` does, and an unknown topic is a usage error.
+func wireHelp(root *cobra.Command, env *Env) {
 	for _, c := range root.Commands() {
-		if c.Name() != "help" || c.RunE == nil {
+		if c.Name() != "help" || !c.Runnable() {
 			continue
 		}
-		next := c.RunE
-		c.RunE = func(c *cobra.Command, args []string) error {
-			if len(args) == 1 && codePattern.MatchString(args[0]) {
-				return runExplainCode(env, args[0])
-			}
-			return next(c, args)
-		}
+		c.Run = nil
+		wireLeaf(c, env, &helpOptions{}, runHelp)
 		c.Example += "\n  lcctl help LC2001          # a diagnostic code, as lcctl explain-code LC2001"
 	}
 }

@@ -263,7 +263,7 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 	root.SetCompletionCommandGroupID(groupOther)
 	decorateDefaultCommands(root)
 	requireSubcommands(root)
-	hookHelpCodes(root, env)
+	wireHelp(root, env)
 	root.Version = versionInfo().Version
 	root.SetVersionTemplate(versionTemplate())
 	return root
@@ -275,7 +275,7 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 // without a Run is to print its help to stdout and exit 0, so a typo such
 // as `lcctl store scna` looked like success. The error lists the
 // subcommands; an unknown name gets "did you mean" when a subcommand is
-// close. The help command likewise refuses an unknown topic.
+// close. The help command likewise refuses an unknown topic (wireHelp).
 func requireSubcommands(cmd *cobra.Command) {
 	if cmd == cmd.Root() {
 		// The RunE below makes each group "runnable" to cobra, whose
@@ -286,16 +286,6 @@ func requireSubcommands(cmd *cobra.Command) {
 	}
 	for _, c := range cmd.Commands() {
 		requireSubcommands(c)
-		if c.Name() == "help" && c.Runnable() && cmd == cmd.Root() {
-			c.Run = nil
-			c.RunE = func(c *cobra.Command, args []string) error {
-				target, rest, err := c.Root().Find(args)
-				if err != nil || len(rest) > 0 {
-					return unknownSubcommand(target, rest)
-				}
-				return target.Help()
-			}
-		}
 	}
 	if !cmd.HasAvailableSubCommands() {
 		return

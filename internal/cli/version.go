@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -61,29 +62,37 @@ func versionInfo() VersionInfo {
 	return v
 }
 
+// versionOptions are the (no) arguments of `lcctl version`.
+type versionOptions struct{ cmdInput }
+
+// validate has nothing to check: cobra.NoArgs refuses arguments.
+func (*versionOptions) validate(*Env) error { return nil }
+
 func newVersionCommand(env *Env) *cobra.Command {
-	return &cobra.Command{
+	return wireLeaf(&cobra.Command{
 		Use:   "version",
 		Short: "Print lcctl's version, commit and Go version",
 		Example: `  lcctl version
   lcctl version -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := versionInfo()
-			if env.Global.JSON() {
-				return writeJSON(env.Out, "version", v)
-			}
-			fmt.Fprintf(env.Out, "lcctl %s\ncommit: %s\n", v.Version, v.Commit)
-			if v.Version == "dev" {
-				// Neither release ldflags nor a module version: a
-				// build from a checkout with VCS stamping off.
-				fmt.Fprintln(env.Out, "note: this build records no version (a go build from a checkout with -buildvcs=false); releases stamp it through goreleaser's -ldflags, go install MODULE@VERSION through the module version ('lcctl docs cli')")
-			}
-			if v.Date != "" {
-				fmt.Fprintf(env.Out, "built: %s\n", v.Date)
-			}
-			fmt.Fprintf(env.Out, "go: %s %s\n", v.GoVersion, v.Platform)
-			return nil
-		},
+	}, env, &versionOptions{}, runVersion)
+}
+
+// runVersion prints versionInfo.
+func runVersion(_ context.Context, env *Env, _ *versionOptions) error {
+	v := versionInfo()
+	if env.Global.JSON() {
+		return writeJSON(env.Out, "version", v)
 	}
+	fmt.Fprintf(env.Out, "lcctl %s\ncommit: %s\n", v.Version, v.Commit)
+	if v.Version == "dev" {
+		// Neither release ldflags nor a module version: a
+		// build from a checkout with VCS stamping off.
+		fmt.Fprintln(env.Out, "note: this build records no version (a go build from a checkout with -buildvcs=false); releases stamp it through goreleaser's -ldflags, go install MODULE@VERSION through the module version ('lcctl docs cli')")
+	}
+	if v.Date != "" {
+		fmt.Fprintf(env.Out, "built: %s\n", v.Date)
+	}
+	fmt.Fprintf(env.Out, "go: %s %s\n", v.GoVersion, v.Platform)
+	return nil
 }
