@@ -3,6 +3,7 @@ package lb
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -104,9 +105,23 @@ func benchScenarios() []benchScenario {
 	return s
 }
 
+// benchPulsarSizes adds 256 clusters (the simulator's wide scenario) for
+// the Pulsar scenarios, whose ranking cost grows with the cluster count.
+var benchPulsarSizes = []int{8, 64, 256}
+
+// benchSizesFor returns the cluster counts a scenario is measured at.
+func benchSizesFor(name string) []int {
+	if strings.HasPrefix(name, "pulsar") {
+		return benchPulsarSizes
+	}
+	return benchSizes
+}
+
+// BenchmarkDecide decides the same request again and again: the ranking
+// cache is warm for the Pulsar scenarios.
 func BenchmarkDecide(b *testing.B) {
 	for _, sc := range benchScenarios() {
-		for _, n := range benchSizes {
+		for _, n := range benchSizesFor(sc.name) {
 			b.Run(fmt.Sprintf("%s/clusters=%d", sc.name, n), func(b *testing.B) {
 				snap := benchSnapshot(n)
 				e := NewEngine(sc.cfg(n))
@@ -132,33 +147,65 @@ func BenchmarkDecide(b *testing.B) {
 	}
 }
 
-// BenchmarkDecideColdKeys cycles through 65,536 affinity keys, so the
-// Pulsar ranking cache (at most 4096 slots) mostly misses: the uncached
-// cost.
+// BenchmarkDecideColdKeys gives every decision a key never seen before
+// (keys are generated ahead, 2^20 of them, more than any benchmark run
+// decides on), so every decision computes its ranking: the uncached cost
+// of a session's first request.
 func BenchmarkDecideColdKeys(b *testing.B) {
-	keys := make([]string, 65536)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("session-%d", i)
-	}
+	keys := benchKeys(1 << 20)
 	for _, a := range []Algorithm{Pulsar, PulsarWaitAndWiden} {
-		for _, n := range benchSizes {
+		for _, n := range benchPulsarSizes {
 			b.Run(fmt.Sprintf("%s/clusters=%d", a, n), func(b *testing.B) {
-				snap := benchSnapshot(n)
-				c := DefaultAlgorithmConfig(a)
-				c.Seed = "bench"
-				e := NewEngine(&c)
-				req := &Request{Model: "model-a", RoutingKey: "rk-1", InputTokens: 1000, HasInputTokens: true}
-				rng := rand.New(rand.NewPCG(1, 2))
-				b.ReportAllocs()
-				cpu := startCPU(b)
-				for i := 0; i < b.N; i++ {
-					req.CacheAffinityKey = keys[i%len(keys)]
-					e.Decide(snap, req, rng, Options{})
-				}
-				cpu.stop(b)
+				benchKeyCycle(b, a, n, keys, 0)
 			})
 		}
 	}
+}
+
+// BenchmarkDecideWarmKeys cycles through 16,384 keys that were all decided
+// once before the timer starts: the simulator's working set of live
+// sessions (about 14,000 in the 256-cluster scenario), every ranking
+// cached.
+func BenchmarkDecideWarmKeys(b *testing.B) {
+	keys := benchKeys(16384)
+	for _, a := range []Algorithm{Pulsar, PulsarWaitAndWiden} {
+		for _, n := range benchPulsarSizes {
+			b.Run(fmt.Sprintf("%s/clusters=%d", a, n), func(b *testing.B) {
+				benchKeyCycle(b, a, n, keys, len(keys))
+			})
+		}
+	}
+}
+
+// benchKeys returns n distinct affinity keys.
+func benchKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("session-%d", i)
+	}
+	return keys
+}
+
+// benchKeyCycle decides for keys[i % len(keys)] on n clusters with a
+// default config of a, after warm decisions on the first keys.
+func benchKeyCycle(b *testing.B, a Algorithm, n int, keys []string, warm int) {
+	snap := benchSnapshot(n)
+	c := DefaultAlgorithmConfig(a)
+	c.Seed = "bench"
+	e := NewEngine(&c)
+	req := &Request{Model: "model-a", RoutingKey: "rk-1", InputTokens: 1000, HasInputTokens: true}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < warm; i++ {
+		req.CacheAffinityKey = keys[i]
+		e.Decide(snap, req, rng, Options{})
+	}
+	b.ReportAllocs()
+	cpu := startCPU(b)
+	for i := 0; i < b.N; i++ {
+		req.CacheAffinityKey = keys[i%len(keys)]
+		e.Decide(snap, req, rng, Options{})
+	}
+	cpu.stop(b)
 }
 
 // setBenchAffinity makes c the wait-and-widen-affinity scenario: an

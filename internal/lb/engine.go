@@ -33,14 +33,11 @@ type Engine struct {
 	rng *rand.Rand
 
 	hdr       [4]headerMemo    // model, routing key, cache affinity key, last cluster
-	rankCache []rankSlotEntry  // Pulsar ranking cache (direct-mapped; grows, see growRankCache)
+	rankCache rankCache        // Pulsar rankings per key (rankcache.go)
 	rankSet   rankCandidateSet // the candidates the cached rankings are for
-	// rankEvictions counts rankings stored over an earlier one since the
-	// cache last grew.
-	rankEvictions int
-	rings         map[ringCacheKey]*ring
-	lastRing      *ring
-	hashBuf       []byte
+	rings     map[ringCacheKey]*ring
+	lastRing  *ring
+	hashBuf   []byte
 
 	// Scratch, reused across decisions.
 	excl    []bool
@@ -122,9 +119,7 @@ func (e *Engine) ResetState() {
 	e.rr = 0
 	clear(e.rings)
 	e.lastRing = nil
-	e.rankCache = nil
-	e.rankEvictions = 0
-	e.rankSet.gen++ // invalidates every cached ranking, also if the cache is reused
+	e.clearRankCache()
 }
 
 // reqView is the request after the proxy's header normalisation.

@@ -311,16 +311,16 @@ func TestPropCachesAreTransparent(t *testing.T) {
 	})
 }
 
-// The ranking cache grows under many keys (256 → 1024 → 4096 → 16384
-// slots) and stays transparent: a long-lived engine cycling through 20,000
-// keys decides like fresh engines, and the most recent keys' rankings come
-// from the cache.
+// The ranking cache grows under many keys (256 → … → 32,768 entries),
+// evicts the oldest key first once full, and stays transparent: a
+// long-lived engine cycling through 40,000 keys decides like fresh
+// engines, and exactly the most recent 32,768 keys are cached.
 func TestRankCacheGrowsTransparently(t *testing.T) {
 	snap := genSnapshotFixed()
 	for _, a := range []Algorithm{Pulsar, PulsarWaitAndWiden} {
 		cfg := cfgOf(a, withSeed("grow"))
 		long := NewEngine(cfg)
-		keys := make([]string, 20000)
+		keys := make([]string, 40000)
 		for i := range keys {
 			keys[i] = fmt.Sprintf("session-%d", i)
 		}
@@ -336,19 +336,18 @@ func TestRankCacheGrowsTransparently(t *testing.T) {
 				}
 			}
 		}
-		if len(long.rankCache) != maxRankCacheSlots {
-			t.Fatalf("%s: cache has %d slots, want %d after 40000 keyed decisions", a, len(long.rankCache), maxRankCacheSlots)
+		if n := len(long.rankCache.entries); n != maxRankCacheEntries {
+			t.Fatalf("%s: cache holds %d keys, want %d after 80,000 keyed decisions", a, n, maxRankCacheEntries)
 		}
-		hits := 0
-		for _, k := range keys[len(keys)-1000:] {
+		cached := func(k string) bool {
 			rv := long.view(rq(key(k)))
-			long.prepare(snap, rq(key(k)), &rv)
-			if s := long.rankSlot(snap, &rv); s != nil && s.gen == long.rankSet.gen && s.matches(&rv) {
-				hits++
-			}
+			_, _, ok := long.rankCache.lookup(long.rankSet.gen, rankKeyHash(&rv), &rv)
+			return ok
 		}
-		if hits < 500 {
-			t.Errorf("%s: only %d of the last 1000 keys are cached", a, hits)
+		for i, k := range keys {
+			if want := i >= len(keys)-maxRankCacheEntries; cached(k) != want {
+				t.Fatalf("%s: key %d of %d cached = %v, want %v (oldest first out)", a, i, len(keys), !want, want)
+			}
 		}
 	}
 }

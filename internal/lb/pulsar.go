@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"time"
-	"unsafe"
 
 	"github.com/zeebo/xxh3"
 
@@ -36,173 +35,32 @@ func pulsarWeight(mode RendezvousWeight, st *Stats) (float64, bool) {
 // weight/−ln u over the candidates with a valid weight, sorted by score
 // descending (total order), then cluster id ascending. Excluded and
 // KV-infeasible candidates stay ranked. It reads the ranking cache and
-// fills it; with a trace it always computes the ranking (the trace needs
-// every score) and returns the entries too.
+// fills it (rankcache.go); with a trace it always computes the ranking
+// (the trace needs every score) and returns the entries too.
 func (e *Engine) rankedOrder(snap *Snapshot, rv *reqView, d *Decision, out []int) ([]int, []rankEntry) {
-	slot := e.rankSlot(snap, rv)
-	if slot != nil && d.Trace == nil && slot.gen == e.rankSet.gen && slot.matches(rv) {
-		d.Ambiguous = slot.ambiguous
-		if slot.inline {
-			for _, i := range slot.small[:slot.n] {
-				out = append(out, int(i))
-			}
-		} else {
-			for _, i := range slot.big {
-				out = append(out, int(i))
+	cacheable := rankCacheable(rv, len(snap.Clusters))
+	var h uint64
+	if cacheable {
+		e.rankSet.update(snap, e.cfg.RendezvousWeight)
+		h = rankKeyHash(rv)
+		if d.Trace == nil {
+			if cached, amb, ok := e.rankCache.lookup(e.rankSet.gen, h, rv); ok {
+				d.Ambiguous = amb
+				for _, i := range cached {
+					out = append(out, int(i))
+				}
+				return out, nil
 			}
 		}
-		return out, nil
 	}
 	ranked := e.computeRanking(snap, rv, d)
 	for _, r := range ranked {
 		out = append(out, r.idx)
 	}
-	if slot != nil {
-		if slot.gen != 0 {
-			e.rankEvictions++
-		}
-		slot.store(e.rankSet.gen, rv, ranked, d.Ambiguous)
-		if e.rankEvictions > 2*len(e.rankCache) && len(e.rankCache) < maxRankCacheSlots {
-			e.growRankCache()
-		}
+	if cacheable && (d.Trace == nil || !e.rankCache.has(e.rankSet.gen, h, rv)) {
+		e.rankCache.insert(e.rankSet.gen, len(snap.Clusters), h, rv, ranked, d.Ambiguous)
 	}
 	return out, ranked
-}
-
-// The ranking cache is direct-mapped. It starts with minRankCacheSlots
-// slots and grows ×4 up to maxRankCacheSlots once it has overwritten twice
-// as many rankings as it has slots, so one-off engines (explain, tests)
-// stay small and a busy engine (the simulator: a key per session) keeps
-// its working set. Upstream keeps up to 4096 keys plus a 4096-key
-// probation list (pulsar.md §4.7); 16384 direct-mapped slots (about 1.5 MB)
-// hold a similar working set with few collisions. Slot count never changes
-// a decision: every hit is verified.
-const (
-	minRankCacheSlots = 256
-	maxRankCacheSlots = 16384
-)
-
-// rankCandidateSet is the part of a ranking input shared by every key: the
-// candidate ids in slice order and their weight bits. The engine keeps the
-// current one and numbers its versions; a cached ranking is valid only for
-// the version it was computed with, so a hit verifies the candidates once
-// per decision (in rankSlot) instead of once per slot.
-type rankCandidateSet struct {
-	gen     uint64 // version, from 1; never reused
-	ids     []string
-	weights []uint64
-}
-
-// update makes the set describe snap, starting a new version when anything
-// differs.
-func (s *rankCandidateSet) update(snap *Snapshot, mode RendezvousWeight) {
-	same := s.gen != 0 && len(s.ids) == len(snap.Clusters)
-	for i := 0; same && i < len(snap.Clusters); i++ {
-		a, b := s.ids[i], snap.Clusters[i].ClusterID
-		same = len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
-		if same {
-			w, valid := pulsarWeight(mode, &snap.Clusters[i].Stats)
-			same = s.weights[i] == weightBits(w, valid)
-		}
-	}
-	if same {
-		return
-	}
-	s.gen++
-	s.ids, s.weights = s.ids[:0], s.weights[:0]
-	for i := range snap.Clusters {
-		c := &snap.Clusters[i]
-		s.ids = append(s.ids, c.ClusterID)
-		w, valid := pulsarWeight(mode, &c.Stats)
-		s.weights = append(s.weights, weightBits(w, valid))
-	}
-}
-
-// growRankCache replaces the cache with one four times larger, moving the
-// current rankings to their new slots (slot buffers are reused).
-func (e *Engine) growRankCache() {
-	old := e.rankCache
-	e.rankCache = make([]rankSlotEntry, 4*len(old))
-	e.rankEvictions = 0
-	for i := range old {
-		if s := &old[i]; s.gen == e.rankSet.gen {
-			dst := &e.rankCache[rankSlotHash(s.key, s.routingKey)%uint64(len(e.rankCache))]
-			if dst.gen == 0 {
-				*dst = *s
-			}
-		}
-	}
-}
-
-// rankSlotHash is the slot hash of a (cache affinity key, routing key).
-func rankSlotHash(key, routingKey string) uint64 {
-	return xxh3.HashString(key) ^ uint64(len(routingKey))*0x9e3779b97f4a7c15
-}
-
-// rankSlotEntry caches one ranking (pulsar.md §4.7: a cached ranking always
-// equals a fresh one): the ranked candidate indices for its routing key,
-// model and affinity key under candidate set version gen (0 = empty); the
-// seed and weight mode are the engine's. Up to 16 candidates neither hits
-// nor misses allocate.
-type rankSlotEntry struct {
-	gen                    uint64
-	routingKey, model, key string
-	// The ranked candidate indices: small[:n] when inline (up to 16
-	// candidates: no second cache line on a hit), else big (reused).
-	small             [16]uint8
-	n                 uint8
-	inline, ambiguous bool
-	big               []int32
-}
-
-// matches reports whether the slot holds the ranking of rv's keys.
-func (s *rankSlotEntry) matches(rv *reqView) bool {
-	return s.key == rv.key && s.routingKey == rv.routingKey && s.model == rv.model
-}
-
-// rankSlot brings the engine's candidate set up to date with snap and
-// returns the cache slot for the request; nil for keys longer than 256
-// bytes (never cached upstream either).
-func (e *Engine) rankSlot(snap *Snapshot, rv *reqView) *rankSlotEntry {
-	if len(rv.key) > 256 {
-		return nil
-	}
-	if e.rankCache == nil {
-		e.rankCache = make([]rankSlotEntry, minRankCacheSlots)
-	}
-	e.rankSet.update(snap, e.cfg.RendezvousWeight)
-	return &e.rankCache[rankSlotHash(rv.key, rv.routingKey)%uint64(len(e.rankCache))]
-}
-
-// weightBits is the cache's view of a weight: its bits, or 0 when invalid
-// (a valid weight is > 0, so its bits are never 0).
-func weightBits(w float64, valid bool) uint64 {
-	if !valid {
-		return 0
-	}
-	return math.Float64bits(w)
-}
-
-func (s *rankSlotEntry) store(gen uint64, rv *reqView, ranked []rankEntry, ambiguous bool) {
-	s.gen = gen
-	s.routingKey, s.model, s.key = rv.routingKey, rv.model, rv.key
-	s.ambiguous = ambiguous
-	s.inline = len(ranked) <= len(s.small)
-	for i := 0; s.inline && i < len(ranked); i++ {
-		s.inline = ranked[i].idx <= 255
-		s.small[i] = uint8(ranked[i].idx)
-	}
-	if s.inline {
-		s.n = uint8(len(ranked))
-		return
-	}
-	if cap(s.big) < len(ranked) {
-		s.big = make([]int32, 0, len(ranked)) // once per slot and candidate count
-	}
-	s.big = s.big[:0]
-	for _, r := range ranked {
-		s.big = append(s.big, int32(r.idx))
-	}
 }
 
 // computeRanking computes the ranking without the cache.

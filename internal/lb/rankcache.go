@@ -1,0 +1,260 @@
+package lb
+
+import (
+	"math"
+	"math/bits"
+	"unsafe"
+
+	"github.com/zeebo/xxh3"
+)
+
+// The Pulsar ranking cache, per engine and keyed per request, as upstream
+// keeps one per Pulsar balancer (pulsar/ranking.rs PulsarRankingStore;
+// pulsar.md §4.7):
+//
+//   - It is keyed by the cache affinity key (upstream) and also by the
+//     routing key and model. Upstream holds the rankings of one routing
+//     target (routing key, model) at a time and clears them when another
+//     target's request arrives; lcctl keeps every target's rankings apart
+//     instead, so an engine fed interleaved routing keys (the simulator)
+//     does not thrash. Either way a hit is the ranking a fresh computation
+//     gives.
+//   - It belongs to one candidate set: the candidate ids in slice order and
+//     each one's selected weight bits (rankCandidateSet). Any change empties
+//     it, as upstream's candidate signature does; live load never does.
+//   - Keys longer than 256 bytes are never cached (upstream's
+//     MAX_CACHE_AFFINITY_CACHE_KEY_BYTES); they take the full computation.
+//   - Upstream holds 4096 keys, evicts the oldest first, and once full
+//     admits a key only on its second miss (a 4096-key probation list).
+//     lcctl evicts the oldest first too but holds up to maxRankCacheEntries
+//     keys (fewer when their rankings would exceed maxRankCacheBytes) and
+//     has no probation: the simulator keeps a key per live session (about
+//     14,000 at 256 clusters), and a probation would compute every
+//     session's second ranking too. Capacity and admission never change a
+//     decision (TestPropCachesAreTransparent, TestPropRankCachePerKey).
+//
+// Pulsar-wait-and-widen upstream computes its ranking fresh on every
+// decision (pulsar_wait_and_widen.rs decide_at → compute_ranking); lcctl
+// serves it from the same cache, which gives the same ranking.
+const (
+	maxCachedKeyBytes   = 256
+	minRankCacheEntries = 256
+	maxRankCacheEntries = 32768
+	// maxRankCacheBytes bounds the ranked indices (2 bytes each): 16,384
+	// keys at 256 clusters, 32,768 up to 128.
+	maxRankCacheBytes = 8 << 20
+)
+
+// rankCache holds rankings for one candidate set version. Entries are
+// stored in insertion order in a ring (the oldest is overwritten first once
+// the cache is full); index is an open-addressing table (linear probing)
+// of entry numbers + 1 by key hash.
+type rankCache struct {
+	gen     uint64 // candidate set version of every entry; 0 = empty
+	stride  int    // ranked indices reserved per entry (the candidate count)
+	limit   int    // entries at most, for this stride
+	entries []rankCacheEntry
+	next    int      // the ring position overwritten next once full
+	order   []uint16 // entry i's ranking: order[i*stride:][:entries[i].n]
+	index   []int32
+}
+
+// rankCacheEntry is one cached ranking.
+type rankCacheEntry struct {
+	hash                   uint64
+	routingKey, model, key string
+	n                      uint32
+	ambiguous              bool
+}
+
+// rankKeyHash hashes a request's (cache affinity key, routing key, model)
+// for the cache index; hits compare the strings too.
+func rankKeyHash(rv *reqView) uint64 {
+	return xxh3.HashString(rv.key) ^ bits.RotateLeft64(xxh3.HashString(rv.routingKey), 21) ^ bits.RotateLeft64(xxh3.HashString(rv.model), 42)
+}
+
+// cacheable reports whether rankings for rv on n candidates are cached.
+func rankCacheable(rv *reqView, n int) bool {
+	return len(rv.key) <= maxCachedKeyBytes && n <= math.MaxUint16+1
+}
+
+// lookup returns the cached ranking of rv under candidate set version gen.
+func (c *rankCache) lookup(gen, h uint64, rv *reqView) ([]uint16, bool, bool) {
+	if c.gen != gen || len(c.index) == 0 {
+		return nil, false, false
+	}
+	mask := len(c.index) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		id := c.index[i]
+		if id == 0 {
+			return nil, false, false
+		}
+		e := &c.entries[id-1]
+		if e.hash == h && e.key == rv.key && e.routingKey == rv.routingKey && e.model == rv.model {
+			p := int(id-1) * c.stride
+			return c.order[p : p+int(e.n)], e.ambiguous, true
+		}
+	}
+}
+
+// has reports whether rv's ranking is cached under version gen.
+func (c *rankCache) has(gen, h uint64, rv *reqView) bool {
+	_, _, ok := c.lookup(gen, h, rv)
+	return ok
+}
+
+// insert stores the ranking of rv (ranked, in rank order) under candidate
+// set version gen for n candidates, evicting the oldest entry when full.
+// The key must not be cached yet (callers insert after a missed lookup).
+func (c *rankCache) insert(gen uint64, n int, h uint64, rv *reqView, ranked []rankEntry, ambiguous bool) {
+	if c.gen != gen || c.stride != n {
+		c.reset(gen, n)
+	}
+	var id int
+	switch {
+	case len(c.entries) < cap(c.entries):
+		id = len(c.entries)
+		c.entries = c.entries[:id+1]
+	case cap(c.entries) < c.limit:
+		c.grow()
+		id = len(c.entries)
+		c.entries = c.entries[:id+1]
+	default:
+		id = c.next
+		c.next = (c.next + 1) % len(c.entries)
+		c.remove(id)
+	}
+	c.entries[id] = rankCacheEntry{hash: h, routingKey: rv.routingKey, model: rv.model, key: rv.key, n: uint32(len(ranked)), ambiguous: ambiguous}
+	dst := c.order[id*c.stride:][:len(ranked)]
+	for i := range ranked {
+		dst[i] = uint16(ranked[i].idx)
+	}
+	c.place(id)
+}
+
+// reset empties the cache for version gen with stride n, keeping its
+// memory when the stride allows.
+func (c *rankCache) reset(gen uint64, n int) {
+	c.gen, c.stride, c.next = gen, n, 0
+	c.limit = max(1, min(maxRankCacheEntries, maxRankCacheBytes/(2*max(n, 1))))
+	size := min(minRankCacheEntries, c.limit)
+	if cap(c.entries) < size || cap(c.entries) > c.limit {
+		c.entries = make([]rankCacheEntry, 0, size)
+	}
+	clear(c.entries[:cap(c.entries)]) // drop the old keys' strings
+	c.entries = c.entries[:0]
+	if want := cap(c.entries) * n; len(c.order) != want {
+		c.order = make([]uint16, want)
+	}
+	c.setIndex(cap(c.entries))
+}
+
+// grow doubles the entry capacity (up to limit) and rebuilds the index.
+func (c *rankCache) grow() {
+	size := min(2*cap(c.entries), c.limit)
+	entries := make([]rankCacheEntry, len(c.entries), size)
+	copy(entries, c.entries)
+	order := make([]uint16, size*c.stride)
+	copy(order, c.order)
+	c.entries, c.order = entries, order
+	c.setIndex(size)
+	for id := range c.entries {
+		c.place(id)
+	}
+}
+
+// setIndex makes an empty index for up to n entries (load ≤ 1/2).
+func (c *rankCache) setIndex(n int) {
+	size := 1 << bits.Len(uint(2*n-1))
+	if len(c.index) != size {
+		c.index = make([]int32, size)
+		return
+	}
+	clear(c.index)
+}
+
+// place adds entry id to the index.
+func (c *rankCache) place(id int) {
+	mask := len(c.index) - 1
+	i := int(c.entries[id].hash) & mask
+	for c.index[i] != 0 {
+		i = (i + 1) & mask
+	}
+	c.index[i] = int32(id + 1)
+}
+
+// remove deletes entry id from the index (backward-shift deletion, so
+// probes never need tombstones).
+func (c *rankCache) remove(id int) {
+	mask := len(c.index) - 1
+	i := int(c.entries[id].hash) & mask
+	for c.index[i] != int32(id+1) {
+		i = (i + 1) & mask
+	}
+	for j := i; ; {
+		j = (j + 1) & mask
+		x := c.index[j]
+		if x == 0 {
+			break
+		}
+		home := int(c.entries[x-1].hash) & mask
+		// Entry x may move to the hole at i unless its home lies in (i, j].
+		if (i < j && i < home && home <= j) || (i > j && (home > i || home <= j)) {
+			continue
+		}
+		c.index[i] = x
+		i = j
+	}
+	c.index[i] = 0
+}
+
+// clearRankCache forgets every cached ranking and starts a new candidate
+// set version.
+func (e *Engine) clearRankCache() {
+	e.rankCache = rankCache{}
+	e.rankSet.gen++
+}
+
+// rankCandidateSet is the part of a ranking input shared by every key: the
+// candidate ids in slice order and their weight bits (upstream's candidate
+// signature). The engine keeps the current one and numbers its versions;
+// the cache holds rankings of one version only.
+type rankCandidateSet struct {
+	gen     uint64 // version, from 1; never reused
+	ids     []string
+	weights []uint64
+}
+
+// update makes the set describe snap, starting a new version when anything
+// differs.
+func (s *rankCandidateSet) update(snap *Snapshot, mode RendezvousWeight) {
+	same := s.gen != 0 && len(s.ids) == len(snap.Clusters)
+	for i := 0; same && i < len(snap.Clusters); i++ {
+		a, b := s.ids[i], snap.Clusters[i].ClusterID
+		same = len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
+		if same {
+			w, valid := pulsarWeight(mode, &snap.Clusters[i].Stats)
+			same = s.weights[i] == weightBits(w, valid)
+		}
+	}
+	if same {
+		return
+	}
+	s.gen++
+	s.ids, s.weights = s.ids[:0], s.weights[:0]
+	for i := range snap.Clusters {
+		c := &snap.Clusters[i]
+		s.ids = append(s.ids, c.ClusterID)
+		w, valid := pulsarWeight(mode, &c.Stats)
+		s.weights = append(s.weights, weightBits(w, valid))
+	}
+}
+
+// weightBits is the cache's view of a weight: its bits, or 0 when invalid
+// (a valid weight is > 0, so its bits are never 0).
+func weightBits(w float64, valid bool) uint64 {
+	if !valid {
+		return 0
+	}
+	return math.Float64bits(w)
+}

@@ -1,0 +1,146 @@
+package lb
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// referenceRanking is pulsar.md §4 written as plainly as possible: every
+// candidate's hash, u, −ln u (Ln) and score, a stable sort by score
+// descending then cluster id ascending, and the near-tie flag over every
+// adjacent pair. The engine's ranking (cached, or computed by whatever
+// shortcut) must equal it.
+func referenceRanking(seed string, snap *Snapshot, mode RendezvousWeight, rv *reqView) ([]string, bool) {
+	type scored struct {
+		id    string
+		score float64
+	}
+	var s []scored
+	for i := range snap.Clusters {
+		c := &snap.Clusters[i]
+		w, ok := pulsarWeight(mode, &c.Stats)
+		if !ok {
+			continue
+		}
+		e := -Ln(PulsarUnit(PulsarHash(seed, rv.routingKey, rv.model, rv.key, c.ClusterID)))
+		if !(e > 0) || math.IsInf(e, 0) {
+			continue
+		}
+		s = append(s, scored{c.ClusterID, w / e})
+	}
+	slices.SortStableFunc(s, func(a, b scored) int {
+		if a.score != b.score {
+			if a.score > b.score {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	ids := make([]string, len(s))
+	amb := false
+	for i := range s {
+		ids[i] = s[i].id
+		if i > 0 && nearTie(s[i-1].score, s[i].score) {
+			amb = true
+		}
+	}
+	return ids, amb
+}
+
+// genWideSnapshot draws 1–300 clusters with weights from a small set (so
+// many are equal), some invalid, some huge (scores of +Inf tie and go by
+// cluster id), and ids of mixed lengths that share prefixes.
+func genWideSnapshot(t *rapid.T) *Snapshot {
+	n := rapid.IntRange(1, 300).Draw(t, "n")
+	weights := []float64{100, 100, 400, 1, 3.5e4, 0, math.Inf(1), math.MaxFloat64, 1e300, 5e-324}
+	prefix := rapid.SampledFrom([]string{"", "c", "cluster-", "us-east-1/"}).Draw(t, "prefix")
+	cs := make([]Cluster, n)
+	for i := range cs {
+		cs[i] = cl(fmt.Sprintf("%s%d", prefix, i), maxTPS(rapid.SampledFrom(weights).Draw(t, "w")))
+		cs[i].Stats.LastMeanInputTPS = rapid.SampledFrom(weights).Draw(t, "mean")
+	}
+	return snapOf(cs...)
+}
+
+// The engine's Pulsar ranking (both algorithms, cache cold and warm, trace
+// on and off) is the reference ranking, order and near-tie flag, on random
+// snapshots of 1–300 clusters.
+func TestPropRankingMatchesReference(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		snap := genWideSnapshot(t)
+		a := rapid.SampledFrom([]Algorithm{Pulsar, PulsarWaitAndWiden}).Draw(t, "alg")
+		cfg := cfgOf(a, withSeed(rapid.SampledFrom([]string{"", "s1", "model-a-v1"}).Draw(t, "seed")))
+		cfg.RendezvousWeight = rapid.SampledFrom([]RendezvousWeight{WeightMaxInputTPS, WeightLastMeanInputTPS}).Draw(t, "mode")
+		e := NewEngine(cfg)
+		keys := rapid.SliceOfN(rapid.SampledFrom([]string{"", "k1", "session-6", "prefix-123", strings.Repeat("x", 300)}), 1, 6).Draw(t, "keys")
+		for i, k := range keys {
+			r := rq(key(k))
+			r.RoutingKey = rapid.SampledFrom([]string{"", "rk-1"}).Draw(t, "rk")
+			rv := e.view(r)
+			want, wantAmb := referenceRanking(cfg.Seed, snap, cfg.RendezvousWeight, &rv)
+			trace := rapid.Bool().Draw(t, "trace")
+			d := e.Decide(snap, r, seeded(uint64(i)), Options{Trace: trace})
+			if got := IDs(snap, d.OriginalOrder); !slices.Equal(got, want) || d.Ambiguous != wantAmb {
+				t.Fatalf("key %q (decision %d, trace %v): ranking %v ambiguous %v, want %v ambiguous %v", k, i, trace, got, d.Ambiguous, want, wantAmb)
+			}
+		}
+	})
+}
+
+// A long-lived engine serving many keys (cache hits, evictions, candidate
+// set changes) decides exactly as a fresh engine per decision.
+func TestPropRankCachePerKey(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		snap := genWideSnapshot(t)
+		a := rapid.SampledFrom([]Algorithm{Pulsar, PulsarWaitAndWiden}).Draw(t, "alg")
+		cfg := cfgOf(a, withSeed("s1"))
+		long := NewEngine(cfg)
+		for step := 0; step < 40; step++ {
+			if rapid.IntRange(0, 9).Draw(t, "change") == 0 {
+				i := rapid.IntRange(0, len(snap.Clusters)-1).Draw(t, "i")
+				snap.Clusters[i].Stats.MaxInputTPS = rapid.SampledFrom([]float64{0, 1, 100, 400}).Draw(t, "w")
+			}
+			r := rq(key(fmt.Sprintf("session-%d", rapid.IntRange(0, 30).Draw(t, "key"))), input(100))
+			d1 := long.Decide(snap, r, seeded(uint64(step)), Options{})
+			d2 := NewEngine(cfg).Decide(snap, r, seeded(uint64(step)), Options{})
+			if !same(d1, d2) || d1.Ambiguous != d2.Ambiguous || !slices.Equal(d1.AffinityOrder, d2.AffinityOrder) {
+				t.Fatalf("step %d: cached %v vs fresh %v", step, IDs(snap, d1.AffinityOrder), IDs(snap, d2.AffinityOrder))
+			}
+		}
+	})
+}
+
+// Eviction keeps the index consistent: after more inserts than the cache
+// holds, with colliding hashes, every key still cached is found with its own ranking, and every
+// evicted key misses.
+func TestRankCacheEvictionKeepsIndex(t *testing.T) {
+	var c rankCache
+	ranked := make([]rankEntry, 3)
+	const n = 40000
+	for i := 0; i < n; i++ {
+		rv := reqView{key: fmt.Sprintf("k%d", i), model: "m"}
+		for j := range ranked {
+			ranked[j].idx = (i + j) % 3
+		}
+		c.insert(1, 3, rankKeyHash(&rv)&0xfffff, &rv, ranked, i%2 == 0) // colliding hashes: long probe runs
+	}
+	if len(c.entries) != maxRankCacheEntries {
+		t.Fatalf("%d entries, want %d", len(c.entries), maxRankCacheEntries)
+	}
+	for i := 0; i < n; i++ {
+		rv := reqView{key: fmt.Sprintf("k%d", i), model: "m"}
+		got, amb, ok := c.lookup(1, rankKeyHash(&rv)&0xfffff, &rv)
+		if want := i >= n-len(c.entries); ok != want {
+			t.Fatalf("key %d: cached %v, want %v (%d entries)", i, ok, want, len(c.entries))
+		}
+		if ok && (got[0] != uint16(i%3) || amb != (i%2 == 0)) {
+			t.Fatalf("key %d: ranking %v ambiguous %v", i, got, amb)
+		}
+	}
+}
