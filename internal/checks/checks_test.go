@@ -3,6 +3,7 @@ package checks
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -116,5 +117,58 @@ func TestValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate: %v, want %q", err, want)
 		}
+	}
+}
+
+// TestRenderTextFoldsManySubjects: more than MaxTextResults results of
+// one check and status with a subject are printed check by check,
+// failures and warnings first (the first MaxTextResults in full), the
+// rest and every pass folded into one line; the summary counts every
+// result and JSON keeps each.
+func TestRenderTextFoldsManySubjects(t *testing.T) {
+	r := &Report{}
+	g := r.Group("stargate metrics")
+	g.Add(OK("scrape", "can be scraped", "1 family"))
+	const n = MaxTextResults + 5
+	for i := range n {
+		m := fmt.Sprintf("m%02d", i)
+		g.Add(OK("sticky", "go back", "primary 100%").WithSubject(m))
+		if i%2 == 0 {
+			g.Add(Warn("returning", "reach Stargate", fmt.Sprintf("only %d requests", i), "more traffic").WithSubject(m))
+		} else {
+			g.Add(OK("returning", "reach Stargate", fmt.Sprintf("%d requests", i)).WithSubject(m))
+		}
+	}
+	var buf bytes.Buffer
+	if err := RenderText(&buf, nil, r); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"✔ can be scraped\n    1 family\n✔ go back [25 models: m00, m01, m02, …]\n    primary 100% (all 25)\n    25 passed results of this check folded into one line; -o json lists every result with its reason\n‼ reach Stargate [m00]\n    only 0 requests\n    hint: more traffic\n",
+		// 12 passes of this check: not more than MaxTextResults, so each.
+		"‼ reach Stargate [m24]\n    only 24 requests\n    hint: more traffic\n✔ reach Stargate [m01]\n    1 requests\n",
+		"✔ reach Stargate [m23]\n    23 requests\n\nStatus check results are ‼ (38 ok, 0 failed, 13 warnings, 0 skipped)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing\n%s\nin\n%s", want, out)
+		}
+	}
+	if c := strings.Count(out, "\n"); c != 72 {
+		t.Errorf("%d lines, want 72:\n%s", c, out)
+	}
+	// 13 warnings, so none folded; 3 more would fold the last ones.
+	for i := range MaxTextResults - 13 + 3 {
+		g.Add(Warn("returning", "reach Stargate", "none", "more traffic").WithSubject(fmt.Sprintf("w%02d", i)))
+	}
+	buf.Reset()
+	if err := RenderText(&buf, nil, r); err != nil {
+		t.Fatal(err)
+	}
+	if want := "‼ reach Stargate [3 more models: w07, w08, w09]\n    none (all 3)\n    3 warned results of this check folded into one line (20 shown above); -o json lists every result with its reason\n    hint: more traffic\n"; !strings.Contains(buf.String(), want) {
+		t.Errorf("missing\n%s\nin\n%s", want, buf.String())
+	}
+	if got := len(ToJSON(r, "check metrics", 0, false).Groups[0].Checks); got != 1+2*n+10 {
+		t.Errorf("JSON has %d results, want every one (%d)", got, 1+2*n+10)
 	}
 }

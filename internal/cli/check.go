@@ -298,7 +298,8 @@ func resultList(win metrics.Window, m map[string]float64, order []string) string
 
 func selectionsTable(w io.Writer, s *metrics.StargateReport) error {
 	t := ui.Table{Headers: []string{"MODEL", "ALGORITHM", "NEW p/f", "RETURNING p/f", "STALE p/f", "RETURNING", "TO LAST CLUSTER", "STALE"}, Indent: "  "}
-	for _, m := range s.Rows {
+	rows, omitted := s.TextRows(metrics.MaxTextRows)
+	for _, m := range rows {
 		pf := func(state string) string {
 			c := m.State(state)
 			return num(s.Window, c.Primary) + "/" + num(s.Window, c.Fallback)
@@ -307,6 +308,13 @@ func selectionsTable(w io.Writer, s *metrics.StargateReport) error {
 			pf(metrics.StateNew), pf(metrics.StateReturning), pf(metrics.StateStale),
 			pctOf(m.ReturningShare), pctOf(m.ReturningPrimaryShare), pctOf(m.StaleShare)})
 	}
-	_, err := io.WriteString(w, t.Render(nil))
-	return err
+	if _, err := io.WriteString(w, t.Render(nil)); err != nil {
+		return err
+	}
+	if omitted > 0 {
+		// docs/preflight.md "check metrics": text lists the busiest rows.
+		_, err := fmt.Fprintf(w, "  %d of %d rows shown (the most classified requests); -o json lists every row, --model NAME shows one model\n", len(rows), len(s.Rows))
+		return err
+	}
+	return nil
 }

@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"time"
 )
@@ -279,4 +281,38 @@ func BuildStargateReport(source string, w Window, s StargateSnapshot, model stri
 	})
 	sort.Slice(r.Models, func(i, j int) bool { return r.Models[i].Model < r.Models[j].Model })
 	return r
+}
+
+// MaxTextRows is how many rows (model and algorithm) the text table of
+// lcctl check metrics lists; TextRows picks them.
+const MaxTextRows = 100
+
+// TextRows returns the rows the text table lists: every row when there
+// are at most limit, otherwise the limit rows with the most classified
+// requests (Total; ties by model, then algorithm), in the table's order
+// (model, then algorithm), and how many rows were left out. The JSON
+// report always has every row.
+func (r *StargateReport) TextRows(limit int) (rows []ModelSelections, omitted int) {
+	if len(r.Rows) <= limit {
+		return r.Rows, 0
+	}
+	idx := make([]int, len(r.Rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	// r.Rows is in table order, so an index breaks ties by model, then
+	// algorithm.
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := cmp.Compare(r.Rows[b].Total, r.Rows[a].Total); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	idx = idx[:limit]
+	slices.Sort(idx)
+	rows = make([]ModelSelections, len(idx))
+	for i, j := range idx {
+		rows[i] = r.Rows[j]
+	}
+	return rows, len(r.Rows) - limit
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -335,5 +336,25 @@ func TestStargateFlagOff(t *testing.T) {
 	r := BuildStargateReport("sg", RatesOver(30*time.Second), s.Since(s), "")
 	if got := StargateFlagOffVerdict(r); got.Status != checks.StatusWarn {
 		t.Errorf("flat series: %s", got.Status)
+	}
+}
+
+// TestTextRows: at most the limit, the busiest rows (ties by table
+// order), listed in table order; every row when they fit.
+func TestTextRows(t *testing.T) {
+	r := StargateReport{}
+	for i, total := range []float64{5, 9, 1, 9, 7} {
+		r.Rows = append(r.Rows, ModelSelections{Model: fmt.Sprintf("m%d", i), Total: total})
+	}
+	rows, omitted := r.TextRows(3)
+	var got []string
+	for _, m := range rows {
+		got = append(got, m.Model)
+	}
+	if want := []string{"m1", "m3", "m4"}; !slices.Equal(got, want) || omitted != 2 {
+		t.Errorf("TextRows(3) = %v, %d omitted; want %v, 2", got, omitted, want)
+	}
+	if rows, omitted := r.TextRows(5); len(rows) != 5 || omitted != 0 {
+		t.Errorf("TextRows(5) = %d rows, %d omitted; want all 5", len(rows), omitted)
 	}
 }
