@@ -164,6 +164,15 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 		return refused(res), nil
 	}
 	releaseTree(after)
+	if len(out) > validate.MaxInputBytes {
+		// The text was checked here without the input limit
+		// (validate.DecodeRewritten); say that lcctl itself will not read
+		// the written file back, so that a later validate refusing it with
+		// LC1000 is no surprise.
+		res.Notes = append(res.Notes, Note{Severity: SeverityWarning,
+			Message: fmt.Sprintf("the migrated file is %d bytes, more than lcctl's %d-byte (16 MiB) input limit: it passed every check here, but lcctl validate and lcctl migrate will refuse to read it back (LC1000); Stargate has no such limit", len(out), validate.MaxInputBytes),
+			Hint:    "keep this run's report as the record of the checks; for lcctl to check the file again later it must be 16 MiB or less"})
+	}
 	res.Output = out
 	res.Status = StatusPending
 	return res, nil
@@ -258,7 +267,7 @@ func render(doc *validate.Document, root *node) ([]byte, error) {
 // when they hold the same document. The decoded document and its decoding
 // diagnostics are returned for validation (validate.Check).
 func verify(name string, format validate.Format, out []byte, root *node) (doc *validate.Document, diags []validate.Diagnostic, why string) {
-	doc, diags = validate.Decode(name, out, format)
+	doc, diags = validate.DecodeRewritten(name, out, format)
 	if doc.Root == nil {
 		if len(diags) > 0 {
 			return doc, diags, "it does not decode: " + diags[0].Message

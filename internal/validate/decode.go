@@ -44,13 +44,31 @@ func DetectFormat(name string, data []byte) Format {
 // LC11xx YAML problems). YAML problems that leave a usable tree (a special
 // float, an unsupported tag) are returned with the tree.
 func Decode(name string, data []byte, format Format) (*Document, []Diagnostic) {
+	return decode(name, data, format, MaxInputBytes)
+}
+
+// DecodeRewritten is Decode without the MaxInputBytes limit, for a text
+// lcctl produced itself from an input that was within the limit: the
+// rewritten file migrate decodes, compares with the intended document and
+// validates before anything is written. A migration grows a file (a
+// 15.9 MB config of 124,000 models becomes 22 MB under --strategy
+// bounded), and refusing lcctl's own output for a limit meant for what
+// the operator hands in left such a file unmigratable. Everything else
+// (text checks, syntax, YAML limits) is as for Decode.
+func DecodeRewritten(name string, data []byte, format Format) (*Document, []Diagnostic) {
+	return decode(name, data, format, -1)
+}
+
+// decode is Decode with a size limit in bytes; a negative limit means
+// none.
+func decode(name string, data []byte, format Format, limit int) (*Document, []Diagnostic) {
 	file := displayName(name)
 	doc := &Document{File: file, Source: data}
 	if format == FormatUnknown {
 		format = DetectFormat(name, data)
 	}
 	doc.Format = format
-	if len(data) > MaxInputBytes {
+	if limit >= 0 && len(data) > limit {
 		return doc, []Diagnostic{newDiag(CodeRead, file, Pos{Offset: -1}, "", "",
 			fmt.Sprintf("failed to read lb config file: %s: %d bytes is more than lcctl's %d-byte (16 MiB) input limit", file, len(data), MaxInputBytes))}
 	}
