@@ -133,11 +133,14 @@ func (r *yamlRenderer) mapping(n *node, yn *yaml.Node) error {
 	// The members first: an insertion they make at the same offset as this
 	// mapping's own appended members (the line after the last member) must
 	// come first, and splices at one offset apply in the order added.
+	hint := 0
 	for _, m := range n.members {
 		if m.orig == nil {
 			continue
 		}
-		if err := r.walk(m.val, &slot{parent: yn, key: m.orig.KeyNode, value: valueNodeOf(yn, m.orig.KeyNode)}); err != nil {
+		v, i := memberNode(yn, m.orig.KeyNode, hint)
+		hint = i + 1
+		if err := r.walk(m.val, &slot{parent: yn, key: m.orig.KeyNode, value: v}); err != nil {
 			return err
 		}
 	}
@@ -173,13 +176,29 @@ func directChild(parent, key *yaml.Node) bool {
 	return false
 }
 
-func valueNodeOf(parent, key *yaml.Node) *yaml.Node {
+// valueNodeOf returns the value node of key in the mapping parent, nil
+// when key is not one of its keys; hint is the member index to try first
+// (see memberNode).
+func valueNodeOf(parent, key *yaml.Node, hint int) *yaml.Node {
+	v, _ := memberNode(parent, key, hint)
+	return v
+}
+
+// memberNode returns the value node of key in the mapping parent and the
+// index of its member (nil and -1 when key is not one of its keys).
+// Member hint (key node Content[2*hint]) is tried first: callers visit a
+// mapping's members in order, and a scan per member made rendering
+// quadratic (124,000 YAML entries took 94 s).
+func memberNode(parent, key *yaml.Node, hint int) (*yaml.Node, int) {
+	if i := 2 * hint; i >= 0 && i+1 < len(parent.Content) && parent.Content[i] == key {
+		return parent.Content[i+1], hint
+	}
 	for i := 0; i+1 < len(parent.Content); i += 2 {
 		if parent.Content[i] == key {
-			return parent.Content[i+1]
+			return parent.Content[i+1], i / 2
 		}
 	}
-	return nil
+	return nil, -1
 }
 
 // lastContentLine returns the last line of a block-mapping member whose
@@ -229,14 +248,14 @@ func (r *yamlRenderer) blockMapping(n *node, yn *yaml.Node, kept []bool, added [
 		if !isBlank(r.data[start:r.pos(kn)]) {
 			return layoutErr(kn, "key %q does not start its line", kn.Value)
 		}
-		last := r.lastContentLine(kn, valueNodeOf(yn, kn))
+		last := r.lastContentLine(kn, valueNodeOf(yn, kn, i))
 		r.out.add(start, r.ln.start(last+1), "")
 	}
 	if len(added) == 0 {
 		return nil
 	}
 	lk := o.Members[k-1].KeyNode
-	last := r.lastContentLine(lk, valueNodeOf(yn, lk))
+	last := r.lastContentLine(lk, valueNodeOf(yn, lk, k-1))
 	at := r.ln.start(last + 1)
 	var b strings.Builder
 	for _, m := range added {
@@ -273,7 +292,7 @@ func (r *yamlRenderer) flowMapping(n *node, yn *yaml.Node, kept []bool, added []
 	valEnd := make([]int, k)
 	for i := range o.Members {
 		keyStart[i] = r.pos(o.Members[i].KeyNode)
-		_, e, err := r.span(valueNodeOf(yn, o.Members[i].KeyNode))
+		_, e, err := r.span(valueNodeOf(yn, o.Members[i].KeyNode, i))
 		if err != nil {
 			return err
 		}
