@@ -60,19 +60,24 @@ func TestOptionsValidateWithoutCobra(t *testing.T) {
 	if err := (&demoOptions{simRequests: 100, only: "store"}).validate(nil); err != nil {
 		t.Errorf("demo --only store: %v", err)
 	}
-	ok := storeServeOptions{bind: "127.0.0.1", port: 0, demoEntries: 10, demoTTL: "1h"}
-	if ttl, err := ok.validate(); err != nil || ttl.String() != "1h0m0s" {
-		t.Errorf("serve-dev: %v %v", ttl, err)
+	var s strings.Builder
+	env := &Env{Streams: &ui.Streams{Out: &s, Err: &s, Getenv: func(string) string { return "" }}, Global: &GlobalOptions{}}
+	ok := storeServeOptions{conn: &connFlags{}, bind: "127.0.0.1", port: 0, demoEntries: 10, demoTTL: "1h"}
+	if err := ok.validate(env); err != nil || ok.ttl.String() != "1h0m0s" || ok.conn.dmap != "stargate-last-cluster" {
+		t.Errorf("serve-dev: %v %v %q", ok.ttl, err, ok.conn.dmap)
 	}
 	for _, bad := range []storeServeOptions{
 		{bind: "10.0.0.1", demoEntries: 10, demoTTL: "1h"},
 		{bind: "127.0.0.1", port: 70000, demoEntries: 10, demoTTL: "1h"},
 		{bind: "127.0.0.1", demoEntries: 1, demoTTL: "1h"},
 		{bind: "127.0.0.1", demoEntries: 10, demoTTL: "x"},
+		{bind: "127.0.0.1", demoEntries: 10, demoTTL: "1h", conn: &connFlags{dmap: "bad name"}},
 	} {
-		var s strings.Builder
-		env := &Env{Streams: &ui.Streams{Out: &s, Err: &s}, Global: &GlobalOptions{}}
-		if err := runStoreServeDev(context.Background(), env, &connFlags{}, &bad); !usage(err) || s.Len() != 0 {
+		s.Reset()
+		if bad.conn == nil {
+			bad.conn = &connFlags{}
+		}
+		if err := runValidated(context.Background(), env, &bad, runStoreServeDev); !usage(err) || s.Len() != 0 {
 			t.Errorf("serve-dev %+v: %v (printed %q)", bad, err, s.String())
 		}
 	}

@@ -256,12 +256,39 @@ func (f *connFlags) connect(ctx context.Context, env *Env) (*store.Client, error
 	if err != nil {
 		return nil, err
 	}
+	return f.dial(ctx, env, o)
+}
+
+// dial connects with options o (from f.options), warning on stderr when
+// the DMap is not the gateway's; a failure is exit 1.
+func (f *connFlags) dial(ctx context.Context, env *Env, o store.Options) (*store.Client, error) {
 	f.warnDMap(env)
 	c, err := store.Connect(ctx, o)
 	if err != nil {
 		return nil, &ExitError{Code: ExitFindings, Err: err}
 	}
 	return c, nil
+}
+
+// storeConn is the connection part of a store subcommand's options: the
+// connection flags the subcommands share and the store.Options they
+// give, set by validateConn.
+type storeConn struct {
+	conn *connFlags
+	opts store.Options
+}
+
+// validateConn checks the connection flags (usage errors) and keeps the
+// store.Options.
+func (s *storeConn) validateConn(env *Env) error {
+	o, err := s.conn.options(env)
+	s.opts = o
+	return err
+}
+
+// dial connects with the validated options (connFlags.dial).
+func (s *storeConn) dial(ctx context.Context, env *Env) (*store.Client, error) {
+	return s.conn.dial(ctx, env, s.opts)
 }
 
 func (f *connFlags) warnDMap(env *Env) {
@@ -297,10 +324,11 @@ func (f *sessionFlags) register(fs *pflag.FlagSet, withKey bool) {
 	fs.BoolVar(&f.showSession, "show-session", false, "also print the session parts (routing key, model, affinity key)")
 }
 
-// anySession reports whether a session flag was given.
-func (f *sessionFlags) anySession(cmd *cobra.Command) bool {
+// anySession reports whether a session flag was given (given reports
+// whether a flag was, as cmdInput.flagGiven).
+func (f *sessionFlags) anySession(given func(string) bool) bool {
 	for _, n := range []string{"routing-key", "model", "client-model", "affinity-key", "session-id", "source"} {
-		if cmd.Flags().Changed(n) {
+		if given(n) {
 			return true
 		}
 	}
@@ -308,10 +336,10 @@ func (f *sessionFlags) anySession(cmd *cobra.Command) bool {
 }
 
 // input builds the SessionInput from the flags that were given.
-func (f *sessionFlags) input(cmd *cobra.Command) store.SessionInput {
+func (f *sessionFlags) input(given func(string) bool) store.SessionInput {
 	var in store.SessionInput
 	set := func(name string, v *string, dst **string) {
-		if cmd.Flags().Changed(name) {
+		if given(name) {
 			s := *v
 			*dst = &s
 		}
@@ -327,9 +355,9 @@ func (f *sessionFlags) input(cmd *cobra.Command) store.SessionInput {
 
 // resolve returns the store key named by the flags and, when it came from
 // session flags, the session. Errors are usage errors.
-func (f *sessionFlags) resolve(cmd *cobra.Command) (string, *store.Session, error) {
-	hasKey := f.withKey && cmd.Flags().Changed("key")
-	hasSession := f.anySession(cmd)
+func (f *sessionFlags) resolve(given func(string) bool) (string, *store.Session, error) {
+	hasKey := f.withKey && given("key")
+	hasSession := f.anySession(given)
 	switch {
 	case hasKey && hasSession:
 		return "", nil, Usagef("give either --key or the session flags (--routing-key, --model, --affinity-key or --session-id with --source), not both")
@@ -344,7 +372,7 @@ func (f *sessionFlags) resolve(cmd *cobra.Command) (string, *store.Session, erro
 		}
 		return "", nil, Usagef("give --model with --affinity-key (or --session-id and --source), plus --routing-key; or --batch to read JSON lines from stdin")
 	}
-	s, err := f.input(cmd).Resolve()
+	s, err := f.input(given).Resolve()
 	if err != nil {
 		return "", nil, UsageErr(err)
 	}

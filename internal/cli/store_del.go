@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -10,13 +11,32 @@ import (
 )
 
 type storeDelOptions struct {
+	cmdInput
+	storeConn
 	session   sessionFlags
 	ifCluster string
 	yes       bool
+	// key and sess (nil for --key) are set by validate.
+	key  string
+	sess *store.Session
+}
+
+// validate resolves the key, checks --if-cluster when given, then the
+// connection flags.
+func (o *storeDelOptions) validate(env *Env) (err error) {
+	if o.key, o.sess, err = o.session.resolve(o.flagGiven); err != nil {
+		return err
+	}
+	if o.flagGiven("if-cluster") {
+		if err := store.ValidateValue(o.ifCluster); err != nil {
+			return UsageErr(fmt.Errorf("--if-cluster: %w", err))
+		}
+	}
+	return o.validateConn(env)
 }
 
 func newStoreDelCommand(env *Env, conn *connFlags) *cobra.Command {
-	o := &storeDelOptions{}
+	o := &storeDelOptions{storeConn: storeConn{conn: conn}}
 	cmd := &cobra.Command{
 		Use:     "del",
 		Aliases: []string{"delete"},
@@ -34,10 +54,8 @@ when the delete could not be confirmed. Without --yes this is a dry run.`,
 		Example: `  lcctl store del --routing-key fn-alpha --model company/model --session-id session-1 --source prompt_cache_key --yes
   lcctl store del --key lc:v1:eee6… --if-cluster cluster-b --yes`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runStoreDel(cmd, env, conn, o)
-		},
 	}
+	wireLeaf(cmd, env, o, runStoreDel)
 	o.session.register(cmd.Flags(), true)
 	cmd.Flags().StringVar(&o.ifCluster, "if-cluster", "", "delete only if the entry points to this cluster")
 	cmd.Flags().BoolVar(&o.yes, "yes", false, "delete; without it nothing is changed")
@@ -53,17 +71,11 @@ type delJSON struct {
 	Session *sessionJSON `json:"session,omitempty"`
 }
 
-func runStoreDel(cmd *cobra.Command, env *Env, conn *connFlags, o *storeDelOptions) error {
-	key, sess, err := o.session.resolve(cmd)
-	if err != nil {
-		return err
-	}
-	if cmd.Flags().Changed("if-cluster") {
-		if err := store.ValidateValue(o.ifCluster); err != nil {
-			return UsageErr(fmt.Errorf("--if-cluster: %w", err))
-		}
-	}
-	c, err := conn.connect(cmd.Context(), env)
+// runStoreDel deletes the validated entry, or with o.yes false shows
+// what it would delete.
+func runStoreDel(ctx context.Context, env *Env, o *storeDelOptions) error {
+	key, sess := o.key, o.sess
+	c, err := o.dial(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -75,14 +87,14 @@ func runStoreDel(cmd *cobra.Command, env *Env, conn *connFlags, o *storeDelOptio
 	out.Session = toSessionJSON(sess)
 	var before store.Entry
 	if o.yes {
-		res, err := c.Delete(cmd.Context(), key, o.ifCluster)
+		res, err := c.Delete(ctx, key, o.ifCluster)
 		if err != nil {
 			return fail(err)
 		}
 		out.Outcome = string(res.Outcome)
 		before = res.Before
 	} else {
-		before, err = c.Get(cmd.Context(), key)
+		before, err = c.Get(ctx, key)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			out.Outcome = string(store.Absent)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,11 +13,24 @@ import (
 )
 
 type storeGetOptions struct {
+	cmdInput
+	storeConn
 	session sessionFlags
+	// key and sess (nil for --key) are set by validate.
+	key  string
+	sess *store.Session
+}
+
+// validate resolves the entry's key, then checks the connection flags.
+func (o *storeGetOptions) validate(env *Env) (err error) {
+	if o.key, o.sess, err = o.session.resolve(o.flagGiven); err != nil {
+		return err
+	}
+	return o.validateConn(env)
 }
 
 func newStoreGetCommand(env *Env, conn *connFlags) *cobra.Command {
-	o := &storeGetOptions{}
+	o := &storeGetOptions{storeConn: storeConn{conn: conn}}
 	cmd := &cobra.Command{
 		Use:   "get",
 		Short: "Read one entry: cluster, remaining TTL, partition and owners",
@@ -31,12 +45,9 @@ with a warning.`,
 		Example: `  lcctl store get --routing-key fn-alpha --model company/model --session-id session-1 --source prompt_cache_key
   lcctl store get --key lc:v1:eee6fa399e47d629fce76042cba103c8ca61ca8af6cb29be4c57083afb356db6 -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runStoreGet(cmd, env, conn, o)
-		},
 	}
 	o.session.register(cmd.Flags(), true)
-	return cmd
+	return wireLeaf(cmd, env, o, runStoreGet)
 }
 
 // getJSON is the output of `store get -o json`.
@@ -46,17 +57,15 @@ type getJSON struct {
 	Session *sessionJSON `json:"session,omitempty"`
 }
 
-func runStoreGet(cmd *cobra.Command, env *Env, conn *connFlags, o *storeGetOptions) error {
-	key, sess, err := o.session.resolve(cmd)
-	if err != nil {
-		return err
-	}
-	c, err := conn.connect(cmd.Context(), env)
+// runStoreGet reads and prints the validated entry.
+func runStoreGet(ctx context.Context, env *Env, o *storeGetOptions) error {
+	key, sess := o.key, o.sess
+	c, err := o.dial(ctx, env)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	e, err := c.Get(cmd.Context(), key)
+	e, err := c.Get(ctx, key)
 	found := err == nil
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fail(err)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -9,9 +10,29 @@ import (
 )
 
 type storeKeyOptions struct {
+	cmdInput
 	session    sessionFlags
 	batch      bool
 	partitions uint64
+	// key and sess are the session's, set by validate without --batch.
+	key  string
+	sess *store.Session
+}
+
+// validate checks --partitions and, without --batch, resolves the key of
+// the session flags; with --batch, session flags are a usage error.
+func (o *storeKeyOptions) validate(*Env) (err error) {
+	if o.partitions == 0 || o.partitions > 1<<20 {
+		return Usagef("--partitions %d out of range 1-1048576", o.partitions)
+	}
+	if !o.batch {
+		o.key, o.sess, err = o.session.resolve(o.flagGiven)
+		return err
+	}
+	if o.session.anySession(o.flagGiven) {
+		return Usagef("--batch reads every session from stdin: do not also give session flags")
+	}
+	return nil
 }
 
 func newStoreKeyCommand(env *Env, conn *connFlags) *cobra.Command {
@@ -36,10 +57,8 @@ the line; the exit code is 2 when any line was rejected.`,
   lcctl store key --client-model fn-alpha/company/model --affinity-key mt:v1:session:8409…
   printf '%s\n' '{"routing_key":"fn-alpha","model":"company/model","session_id":"session-1","source":"prompt_cache_key"}' | lcctl store key --batch -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runStoreKey(cmd, env, o)
-		},
 	}
+	wireLeaf(cmd, env, o, runStoreKey)
 	o.session.register(cmd.Flags(), false)
 	cmd.Flags().BoolVar(&o.batch, "batch", false, "read one JSON object per line from stdin")
 	cmd.Flags().Uint64Var(&o.partitions, "partitions", store.DefaultPartitionCount, "Olric partition count, for the partition shown in JSON output")
@@ -56,10 +75,9 @@ type keyJSON struct {
 	Error      string       `json:"error,omitempty"`
 }
 
-func runStoreKey(cmd *cobra.Command, env *Env, o *storeKeyOptions) error {
-	if o.partitions == 0 || o.partitions > 1<<20 {
-		return Usagef("--partitions %d out of range 1-1048576", o.partitions)
-	}
+// runStoreKey prints the validated session's key, or with --batch the
+// key of each JSON line on stdin.
+func runStoreKey(_ context.Context, env *Env, o *storeKeyOptions) error {
 	emit := func(line int, key string, s *store.Session) error {
 		if env.Global.JSON() {
 			p := store.Partition(store.DMapName, key, o.partitions)
@@ -77,14 +95,7 @@ func runStoreKey(cmd *cobra.Command, env *Env, o *storeKeyOptions) error {
 		return err
 	}
 	if !o.batch {
-		key, s, err := o.session.resolve(cmd)
-		if err != nil {
-			return err
-		}
-		return emit(0, key, s)
-	}
-	if o.session.anySession(cmd) {
-		return Usagef("--batch reads every session from stdin: do not also give session flags")
+		return emit(0, o.key, o.sess)
 	}
 	bad, total := 0, 0
 	err := store.ReadSessionLines(env.In, func(l store.BatchLine) error {

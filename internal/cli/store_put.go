@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,16 +13,24 @@ import (
 )
 
 type storePutOptions struct {
+	cmdInput
+	storeConn
 	session   sessionFlags
 	cluster   string
 	ttl       string
 	ifAbsent  bool
 	ifPresent bool
 	yes       bool
+	// Set by validate: the entry's key and session (nil for --key), the
+	// TTL and the write mode.
+	key      string
+	sess     *store.Session
+	ttlValue time.Duration
+	mode     store.PutMode
 }
 
 func newStorePutCommand(env *Env, conn *connFlags) *cobra.Command {
-	o := &storePutOptions{}
+	o := &storePutOptions{storeConn: storeConn{conn: conn}}
 	cmd := &cobra.Command{
 		Use:   "put",
 		Short: "Write one entry as the gateway would (dry run unless --yes)",
@@ -41,10 +50,8 @@ would change.`,
 		Example: `  lcctl store put --routing-key fn-alpha --model company/model --session-id session-1 --source prompt_cache_key --cluster cluster-a --yes
   lcctl store put --key lc:v1:eee6… --cluster cluster-a --ttl 30m --if-present --yes`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runStorePut(cmd, env, conn, o)
-		},
 	}
+	wireLeaf(cmd, env, o, runStorePut)
 	o.session.register(cmd.Flags(), true)
 	f := cmd.Flags()
 	f.StringVar(&o.cluster, "cluster", "", "cluster id to store (required)")
@@ -65,12 +72,13 @@ type putJSON struct {
 	Session *sessionJSON `json:"session,omitempty"`
 }
 
-func runStorePut(cmd *cobra.Command, env *Env, conn *connFlags, o *storePutOptions) error {
-	key, sess, err := o.session.resolve(cmd)
-	if err != nil {
+// validate resolves the key, trims and checks --cluster, parses --ttl and
+// the write mode, then checks the connection flags.
+func (o *storePutOptions) validate(env *Env) (err error) {
+	if o.key, o.sess, err = o.session.resolve(o.flagGiven); err != nil {
 		return err
 	}
-	if !cmd.Flags().Changed("cluster") {
+	if !o.flagGiven("cluster") {
 		return Usagef("--cluster is required")
 	}
 	// The gateway trims surrounding whitespace from the cluster id before
@@ -80,25 +88,31 @@ func runStorePut(cmd *cobra.Command, env *Env, conn *connFlags, o *storePutOptio
 	if err := store.ValidateValue(o.cluster); err != nil {
 		return UsageErr(fmt.Errorf("--cluster: %w", err))
 	}
-	ttl, err := store.ParseTTL(o.ttl)
-	if err != nil {
+	if o.ttlValue, err = store.ParseTTL(o.ttl); err != nil {
 		return UsageErr(fmt.Errorf("--ttl: %w", err))
 	}
-	mode := store.PutAlways
+	o.mode = store.PutAlways
 	switch {
 	case o.ifAbsent && o.ifPresent:
 		return Usagef("--if-absent and --if-present exclude each other")
 	case o.ifAbsent:
-		mode = store.PutIfAbsent
+		o.mode = store.PutIfAbsent
 	case o.ifPresent:
-		mode = store.PutIfPresent
+		o.mode = store.PutIfPresent
 	}
-	c, err := conn.connect(cmd.Context(), env)
+	return o.validateConn(env)
+}
+
+// runStorePut writes the validated entry, or with o.yes false shows what
+// it would write.
+func runStorePut(ctx context.Context, env *Env, o *storePutOptions) error {
+	key, sess, ttl, mode := o.key, o.sess, o.ttlValue, o.mode
+	c, err := o.dial(ctx, env)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	before, err := c.Get(cmd.Context(), key)
+	before, err := c.Get(ctx, key)
 	var beforeJ *entryJSON
 	switch {
 	case err == nil:
@@ -108,7 +122,7 @@ func runStorePut(cmd *cobra.Command, env *Env, conn *connFlags, o *storePutOptio
 		return fail(err)
 	}
 	if o.yes {
-		if err := c.Put(cmd.Context(), key, o.cluster, ttl, mode); err != nil {
+		if err := c.Put(ctx, key, o.cluster, ttl, mode); err != nil {
 			if errors.Is(err, store.ErrConditionNotMet) {
 				return failf("%v: nothing written", err)
 			}

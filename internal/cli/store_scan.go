@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,8 @@ import (
 )
 
 type storeScanOptions struct {
+	cmdInput
+	storeConn
 	cluster     string
 	limit       int
 	count       int
@@ -24,7 +27,7 @@ type storeScanOptions struct {
 }
 
 func newStoreScanCommand(env *Env, conn *connFlags) *cobra.Command {
-	o := &storeScanOptions{}
+	o := &storeScanOptions{storeConn: storeConn{conn: conn}}
 	cmd := &cobra.Command{
 		Use:   "scan",
 		Short: "Stream entries (key, cluster, TTL) and a summary per cluster",
@@ -53,10 +56,8 @@ prints the same summary line alone (same shape, no entry lines). A progress line
   lcctl store scan --cluster cluster-b --limit 20
   lcctl store scan --summary-only -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runStoreScan(cmd, env, conn, o)
-		},
 	}
+	wireLeaf(cmd, env, o, runStoreScan)
 	f := cmd.Flags()
 	f.StringVar(&o.cluster, "cluster", "", "print only entries pointing to this cluster")
 	f.IntVar(&o.limit, "limit", 0, "stop after printing this many entries (0: no limit)")
@@ -73,8 +74,10 @@ type scanSummaryJSON struct {
 	ElapsedMs int64 `json:"elapsed_ms"`
 }
 
-func runStoreScan(cmd *cobra.Command, env *Env, conn *connFlags, o *storeScanOptions) error {
-	if o.cluster != "" || cmd.Flags().Changed("cluster") {
+// validate checks --cluster (when given), --limit, --count and
+// --settle-timeout, then the connection flags.
+func (o *storeScanOptions) validate(env *Env) error {
+	if o.cluster != "" || o.flagGiven("cluster") {
 		if err := store.ValidateValue(o.cluster); err != nil {
 			return UsageErr(fmt.Errorf("--cluster: %w", err))
 		}
@@ -88,7 +91,12 @@ func runStoreScan(cmd *cobra.Command, env *Env, conn *connFlags, o *storeScanOpt
 	if o.settle <= 0 || o.settle > 10*time.Minute {
 		return Usagef("--settle-timeout %v out of range (0s-10m]", o.settle)
 	}
-	c, err := conn.connect(cmd.Context(), env)
+	return o.validateConn(env)
+}
+
+// runStoreScan scans with the validated options.
+func runStoreScan(ctx context.Context, env *Env, o *storeScanOptions) error {
+	c, err := o.dial(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -99,7 +107,7 @@ func runStoreScan(cmd *cobra.Command, env *Env, conn *connFlags, o *storeScanOpt
 			prog.Show("%s", scanProgressLine(c.DMap(), p, o))
 		}}
 	json := env.Global.JSON()
-	rep, err := c.Scan(cmd.Context(), opts, func(e store.Entry) error {
+	rep, err := c.Scan(ctx, opts, func(e store.Entry) error {
 		if o.summaryOnly {
 			return nil
 		}
@@ -125,7 +133,7 @@ func runStoreScan(cmd *cobra.Command, env *Env, conn *connFlags, o *storeScanOpt
 		fmt.Fprintf(env.Err, "%s %s\n", env.ErrStyle.Warning.Render("problem:"), p)
 	}
 	if err != nil {
-		if errors.Is(err, store.ErrIncomplete) || errors.Is(err, cmd.Context().Err()) {
+		if errors.Is(err, store.ErrIncomplete) || errors.Is(err, ctx.Err()) {
 			return failf("scan incomplete: %v", err)
 		}
 		return fail(err)

@@ -12,15 +12,19 @@ import (
 )
 
 type storeServeOptions struct {
+	cmdInput
+	conn        *connFlags
 	bind        string
 	port        int
 	seedDemo    bool
 	demoEntries int
 	demoTTL     string
+	// ttl is the parsed --demo-ttl, set by validate.
+	ttl time.Duration
 }
 
 func newStoreServeDevCommand(env *Env, conn *connFlags) *cobra.Command {
-	o := &storeServeOptions{}
+	o := &storeServeOptions{conn: conn}
 	cmd := &cobra.Command{
 		Use:   "serve-dev",
 		Short: "Run a single-member Olric on loopback for demos and tests",
@@ -37,13 +41,8 @@ Only loopback addresses are accepted: the member has no authentication.`,
 		Example: `  lcctl store serve-dev --seed-demo
   lcctl store serve-dev --port 0 --seed-demo --demo-entries 1000`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := o.validate(); err != nil {
-				return err
-			}
-			return runStoreServeDev(cmd.Context(), env, conn, o)
-		},
 	}
+	wireLeaf(cmd, env, o, runStoreServeDev)
 	f := cmd.Flags()
 	f.StringVar(&o.bind, "bind", "127.0.0.1", "loopback IP to listen on")
 	f.IntVar(&o.port, "port", store.DefaultPort, "RESP port (0: any free port)")
@@ -53,35 +52,28 @@ Only loopback addresses are accepted: the member has no authentication.`,
 	return cmd
 }
 
-// validate checks the flags (usage errors) and returns the demo TTL.
-func (o *storeServeOptions) validate() (time.Duration, error) {
+// validate checks the flags (usage errors), parses the demo TTL and
+// resolves --dmap.
+func (o *storeServeOptions) validate(env *Env) (err error) {
 	ip := net.ParseIP(o.bind)
 	if ip == nil || !ip.IsLoopback() {
-		return 0, Usagef("--bind %q: serve-dev listens on loopback addresses only (127.0.0.1, ::1); the member has no authentication", o.bind)
+		return Usagef("--bind %q: serve-dev listens on loopback addresses only (127.0.0.1, ::1); the member has no authentication", o.bind)
 	}
 	if o.port < 0 || o.port > 65535 {
-		return 0, Usagef("--port %d out of range 0-65535", o.port)
+		return Usagef("--port %d out of range 0-65535", o.port)
 	}
 	if o.demoEntries < 2 || o.demoEntries > 100000 {
-		return 0, Usagef("--demo-entries %d out of range 2-100000", o.demoEntries)
+		return Usagef("--demo-entries %d out of range 2-100000", o.demoEntries)
 	}
-	ttl, err := store.ParseTTL(o.demoTTL)
-	if err != nil {
-		return 0, UsageErr(fmt.Errorf("--demo-ttl: %w", err))
+	if o.ttl, err = store.ParseTTL(o.demoTTL); err != nil {
+		return UsageErr(fmt.Errorf("--demo-ttl: %w", err))
 	}
-	return ttl, nil
+	return o.conn.resolveDMap(env)
 }
 
-// runStoreServeDev runs the member until ctx ends; it validates o again,
-// so a caller without cobra gets the same usage errors.
-func runStoreServeDev(ctx context.Context, env *Env, conn *connFlags, o *storeServeOptions) error {
-	ttl, err := o.validate()
-	if err != nil {
-		return err
-	}
-	if err := conn.resolveDMap(env); err != nil {
-		return err
-	}
+// runStoreServeDev runs the member with validated options until ctx ends.
+func runStoreServeDev(ctx context.Context, env *Env, o *storeServeOptions) error {
+	conn, ttl := o.conn, o.ttl
 	node, err := store.StartNode(ctx, store.NodeOptions{BindAddr: o.bind, Port: o.port})
 	if err != nil {
 		return failf("%v (is another Olric or serve-dev using port %d? try --port 0)", err, o.port)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -14,11 +15,16 @@ import (
 )
 
 type storeStatsOptions struct {
+	cmdInput
+	storeConn
 	noScan bool
 }
 
+// validate checks the connection flags.
+func (o *storeStatsOptions) validate(env *Env) error { return o.validateConn(env) }
+
 func newStoreStatsCommand(env *Env, conn *connFlags) *cobra.Command {
-	o := &storeStatsOptions{}
+	o := &storeStatsOptions{storeConn: storeConn{conn: conn}}
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Members, partitions, replicas, entry count and entries per cluster",
@@ -33,10 +39,8 @@ live entries over clusters (as 'lcctl store scan --summary-only').`,
 		Example: `  lcctl store stats --olric llm-api-gateway:3320
   lcctl store stats --no-scan -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runStoreStats(cmd, env, conn, o)
-		},
 	}
+	wireLeaf(cmd, env, o, runStoreStats)
 	cmd.Flags().BoolVar(&o.noScan, "no-scan", false, "skip the scan for the distribution over clusters")
 	return cmd
 }
@@ -47,13 +51,14 @@ type statsJSON struct {
 	Distribution *store.ScanReport `json:"distribution,omitempty"`
 }
 
-func runStoreStats(cmd *cobra.Command, env *Env, conn *connFlags, o *storeStatsOptions) error {
-	c, err := conn.connect(cmd.Context(), env)
+// runStoreStats prints the cluster's statistics.
+func runStoreStats(ctx context.Context, env *Env, o *storeStatsOptions) error {
+	c, err := o.dial(ctx, env)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	st, err := c.Stats(cmd.Context())
+	st, err := c.Stats(ctx)
 	if err != nil {
 		return fail(err)
 	}
@@ -61,7 +66,7 @@ func runStoreStats(cmd *cobra.Command, env *Env, conn *connFlags, o *storeStatsO
 	var scanErr error
 	if !o.noScan {
 		prog := newProgress(env)
-		rep, err := c.Scan(cmd.Context(), store.ScanOptions{Progress: func(p store.ScanProgress) {
+		rep, err := c.Scan(ctx, store.ScanOptions{Progress: func(p store.ScanProgress) {
 			prog.Show("scanning %s: %d keys", c.DMap(), p.Keys)
 		}}, func(store.Entry) error { return nil })
 		prog.Clear()
