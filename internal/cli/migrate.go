@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lcctl/lcctl/internal/jsonobj"
+	"github.com/lcctl/lcctl/internal/lb"
 	"github.com/lcctl/lcctl/internal/migrate"
 	"github.com/lcctl/lcctl/internal/migrate/safewrite"
 	"github.com/lcctl/lcctl/internal/plural"
@@ -102,9 +104,11 @@ migrated; 2 usage error, or a file that cannot be read or decoded.`,
 // docs/migrate.md).
 type migrateReport struct {
 	// Strategy, MaxQueued, AffinityWaitMs, Only, DefaultModels,
-	// PreserveHeaderMethod and Write echo the options.
+	// PreserveHeaderMethod and Write echo the options. MaxQueued, the
+	// max_queued value migrate writes (--max-queued), goes under
+	// lb.FieldMaxQueued's name after strategy (MarshalJSON).
 	Strategy             string   `json:"strategy"`
-	MaxQueued            uint64   `json:"max_queued"`
+	MaxQueued            uint64   `json:"-"`
 	AffinityWaitMs       uint64   `json:"affinity_wait_ms"`
 	Only                 []string `json:"only"`
 	DefaultModels        []string `json:"default_models"`
@@ -118,6 +122,14 @@ type migrateReport struct {
 	// Failed: some file was refused, would be invalid, could not be read
 	// or could not be written.
 	Failed bool `json:"failed"`
+}
+
+// MarshalJSON writes r as its tags say, with MaxQueued under
+// lb.FieldMaxQueued's name after strategy (a struct tag cannot name the
+// registry). Errors: those of encoding/json.
+func (r migrateReport) MarshalJSON() ([]byte, error) {
+	type plain migrateReport // without this method
+	return jsonobj.MarshalAfter(plain(r), "strategy", jsonobj.Member{Key: lb.FieldMaxQueued.Name, Value: r.MaxQueued})
 }
 
 // migrateFileReport is one file of a migrateReport.

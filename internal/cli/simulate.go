@@ -72,7 +72,7 @@ read.`,
 			if o.template {
 				return printSimulateTemplate(env.Out) // simulate_template.go
 			}
-			o.seedSet = cmd.Flags().Changed("seed")
+			o.seedSet = cmd.Flags().Changed(sim.SeedKey)
 			o.plotSet = cmd.Flags().Changed("plot")
 			return runSimulate(cmd.Context(), o, env)
 		},
@@ -82,7 +82,7 @@ read.`,
 	f.BoolVar(&o.compare, "compare", false, "run the built-in comparison set")
 	f.StringArrayVar(&o.configs, "config", nil, "lb-config file to simulate (repeatable)")
 	f.StringArrayVar(&o.policies, "policy", nil, "policy to run by name: comparison set or scenario policies (repeatable)")
-	f.Uint64Var(&o.seed, "seed", 0, "master seed (overrides the scenario's)")
+	f.Uint64Var(&o.seed, sim.SeedKey, 0, "master seed (overrides the scenario's)")
 	f.Float64Var(&o.sloMs, "slo-ms", 0, "TTFT SLO for goodput in ms (overrides the scenario's slo_ttft_ms)")
 	f.Int64Var(&o.maxRequests, "max-requests", 0, "stop the workload after this many requests (overrides workload.max_requests)")
 	f.Float64Var(&o.durationS, "duration-s", 0, "session arrival window in seconds (overrides workload.duration_s)")

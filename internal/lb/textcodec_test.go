@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -88,4 +89,28 @@ func TestTraceRoundTrip(t *testing.T) {
 		}
 	}
 	roundTrip(t, *d.Trace)
+}
+
+// TestPhaseTraceMaxQueuedKeepsItsPlace: MaxQueued, written under
+// FieldMaxQueued's name by MarshalJSON, sits between clock_ms and the
+// queue limit as its struct tag put it, with and without the omitted
+// queue_limit_ms.
+func TestPhaseTraceMaxQueuedKeepsItsPlace(t *testing.T) {
+	for _, c := range []struct {
+		pt   PhaseTrace
+		want string
+	}{
+		{PhaseTrace{Phase: PhaseAffinity, Scale: 0.5, ClockMs: 300, MaxQueued: 4},
+			`{"phase":"affinity","scale":0.5,"clock_ms":300,"max_queued":4,"has_queue_limit":false,"bucket_ms":0,`},
+		{PhaseTrace{Phase: PhaseAffinity, Scale: 1, MaxQueued: 2, QueueLimitMs: 5, HasQueueLimit: true},
+			`{"phase":"affinity","scale":1,"clock_ms":0,"max_queued":2,"queue_limit_ms":5,"has_queue_limit":true,`},
+	} {
+		b, err := json.Marshal(Trace{Phases: []PhaseTrace{c.pt}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), `"phases":[`+c.want) {
+			t.Errorf("got %s\nwant the phase to start with %s", b, c.want)
+		}
+	}
 }

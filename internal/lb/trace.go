@@ -1,5 +1,7 @@
 package lb
 
+import "github.com/lcctl/lcctl/internal/jsonobj"
+
 // Trace is the structured explanation of one decision, recorded only with
 // Options.Trace. It allocates; the decision itself never depends on it.
 type Trace struct {
@@ -84,10 +86,13 @@ type PhaseTrace struct {
 	// Phase names the step.
 	Phase Phase `json:"phase"`
 	// Scale is the prefill multiplier; ClockMs the bucket-unlock budget
-	// (ms since the phase's clock started); MaxQueued the admission slack.
+	// (ms since the phase's clock started); MaxQueued the admission slack
+	// (requests): the max_queued or fallback_max_queued setting the phase
+	// ran with, written under the field registry's name of max_queued
+	// (FieldMaxQueued) right after clock_ms by MarshalJSON.
 	Scale     float64 `json:"scale"`
 	ClockMs   Millis  `json:"clock_ms"`
-	MaxQueued uint64  `json:"max_queued"`
+	MaxQueued uint64  `json:"-"`
 	// QueueLimitMs is the queue-SLO limit (ms) when HasQueueLimit.
 	QueueLimitMs  Millis `json:"queue_limit_ms,omitempty"`
 	HasQueueLimit bool   `json:"has_queue_limit"`
@@ -107,6 +112,15 @@ type PhaseTrace struct {
 	WaitMs Millis `json:"wait_ms,omitempty"`
 	// Chosen is the chosen cluster id when Result is Selected.
 	Chosen string `json:"chosen,omitempty"`
+}
+
+// MarshalJSON writes the phase as its tags say, with MaxQueued under
+// FieldMaxQueued's name after clock_ms (the key of explain's phase trace,
+// docs/explain.md "JSON output"; a struct tag cannot name the registry).
+// Errors: those of encoding/json.
+func (p PhaseTrace) MarshalJSON() ([]byte, error) {
+	type plain PhaseTrace // without this method
+	return jsonobj.MarshalAfter(plain(p), "clock_ms", jsonobj.Member{Key: FieldMaxQueued.Name, Value: p.MaxQueued})
 }
 
 // CandidateTrace is one candidate inside a phase.

@@ -95,9 +95,24 @@ type yamlDecoder interface {
 // decoding.
 type defaulter interface{ setDefaults() }
 
+// keyedStruct is implemented (on the pointer) by structs with a field
+// whose key is a constant kept elsewhere, which a struct tag cannot name
+// (SeedKey, an lb-config field's registry name): that field is tagged
+// `yaml:"-"` and keyedFields gives its key and its address in the
+// receiver. The decoder, --set and the known-field lists of errors treat
+// it as a field of that key.
+type keyedStruct interface{ keyedFields() []keyedField }
+
+// keyedField is one field of a keyedStruct: its key and a pointer to it.
+type keyedField struct {
+	key string
+	ptr any
+}
+
 var (
 	yamlDecoderType = reflect.TypeFor[yamlDecoder]()
 	defaulterType   = reflect.TypeFor[defaulter]()
+	keyedStructType = reflect.TypeFor[keyedStruct]()
 	nodePtrType     = reflect.TypeFor[*yaml.Node]()
 )
 
@@ -242,7 +257,8 @@ func describe(n *yaml.Node) string {
 	return "an unsupported node"
 }
 
-// fieldIndex maps yaml tag names of a struct type to field indices.
+// fieldIndex maps the keys of a struct type (yaml tag names and
+// keyedStruct keys) to field indices; names are the keys, sorted.
 func fieldIndex(t reflect.Type) (map[string]int, []string) {
 	idx := map[string]int{}
 	var names []string
@@ -255,8 +271,31 @@ func fieldIndex(t reflect.Type) (map[string]int, []string) {
 		idx[tag] = i
 		names = append(names, tag)
 	}
+	if reflect.PointerTo(t).Implements(keyedStructType) {
+		v := reflect.New(t)
+		for _, kf := range v.Interface().(keyedStruct).keyedFields() {
+			i := fieldAt(v.Elem(), kf.ptr)
+			if i < 0 {
+				panic(fmt.Sprintf("sim: %s.keyedFields: %q does not point at a field of the receiver", t, kf.key))
+			}
+			idx[kf.key] = i
+			names = append(names, kf.key)
+		}
+	}
 	sort.Strings(names)
 	return idx, names
+}
+
+// fieldAt returns the index of the field of the addressable struct v
+// that ptr points at, -1 when none.
+func fieldAt(v reflect.Value, ptr any) int {
+	p := reflect.ValueOf(ptr)
+	for i := 0; i < v.NumField(); i++ {
+		if f := v.Field(i); f.Addr().Pointer() == p.Pointer() && f.Type() == p.Type().Elem() {
+			return i
+		}
+	}
+	return -1
 }
 
 func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) error {

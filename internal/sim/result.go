@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/lcctl/lcctl/internal/jsonobj"
+	"github.com/lcctl/lcctl/internal/lb"
 )
 
 // Result is one policy's metrics (the `policies[]` objects of `lcctl
@@ -18,11 +21,12 @@ type Result struct {
 	// Policy is the policy name; Algorithm its algorithm (canonical name,
 	// "mixed", or a comparison policy's name); LastClusterAffinity the
 	// flag, null unless a model is routed by wait-and-widen or
-	// pulsar-wait-and-widen (Policy.LastClusterAffinity); Source where it
-	// came from.
+	// pulsar-wait-and-widen (Policy.LastClusterAffinity), written under
+	// the lb-config field's name (lb.FieldLastClusterAffinity) after
+	// algorithm by MarshalJSON; Source where it came from.
 	Policy              string `json:"policy"`
 	Algorithm           string `json:"algorithm"`
-	LastClusterAffinity *bool  `json:"last_cluster_affinity"`
+	LastClusterAffinity *bool  `json:"-"`
 	Source              string `json:"source"`
 	// Models says, per workload model, which entry of the lb-config routes
 	// it (Policy.Routes); null for policies not read from an lb-config.
@@ -82,6 +86,15 @@ type Result struct {
 	// once per document.
 	Trace       *TraceStats `json:"-"`
 	BlockTokens int64       `json:"-"`
+}
+
+// MarshalJSON writes r as its tags say, with LastClusterAffinity under
+// lb.FieldLastClusterAffinity's name after algorithm (docs/simulate.md
+// "JSON output"; a struct tag cannot name the registry). Errors: those of
+// encoding/json.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result // without this method
+	return jsonobj.MarshalAfter(plain(r), "algorithm", jsonobj.Member{Key: lb.FieldLastClusterAffinity.Name, Value: r.LastClusterAffinity})
 }
 
 // FailureCounts splits failed requests by cause.

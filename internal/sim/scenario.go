@@ -8,9 +8,17 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/lcctl/lcctl/internal/lb"
 	"github.com/lcctl/lcctl/internal/readlimit"
 	"github.com/lcctl/lcctl/internal/yamldoc"
 )
+
+// SeedKey names the simulation's master seed (Scenario.Seed) wherever it
+// is written: the scenario file's top-level key, simulate's --seed flag
+// and the seed key of simulate's JSON report (docs/simulate.md). It is
+// not lb-config's seed (lb.FieldSeed), the hash seed of Stargate's ring
+// and ranking, which has the same name.
+const SeedKey = "seed"
 
 // Scenario is one simulation setup, decoded from a YAML scenario file
 // (docs/simulate.md "Scenario file"). Every field has a default; units are
@@ -22,8 +30,9 @@ type Scenario struct {
 	// Description is free text shown in the text report.
 	Description string `yaml:"description"`
 	// Seed is the master seed; every random stream is derived from it per
-	// purpose (default 1). --seed overrides it.
-	Seed uint64 `yaml:"seed"`
+	// purpose (default 1). --seed overrides it. Its key is SeedKey
+	// (keyedFields).
+	Seed uint64 `yaml:"-"`
 	// SLOTTFTMs is the TTFT objective (ms) that goodput counts against
 	// (default 2000). --slo-ms overrides it.
 	SLOTTFTMs float64 `yaml:"slo_ttft_ms"`
@@ -90,6 +99,8 @@ const (
 	// maxTurns bounds a session's turns (requests).
 	maxTurns = 1e6
 )
+
+func (s *Scenario) keyedFields() []keyedField { return []keyedField{{SeedKey, &s.Seed}} }
 
 func (s *Scenario) setDefaults() {
 	s.Seed = 1
@@ -394,13 +405,19 @@ type CompareSpec struct {
 // ConsistentHashSpec configures the plain consistent-hashing comparison
 // policy.
 type ConsistentHashSpec struct {
-	// Seed is the ring seed (default: the scenario name).
-	Seed *string `yaml:"seed"`
+	// Seed is the ring seed (default: the scenario name), the value the
+	// plain ring hashes as lb-config's seed; its key is that field's name,
+	// lb.FieldSeed (keyedFields).
+	Seed *string `yaml:"-"`
 	// VirtualNodes per cluster (default 150).
 	VirtualNodes int `yaml:"virtual_nodes"`
 }
 
 func (c *ConsistentHashSpec) setDefaults() { c.VirtualNodes = 150 }
+
+func (c *ConsistentHashSpec) keyedFields() []keyedField {
+	return []keyedField{{lb.FieldSeed.Name, &c.Seed}}
+}
 
 // StickyLeastLoadedSpec configures the sticky_least_loaded comparison
 // policy (sticky-least-loaded.md §6–9).

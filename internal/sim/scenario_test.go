@@ -451,3 +451,26 @@ func TestSetField(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyedFieldsDecode: the fields whose key is a constant (SeedKey at
+// the top level, lb-config's seed in consistent_hash) decode, count as
+// known fields and reject wrong types at
+// their position.
+func TestKeyedFieldsDecode(t *testing.T) {
+	sc := mustScenario(t, "seed: 42\nclusters: [{id: a}]\n")
+	if sc.Seed != 42 {
+		t.Fatalf("seed %d, want 42", sc.Seed)
+	}
+	_, err := ParseScenario("s.yaml", []byte("clusters: [{id: a}]\nzz: 1\n"))
+	if err == nil || !strings.Contains(err.Error(), ", "+SeedKey+", ") {
+		t.Fatalf("the known-field list does not name %s: %v", SeedKey, err)
+	}
+	_, err = ParseScenario("s.yaml", []byte("clusters: [{id: a}]\nseed: x\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), "s.yaml:2:7: seed: ") {
+		t.Fatalf("a string seed: %v", err)
+	}
+	_, err = ParseScenario("s.yaml", []byte("clusters: [{id: a}]\npolicies:\n  - name: ch\n    consistent_hash: {seed: [1]}\n"))
+	if err == nil || !strings.Contains(err.Error(), "consistent_hash.seed") {
+		t.Fatalf("a list as the ring seed: %v", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/lcctl/lcctl/internal/jsonobj"
 	"github.com/lcctl/lcctl/internal/sim"
 	"github.com/lcctl/lcctl/internal/ui"
 )
@@ -35,8 +36,9 @@ type ScenarioInfo struct {
 	// Name and Description come from the scenario file.
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
-	// Seed is the master seed used.
-	Seed uint64 `json:"seed"`
+	// Seed is the master seed used, written under sim.SeedKey before
+	// slo_ttft_ms by MarshalJSON.
+	Seed uint64 `json:"-"`
 	// SLOTTFTMs is the TTFT objective of goodput (ms).
 	SLOTTFTMs float64 `json:"slo_ttft_ms"`
 	// WarmupS is the warm-up excluded from request metrics (s).
@@ -54,6 +56,14 @@ type ScenarioInfo struct {
 	// sessions, follow-ups and branches found); absent for a synthetic
 	// workload.
 	Trace *sim.TraceStats `json:"trace,omitempty"`
+}
+
+// MarshalJSON writes i as its tags say, with Seed under sim.SeedKey
+// after name and description (docs/simulate.md "JSON output"; a struct
+// tag cannot name the constant). Errors: those of encoding/json.
+func (i ScenarioInfo) MarshalJSON() ([]byte, error) {
+	type plain ScenarioInfo // without this method
+	return jsonobj.MarshalBefore(plain(i), "slo_ttft_ms", jsonobj.Member{Key: sim.SeedKey, Value: i.Seed})
 }
 
 // EventInfo is one cluster event: at AtS seconds, Action on Cluster.

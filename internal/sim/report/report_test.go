@@ -160,7 +160,9 @@ func TestWriteJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back struct {
-		Scenario ScenarioInfo `json:"scenario"`
+		Scenario struct {
+			Seed uint64 `json:"seed"`
+		} `json:"scenario"`
 		Policies []struct {
 			Policy              string `json:"policy"`
 			LastClusterAffinity *bool  `json:"last_cluster_affinity"`
@@ -174,6 +176,42 @@ func TestWriteJSON(t *testing.T) {
 	}
 	if bytes.Contains(b.Bytes(), []byte("counts")) || !bytes.HasSuffix(b.Bytes(), []byte("}\n")) {
 		t.Fatal("histogram leaked into JSON or no final newline")
+	}
+}
+
+// TestJSONKeysFromConstantsKeepTheirPlace: the keys written by
+// MarshalJSON (the seed under sim.SeedKey, last_cluster_affinity under the
+// registry's name) sit where their struct tags put them before, between
+// the same neighbours, in compact and indented output.
+func TestJSONKeysFromConstantsKeepTheirPlace(t *testing.T) {
+	on := true
+	info := ScenarioInfo{Name: "n", Description: "d<&>", Seed: 7, SLOTTFTMs: 2000, Clusters: []string{"a"}}
+	res := sim.Result{Policy: "p", Algorithm: "pulsar", LastClusterAffinity: &on, Source: "s"}
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{info, `{"name":"n","description":"d<&>","seed":7,"slo_ttft_ms":2000,"warmup_s":0,`},
+		{ScenarioInfo{Name: "n"}, `{"name":"n","seed":0,"slo_ttft_ms":0,`},
+		{res, `{"policy":"p","algorithm":"pulsar","last_cluster_affinity":true,"source":"s","models":null,`},
+		{sim.Result{}, `{"policy":"","algorithm":"","last_cluster_affinity":null,"source":"",`},
+	} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(c.v); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(b.String(), c.want) {
+			t.Errorf("%T encodes as\n%s\nwant it to start with\n%s", c.v, b.String(), c.want)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteJSON(&b, &Document{Scenario: info}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\"description\": \"d\\u003c\\u0026\\u003e\",\n    \"seed\": 7,\n    \"slo_ttft_ms\": 2000,"; !strings.Contains(b.String(), want) {
+		t.Errorf("indented document\n%s\nlacks\n%s", b.String(), want)
 	}
 }
 
