@@ -3,8 +3,9 @@
 // constant, so a document that echoes a fact named in one place (an
 // lb-config field of internal/lb's registry, the simulator's seed key)
 // tags that field `json:"-"` and has its MarshalJSON insert the member,
-// named by the constant, at the place the tag would have put it. The
-// result is byte for byte what a tagged field gives.
+// named by the constant, at the place the tag would have put it, and its
+// UnmarshalJSON read it back (Unmarshal). The result is byte for byte
+// what a tagged field gives.
 package jsonobj
 
 import (
@@ -113,4 +114,37 @@ func span(obj []byte, name string) (start, end int, err error) {
 		}
 	}
 	return 0, 0, fmt.Errorf("no member %q to place the new member by", name)
+}
+
+// Unmarshal decodes the JSON object data into v (whose field for m is
+// tagged `json:"-"`, so encoding/json skips the member) and the member
+// named m.Key, when present, into m.Value, a pointer to that field. It
+// is the inverse of MarshalAfter and MarshalBefore. Unknown members are
+// ignored as json.Unmarshal ignores them. Errors: data is not a JSON
+// object, or a value does not decode into its field.
+func Unmarshal(data []byte, v any, m Member) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return errors.New("not a JSON object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if tok != m.Key {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := dec.Decode(m.Value); err != nil {
+			return fmt.Errorf("member %q: %w", m.Key, err)
+		}
+	}
+	return nil
 }

@@ -123,6 +123,13 @@ func (p PhaseTrace) MarshalJSON() ([]byte, error) {
 	return jsonobj.MarshalAfter(plain(p), "clock_ms", jsonobj.Member{Key: FieldMaxQueued.Name, Value: p.MaxQueued})
 }
 
+// UnmarshalJSON reads what MarshalJSON writes (explain's JSON decodes
+// back into the report). Errors: those of encoding/json.
+func (p *PhaseTrace) UnmarshalJSON(data []byte) error {
+	type plain PhaseTrace
+	return jsonobj.Unmarshal(data, (*plain)(p), jsonobj.Member{Key: FieldMaxQueued.Name, Value: &p.MaxQueued})
+}
+
 // CandidateTrace is one candidate inside a phase.
 type CandidateTrace struct {
 	// ClusterID and Cluster (snapshot index) identify the candidate; Rank

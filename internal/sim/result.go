@@ -97,6 +97,13 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	return jsonobj.MarshalAfter(plain(r), "algorithm", jsonobj.Member{Key: lb.FieldLastClusterAffinity.Name, Value: r.LastClusterAffinity})
 }
 
+// UnmarshalJSON reads what MarshalJSON writes (demo decodes simulate's
+// document). Errors: those of encoding/json.
+func (r *Result) UnmarshalJSON(data []byte) error {
+	type plain Result
+	return jsonobj.Unmarshal(data, (*plain)(r), jsonobj.Member{Key: lb.FieldLastClusterAffinity.Name, Value: &r.LastClusterAffinity})
+}
+
 // FailureCounts splits failed requests by cause.
 type FailureCounts struct {
 	// Rejected: the router answered 503 (no capacity within the wait

@@ -66,6 +66,13 @@ func (i ScenarioInfo) MarshalJSON() ([]byte, error) {
 	return jsonobj.MarshalBefore(plain(i), "slo_ttft_ms", jsonobj.Member{Key: sim.SeedKey, Value: i.Seed})
 }
 
+// UnmarshalJSON reads what MarshalJSON writes (demo decodes the
+// document). Errors: those of encoding/json.
+func (i *ScenarioInfo) UnmarshalJSON(data []byte) error {
+	type plain ScenarioInfo
+	return jsonobj.Unmarshal(data, (*plain)(i), jsonobj.Member{Key: sim.SeedKey, Value: &i.Seed})
+}
+
 // EventInfo is one cluster event: at AtS seconds, Action on Cluster.
 type EventInfo struct {
 	AtS     float64 `json:"at_s"`

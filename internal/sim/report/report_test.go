@@ -160,9 +160,7 @@ func TestWriteJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back struct {
-		Scenario struct {
-			Seed uint64 `json:"seed"`
-		} `json:"scenario"`
+		Scenario ScenarioInfo `json:"scenario"`
 		Policies []struct {
 			Policy              string `json:"policy"`
 			LastClusterAffinity *bool  `json:"last_cluster_affinity"`
