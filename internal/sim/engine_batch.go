@@ -40,6 +40,7 @@ type batchState struct {
 	k          int64
 	start, dur int64
 	seq        uint32
+	done       []int32 // batchStepDone's completions (kept to reuse its storage)
 }
 
 // noMacro turns the repetition off (tests compare both).
@@ -226,7 +227,7 @@ func (r *runner) batchStepDone(ci int32) {
 		c.prefillOn = false
 	}
 	keep := b.run[:0]
-	var done []int32
+	done := b.done[:0]
 	for _, qi := range b.run {
 		q := &r.reqs[qi]
 		switch {
@@ -255,6 +256,7 @@ func (r *runner) batchStepDone(ci int32) {
 		keep = append(keep, qi)
 	}
 	b.run = keep
+	b.done = done
 	for _, qi := range done {
 		q := &r.reqs[qi]
 		c.kvInUse -= q.generated - q.output // decodeDone takes input + output
