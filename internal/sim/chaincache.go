@@ -19,27 +19,34 @@ package sim
 //     prefix [0, cached).
 //
 // A batch is a run [lo, hi) in the global eviction list (head = most
-// recent); a chain keeps its runs in index order. TestChainCacheMatchesBlockCache
-// checks the equivalence on random workloads.
+// recent); a chain keeps its runs in index order in a list of its own
+// through the runs (first = lowest indices). Chains hold no pointers: the
+// largest hold sits in the chain and the rare further ones (requests of
+// one chain holding different lengths at once) in a side table, so the
+// chain table grows without write barriers and the collector never scans
+// it. TestChainCacheMatchesBlockCache checks the equivalence on random
+// workloads.
 type chainCache struct {
 	index     u64Index // chain key → chains index
 	chains    []chain
 	freeCh    []int32
 	runs      []run
 	freeRun   []int32
-	head      int32 // most recent run; -1 none
-	tail      int32 // least recent run; -1 none
-	total     int64 // cached blocks
+	more      map[int32][]holder // chain → its holds below the largest, largest first
+	head      int32              // most recent run; -1 none
+	tail      int32              // least recent run; -1 none
+	total     int64              // cached blocks
 	capBlocks int64
 	evictions int64
 }
 
 type chain struct {
-	key     uint64
-	cached  int64
-	holders []holder // held lengths of running requests, largest first
-	runs    []int32  // free runs, lowest indices (most recent) first
-	live    bool
+	key         uint64
+	cached      int64
+	top         holder // the largest hold (n == 0: nobody holds the chain)
+	nMore       int32  // holds in more[chain]
+	first, last int32  // free runs, lowest indices (most recent) first; -1 none
+	live        bool
 }
 
 type holder struct {
@@ -47,9 +54,10 @@ type holder struct {
 }
 
 type run struct {
-	chain      int32
-	lo, hi     int64
-	prev, next int32
+	chain        int32
+	lo, hi       int64
+	prev, next   int32 // the global eviction list
+	cprev, cnext int32 // the chain's list
 }
 
 func newChainCache(capBlocks int64) chainCache {
@@ -78,16 +86,14 @@ func (c *chainCache) obtain(key uint64) int32 {
 		i = int32(len(c.chains) - 1)
 	}
 	*p = i
-	ch := &c.chains[i]
-	ch.key, ch.cached, ch.live = key, 0, true
-	ch.holders, ch.runs = ch.holders[:0], ch.runs[:0]
+	c.chains[i] = chain{key: key, first: -1, last: -1, live: true}
 	return i
 }
 
 // dropIfEmpty forgets a chain without blocks and holders.
 func (c *chainCache) dropIfEmpty(ci int32) {
 	ch := &c.chains[ci]
-	if ch.cached == 0 && len(ch.holders) == 0 && ch.live {
+	if ch.cached == 0 && ch.top.n == 0 && ch.live {
 		ch.live = false
 		c.index.del(ch.key)
 		c.freeCh = append(c.freeCh, ci)
@@ -95,45 +101,101 @@ func (c *chainCache) dropIfEmpty(ci int32) {
 }
 
 func (ch *chain) maxHeld() int64 {
-	if len(ch.holders) == 0 {
+	if ch.top.n == 0 {
 		return 0
 	}
-	return ch.holders[0].h
+	return ch.top.h
 }
 
-func (ch *chain) addHolder(h int64) {
+// addHolder counts a hold of h blocks on chain ci.
+func (c *chainCache) addHolder(ci int32, h int64) {
 	if h <= 0 {
 		return
 	}
-	for i := range ch.holders {
-		if ch.holders[i].h == h {
-			ch.holders[i].n++
+	ch := &c.chains[ci]
+	switch {
+	case ch.top.n == 0:
+		ch.top = holder{h: h, n: 1}
+		return
+	case ch.top.h == h:
+		ch.top.n++
+		return
+	case ch.top.h < h:
+		// The new hold is the largest: the old largest heads the rest.
+		c.insertMore(ci, 0, ch.top)
+		ch.top = holder{h: h, n: 1}
+		return
+	}
+	more := c.more[ci]
+	for i := range more {
+		if more[i].h == h {
+			more[i].n++
 			return
 		}
-		if ch.holders[i].h < h {
-			ch.holders = append(ch.holders, holder{})
-			copy(ch.holders[i+1:], ch.holders[i:])
-			ch.holders[i] = holder{h: h, n: 1}
+		if more[i].h < h {
+			c.insertMore(ci, i, holder{h: h, n: 1})
 			return
 		}
 	}
-	ch.holders = append(ch.holders, holder{h: h, n: 1})
+	c.insertMore(ci, len(more), holder{h: h, n: 1})
 }
 
-func (ch *chain) removeHolder(h int64) {
+func (c *chainCache) insertMore(ci int32, i int, hd holder) {
+	if c.more == nil {
+		c.more = map[int32][]holder{}
+	}
+	more := append(c.more[ci], holder{})
+	copy(more[i+1:], more[i:])
+	more[i] = hd
+	c.more[ci] = more
+	c.chains[ci].nMore++
+}
+
+// removeHolder drops one hold of h blocks from chain ci.
+func (c *chainCache) removeHolder(ci int32, h int64) {
 	if h <= 0 {
 		return
 	}
-	for i := range ch.holders {
-		if ch.holders[i].h == h {
-			if ch.holders[i].n--; ch.holders[i].n == 0 {
-				ch.holders = append(ch.holders[:i], ch.holders[i+1:]...)
+	ch := &c.chains[ci]
+	if ch.top.n > 0 && ch.top.h == h {
+		if ch.top.n--; ch.top.n > 0 {
+			return
+		}
+		if ch.nMore == 0 {
+			ch.top = holder{}
+			return
+		}
+		more := c.more[ci]
+		ch.top = more[0]
+		c.deleteMore(ci, more, 0)
+		return
+	}
+	if ch.nMore == 0 {
+		return
+	}
+	more := c.more[ci]
+	for i := range more {
+		if more[i].h == h {
+			if more[i].n--; more[i].n == 0 {
+				c.deleteMore(ci, more, i)
 			}
 			return
 		}
 	}
 }
 
+func (c *chainCache) deleteMore(ci int32, more []holder, i int) {
+	more = append(more[:i], more[i+1:]...)
+	if len(more) == 0 {
+		delete(c.more, ci)
+	} else {
+		c.more[ci] = more
+	}
+	c.chains[ci].nMore--
+}
+
+// unlinkRun takes run ri out of the eviction list and frees it (its
+// chain's list is the caller's).
 func (c *chainCache) unlinkRun(ri int32) {
 	r := &c.runs[ri]
 	if r.prev >= 0 {
@@ -149,27 +211,47 @@ func (c *chainCache) unlinkRun(ri int32) {
 	c.freeRun = append(c.freeRun, ri)
 }
 
+// popFirstRun removes the chain's first (lowest, most recent) run from
+// its list.
+func (c *chainCache) popFirstRun(ch *chain) {
+	ri := ch.first
+	ch.first = c.runs[ri].cnext
+	if ch.first >= 0 {
+		c.runs[ch.first].cprev = -1
+	} else {
+		ch.last = -1
+	}
+}
+
+// popLastRun removes the chain's last (highest, oldest) run from its
+// list.
+func (c *chainCache) popLastRun(ch *chain) {
+	ri := ch.last
+	ch.last = c.runs[ri].cprev
+	if ch.last >= 0 {
+		c.runs[ch.last].cnext = -1
+	} else {
+		ch.first = -1
+	}
+}
+
 // reference marks the chain's blocks [0, upto) referenced: free runs
 // below upto lose those blocks (they sit at the front of the chain's
 // runs).
 func (c *chainCache) reference(ch *chain, upto int64) {
-	k := 0
-	for k < len(ch.runs) {
-		ri := ch.runs[k]
+	for ch.first >= 0 {
+		ri := ch.first
 		r := &c.runs[ri]
 		if r.lo >= upto {
-			break
+			return
 		}
 		if r.hi <= upto {
+			c.popFirstRun(ch)
 			c.unlinkRun(ri)
-			k++
 			continue
 		}
 		r.lo = upto
-		break
-	}
-	if k > 0 {
-		ch.runs = append(ch.runs[:0], ch.runs[k:]...)
+		return
 	}
 }
 
@@ -186,7 +268,7 @@ func (c *chainCache) match(key uint64, want int64) int64 {
 		if m > ch.maxHeld() {
 			c.reference(ch, m)
 		}
-		ch.addHolder(m)
+		c.addHolder(ci, m)
 	}
 	return m
 }
@@ -213,8 +295,8 @@ func (c *chainCache) extend(key uint64, from, upto int64) int64 {
 		h = ch.cached
 	}
 	h = max(h, from)
-	ch.removeHolder(from)
-	ch.addHolder(h)
+	c.removeHolder(ci, from)
+	c.addHolder(ci, h)
 	if h == 0 {
 		c.dropIfEmpty(ci)
 	}
@@ -237,8 +319,8 @@ func (c *chainCache) makeRoom(n int64) int64 {
 		c.evictions += k
 		room += k
 		if r.hi == r.lo {
+			c.popLastRun(ch) // the oldest run is the chain's last
 			c.unlinkRun(ri)
-			ch.runs = ch.runs[:len(ch.runs)-1] // the oldest run is the chain's last
 			c.dropIfEmpty(ci)
 		}
 	}
@@ -254,7 +336,7 @@ func (c *chainCache) release(key uint64, h int64) {
 	}
 	ch := &c.chains[ci]
 	before := ch.maxHeld()
-	ch.removeHolder(h)
+	c.removeHolder(ci, h)
 	lo := ch.maxHeld()
 	if hi := min(h, before, ch.cached); lo < hi && hi == before {
 		var ri int32
@@ -265,7 +347,7 @@ func (c *chainCache) release(key uint64, h int64) {
 			c.runs = append(c.runs, run{})
 			ri = int32(len(c.runs) - 1)
 		}
-		c.runs[ri] = run{chain: ci, lo: lo, hi: hi, prev: -1, next: c.head}
+		c.runs[ri] = run{chain: ci, lo: lo, hi: hi, prev: -1, next: c.head, cprev: -1, cnext: ch.first}
 		if c.head >= 0 {
 			c.runs[c.head].prev = ri
 		}
@@ -273,9 +355,12 @@ func (c *chainCache) release(key uint64, h int64) {
 		if c.tail < 0 {
 			c.tail = ri
 		}
-		ch.runs = append(ch.runs, 0)
-		copy(ch.runs[1:], ch.runs)
-		ch.runs[0] = ri
+		if ch.first >= 0 {
+			c.runs[ch.first].cprev = ri
+		} else {
+			ch.last = ri
+		}
+		ch.first = ri
 	}
 	c.dropIfEmpty(ci)
 }
@@ -287,6 +372,7 @@ func (c *chainCache) clear() {
 	c.freeCh = c.freeCh[:0]
 	c.runs = c.runs[:0]
 	c.freeRun = c.freeRun[:0]
+	clear(c.more)
 	c.head, c.tail = -1, -1
 	c.total = 0
 }

@@ -195,15 +195,20 @@ func (s *lcStore) sweep(now int64) {
 // linear probing, Fibonacci hashing and backward-shift deletion (no
 // tombstones), kept at most half full. It replaces a Go map on the
 // simulator's hot paths (KV caches, last-cluster stores), where the keys
-// are session numbers and hashes. Slot key 0 means empty; the key 0 itself
-// is kept aside.
+// are session numbers and hashes. A key and its value share a slot (one
+// cache line per probe). Slot key 0 means empty; the key 0 itself is kept
+// aside.
 type u64Index struct {
-	keys    []uint64
-	vals    []int32
+	slots   []u64Slot
 	n       int   // entries in the table (key 0 not counted)
-	shift   uint8 // 64 − log2(len(keys))
+	shift   uint8 // 64 − log2(len(slots))
 	zero    int32 // value of key 0 when hasZero
 	hasZero bool
+}
+
+type u64Slot struct {
+	key uint64
+	val int32
 }
 
 func (m *u64Index) len() int {
@@ -226,11 +231,11 @@ func (m *u64Index) get(k uint64) (int32, bool) {
 	if m.n == 0 {
 		return 0, false
 	}
-	mask := len(m.keys) - 1
+	mask := len(m.slots) - 1
 	for i := m.slot(k); ; i = (i + 1) & mask {
-		switch m.keys[i] {
+		switch s := &m.slots[i]; s.key {
 		case k:
-			return m.vals[i], true
+			return s.val, true
 		case 0:
 			return 0, false
 		}
@@ -246,18 +251,18 @@ func (m *u64Index) upsert(k uint64) (*int32, bool) {
 		m.hasZero = true
 		return &m.zero, found
 	}
-	if 2*(m.n+1) > len(m.keys) {
+	if 2*(m.n+1) > len(m.slots) {
 		m.grow()
 	}
-	mask := len(m.keys) - 1
+	mask := len(m.slots) - 1
 	for i := m.slot(k); ; i = (i + 1) & mask {
-		switch m.keys[i] {
+		switch s := &m.slots[i]; s.key {
 		case k:
-			return &m.vals[i], true
+			return &s.val, true
 		case 0:
-			m.keys[i] = k
+			s.key = k
 			m.n++
-			return &m.vals[i], false
+			return &s.val, false
 		}
 	}
 }
@@ -278,48 +283,47 @@ func (m *u64Index) del(k uint64) {
 	if m.n == 0 {
 		return
 	}
-	mask := len(m.keys) - 1
+	mask := len(m.slots) - 1
 	i := m.slot(k)
-	for m.keys[i] != k {
-		if m.keys[i] == 0 {
+	for m.slots[i].key != k {
+		if m.slots[i].key == 0 {
 			return
 		}
 		i = (i + 1) & mask
 	}
-	for j := (i + 1) & mask; m.keys[j] != 0; j = (j + 1) & mask {
+	for j := (i + 1) & mask; m.slots[j].key != 0; j = (j + 1) & mask {
 		// The entry at j may move to the hole at i unless its home slot
 		// lies cyclically in (i, j].
-		if h := m.slot(m.keys[j]); (j-h)&mask >= (j-i)&mask {
-			m.keys[i], m.vals[i] = m.keys[j], m.vals[j]
+		if h := m.slot(m.slots[j].key); (j-h)&mask >= (j-i)&mask {
+			m.slots[i] = m.slots[j]
 			i = j
 		}
 	}
-	m.keys[i], m.vals[i] = 0, 0
+	m.slots[i] = u64Slot{}
 	m.n--
 }
 
 func (m *u64Index) grow() {
-	old, oldVals := m.keys, m.vals
+	old := m.slots
 	size := max(2*len(old), 16)
-	m.keys, m.vals = make([]uint64, size), make([]int32, size)
+	m.slots = make([]u64Slot, size)
 	m.shift = uint8(64 - bits.TrailingZeros(uint(size)))
 	m.n = 0
 	mask := size - 1
-	for j, k := range old {
-		if k == 0 {
+	for _, s := range old {
+		if s.key == 0 {
 			continue
 		}
-		i := m.slot(k)
-		for m.keys[i] != 0 {
+		i := m.slot(s.key)
+		for m.slots[i].key != 0 {
 			i = (i + 1) & mask
 		}
-		m.keys[i], m.vals[i] = k, oldVals[j]
+		m.slots[i] = s
 		m.n++
 	}
 }
 
 func (m *u64Index) clear() {
-	clear(m.keys)
-	clear(m.vals)
+	clear(m.slots)
 	m.n, m.hasZero = 0, false
 }
