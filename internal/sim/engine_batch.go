@@ -28,7 +28,7 @@ import "math"
 
 // batchState is the batched engine's per-cluster state.
 type batchState struct {
-	run       []int32     // running requests in admission order
+	run       []running   // running requests in admission order
 	preempted fifo[int32] // preempted requests, admitted before the queue
 	stepOn    bool
 	// A decode-only iteration that nothing can change repeats: the engine
@@ -41,6 +41,17 @@ type batchState struct {
 	start, dur int64
 	seq        uint32
 	done       []int32 // batchStepDone's completions (kept to reuse its storage)
+}
+
+// running is a running request's progress, kept beside the others of its
+// cluster so that an iteration walks one small array instead of the
+// requests themselves.
+type running struct {
+	qi            int32
+	input, output int64 // the request's tokens
+	prefillLeft   int64 // uncached prompt tokens still to prefill
+	generated     int64 // output tokens so far
+	chunk         int64 // prefill tokens in the current iteration
 }
 
 // noMacro turns the repetition off (tests compare both).
@@ -108,7 +119,6 @@ func (r *runner) batchAdmit(ci int32) {
 			c.queuedIn -= q.input
 		}
 		c.busy++
-		b.run = append(b.run, qi)
 		if !q.admitted {
 			q.admitted = true
 			r.recordWait(q, c)
@@ -119,10 +129,9 @@ func (r *runner) batchAdmit(ci int32) {
 			q.cached = cached
 			r.countInput(q, c, cached)
 		}
-		q.prefillLeft = q.input - cached
-		q.generated = 0
+		b.run = append(b.run, running{qi: qi, input: q.input, output: q.output, prefillLeft: q.input - cached})
 		c.kvInUse += q.input
-		c.pendingIn += q.prefillLeft
+		c.pendingIn += q.input - cached
 		q.state = stPrefill
 	}
 }
@@ -133,15 +142,15 @@ func (r *runner) batchStep(ci int32) {
 	b := &c.batch
 	r.batchAdmit(ci)
 	// Preempt (recompute) the newest requests until the decode tokens fit.
-	for len(b.run) > 1 {
-		decode := int64(0)
-		for _, qi := range b.run {
-			if r.reqs[qi].prefillLeft == 0 {
-				decode++
-			}
+	decode := int64(0)
+	for i := range b.run {
+		if b.run[i].prefillLeft == 0 {
+			decode++
 		}
-		if c.kvInUse+decode <= c.spec.KVCacheTokens {
-			break
+	}
+	for len(b.run) > 1 && c.kvInUse+decode > c.spec.KVCacheTokens {
+		if b.run[len(b.run)-1].prefillLeft == 0 {
+			decode--
 		}
 		r.preempt(ci)
 	}
@@ -149,27 +158,25 @@ func (r *runner) batchStep(ci int32) {
 		b.stepOn = false
 		return
 	}
-	budget := c.spec.MaxNumBatchedTokens
-	var prefill, decodeSeqs, kvRead int64
-	for _, qi := range b.run {
-		q := &r.reqs[qi]
-		q.chunk = 0
-		if q.prefillLeft == 0 {
-			decodeSeqs++
-			kvRead += q.input + q.generated
-			budget--
+	// Every decode sequence takes one token of the budget, then requests
+	// in prefill take chunks in admission order.
+	budget := c.spec.MaxNumBatchedTokens - decode
+	var prefill, kvRead int64
+	left := int64(math.MaxInt64) // fewest output tokens still to generate
+	for i := range b.run {
+		e := &b.run[i]
+		e.chunk = 0
+		if e.prefillLeft == 0 {
+			kvRead += e.input + e.generated
+		} else if budget > 0 {
+			e.chunk = min(e.prefillLeft, budget)
+			budget -= e.chunk
+			prefill += e.chunk
 		}
-	}
-	for _, qi := range b.run {
-		q := &r.reqs[qi]
-		if q.prefillLeft > 0 && budget > 0 {
-			q.chunk = min(q.prefillLeft, budget)
-			budget -= q.chunk
-			prefill += q.chunk
-		}
+		left = min(left, e.output-e.generated)
 	}
 	s := c.spec
-	ms := s.StepBaseMs + s.StepPrefillMsPerToken*float64(prefill) + s.StepDecodeMsPerSeq*float64(decodeSeqs) + s.StepKVReadMsPerToken*float64(kvRead)
+	ms := s.StepBaseMs + s.StepPrefillMsPerToken*float64(prefill) + s.StepDecodeMsPerSeq*float64(decode) + s.StepKVReadMsPerToken*float64(kvRead)
 	dur := max(satNs(math.Round(ms*1e6)), 1000)
 	if prefill > 0 {
 		c.prefillOn, c.prefillAt = true, r.now
@@ -180,12 +187,8 @@ func (r *runner) batchStep(ci int32) {
 	k := int64(1)
 	canAdmit := len(b.run) < c.spec.Concurrency && (c.queue.len() > 0 || b.preempted.len() > 0)
 	if !noMacro && prefill == 0 && !canAdmit && s.StepKVReadMsPerToken == 0 {
-		k = math.MaxInt64
-		for _, qi := range b.run {
-			q := &r.reqs[qi]
-			k = min(k, q.output-q.generated)
-		}
-		if room := (c.spec.KVCacheTokens - c.kvInUse) / decodeSeqs; room < k {
+		k = left
+		if room := (c.spec.KVCacheTokens - c.kvInUse) / decode; room < k {
 			k = room
 		}
 		k = max(min(k, maxDurNs/dur), 1)
@@ -200,16 +203,16 @@ func (r *runner) batchStep(ci int32) {
 func (r *runner) preempt(ci int32) {
 	c := &r.clusters[ci]
 	b := &c.batch
-	qi := b.run[len(b.run)-1]
+	e := b.run[len(b.run)-1]
 	b.run = b.run[:len(b.run)-1]
+	qi := e.qi
 	q := &r.reqs[qi]
 	c.touch(r.now)
 	c.busy--
-	c.kvInUse -= q.input + q.generated
-	c.pendingIn -= q.prefillLeft
+	c.kvInUse -= q.input + e.generated
+	c.pendingIn -= e.prefillLeft
 	r.releaseBlocks(q, c)
 	q.noRoom = false
-	q.prefillLeft, q.generated, q.chunk = 0, 0, 0
 	q.state = stQueued
 	b.preempted.push(qi)
 	c.preemptions++
@@ -226,40 +229,47 @@ func (r *runner) batchStepDone(ci int32) {
 		}
 		c.prefillOn = false
 	}
-	keep := b.run[:0]
+	// A finished request gives back what it generated beyond output here;
+	// decodeDone takes input + output off the KV in use.
+	n := 0              // requests kept, compacted in place
+	decoded := int64(0) // decode tokens of the iterations
 	done := b.done[:0]
-	for _, qi := range b.run {
-		q := &r.reqs[qi]
+	for i := range b.run {
+		e := &b.run[i]
 		switch {
-		case q.chunk > 0:
-			q.prefillLeft -= q.chunk
-			c.pendingIn -= q.chunk
-			q.chunk = 0
-			if q.prefillLeft == 0 {
-				q.generated = 1
+		case e.chunk > 0:
+			e.prefillLeft -= e.chunk
+			c.pendingIn -= e.chunk
+			e.chunk = 0
+			if e.prefillLeft == 0 {
+				e.generated = 1
 				c.kvInUse++
-				q.firstAt = r.now
-				r.emitFirstToken(qi)
-				if q.generated >= q.output {
-					done = append(done, qi)
+				r.reqs[e.qi].firstAt = r.now
+				r.emitFirstToken(e.qi)
+				if e.generated >= e.output {
+					c.kvInUse -= e.generated - e.output
+					done = append(done, e.qi)
 					continue
 				}
 			}
-		case q.prefillLeft == 0:
-			q.generated += b.k
-			c.kvInUse += b.k
-			if q.generated >= q.output {
-				done = append(done, qi)
+		case e.prefillLeft == 0:
+			e.generated += b.k
+			decoded += b.k
+			if e.generated >= e.output {
+				c.kvInUse -= e.generated - e.output
+				done = append(done, e.qi)
 				continue
 			}
 		}
-		keep = append(keep, qi)
+		if n != i {
+			b.run[n] = *e
+		}
+		n++
 	}
-	b.run = keep
+	b.run = b.run[:n]
+	c.kvInUse += decoded
 	b.done = done
 	for _, qi := range done {
-		q := &r.reqs[qi]
-		c.kvInUse -= q.generated - q.output // decodeDone takes input + output
 		r.decodeDone(qi)
 	}
 	r.batchStep(ci)

@@ -79,9 +79,6 @@ type request struct {
 	noRoom         bool  // a block found no room: write no more
 	admitted       bool  // batched: its queue wait is recorded
 	counted        bool  // batched: its input and cached tokens are counted
-	prefillLeft    int64 // batched: uncached prompt tokens still to prefill
-	generated      int64 // batched: output tokens so far
-	chunk          int64 // batched: prefill tokens in the current iteration
 	firstAt        int64 // ns, first token left the cluster
 }
 
