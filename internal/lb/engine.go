@@ -54,6 +54,10 @@ type Engine struct {
 	ranked  []rankEntry
 	// rankedSorted is the ranking in rank order.
 	rankedSorted []rankEntry
+	rankBounds   []float64 // orderByBounds: score bounds
+	rankKeys     []uint64  // orderByBounds: sort keys
+	rankTmp      []uint64  // sortRankKeys: the distributed keys
+	rankCounts   []int32   // sortRankKeys: bucket counts
 	feas         []Feasibility
 	choices      []Choice
 

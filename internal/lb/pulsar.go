@@ -63,12 +63,16 @@ func (e *Engine) rankedOrder(snap *Snapshot, rv *reqView, d *Decision, out []int
 	return out, ranked
 }
 
-// computeRanking computes the ranking without the cache.
+// computeRanking computes the ranking without the cache. Without a trace
+// it orders the candidates by score bounds and computes exact scores only
+// where bounds overlap (orderByBounds; same order and near-tie flag); a
+// trace gets every candidate's exact score.
 func (e *Engine) computeRanking(snap *Snapshot, rv *reqView, d *Decision) []rankEntry {
 	b := AppendHashPrefix(e.hashBuf[:0], e.cfg.Seed, rv.routingKey, rv.model)
 	b = AppendTagged(b, "cache_affinity_key", rv.key)
 	n := len(b)
 	out := e.ranked[:0]
+	bounded := d.Trace == nil && len(snap.Clusters) <= 1<<16
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
 		w, ok := pulsarWeight(e.cfg.RendezvousWeight, &c.Stats)
@@ -78,6 +82,14 @@ func (e *Engine) computeRanking(snap *Snapshot, rv *reqView, d *Decision) []rank
 		b = AppendTagged(b[:n], "cluster_id", c.ClusterID)
 		h := xxh3.Hash(b)
 		u := PulsarUnit(h)
+		if bounded {
+			// u = 1.0 is the only u whose −ln u is not finite and > 0
+			// (pulsar.md §4.4, §11 item 9; Ln(u) < 0 for every u < 1).
+			if u < 1 {
+				out = append(out, rankEntry{idx: i, hash: h, u: u, weight: w})
+			}
+			continue
+		}
 		ln := -Ln(u) // glibc's log, as Stargate's f64::ln (ln.go)
 		if !(ln > 0) || math.IsInf(ln, 0) {
 			continue // u = 1.0: −ln u = −0 (pulsar.md §4.4, §11 item 9)
@@ -86,6 +98,16 @@ func (e *Engine) computeRanking(snap *Snapshot, rv *reqView, d *Decision) []rank
 		out = append(out, rankEntry{idx: i, key: totalKey(s), score: s, hash: h, u: u, weight: w})
 	}
 	e.hashBuf = b
+	e.ranked = out
+	if bounded {
+		return e.orderByBounds(snap, out, d)
+	}
+	return e.orderExact(snap, out, d)
+}
+
+// orderExact returns the scored candidates (key and score set) in rank
+// order, setting d.Ambiguous on a near-tie.
+func (e *Engine) orderExact(snap *Snapshot, out []rankEntry, d *Decision) []rankEntry {
 	// Score descending, then cluster id ascending (a strict total order:
 	// ids are unique). Sort compact keys, then lay the entries out in order.
 	keys := e.sorted[:0]
@@ -98,7 +120,7 @@ func (e *Engine) computeRanking(snap *Snapshot, rv *reqView, d *Decision) []rank
 	for _, k := range keys {
 		sortedOut = append(sortedOut, out[k.pos])
 	}
-	e.ranked, e.rankedSorted = out, sortedOut
+	e.rankedSorted = sortedOut
 	out = sortedOut
 	// Near-ties (pulsar.md §11.3): any relative difference under 1e-12,
 	// exact ties included (two +Inf scores too). An exact tie is ordered by

@@ -3,6 +3,7 @@ package lb
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -141,6 +142,129 @@ func TestRankCacheEvictionKeepsIndex(t *testing.T) {
 		}
 		if ok && (got[0] != uint16(i%3) || amb != (i%2 == 0)) {
 			t.Fatalf("key %d: ranking %v ambiguous %v", i, got, amb)
+		}
+	}
+}
+
+// approxNegLn stays within a tenth of negLnBound of −Ln(u) over random unit
+// values, values next to 1 (where −ln u is tiny), the smallest u, and both
+// sides of every table subinterval boundary at many exponents; and Ln is
+// negative for every u < 1 tried (so only u = 1 leaves the ranking).
+func TestApproxNegLnWithinBound(t *testing.T) {
+	check := func(u float64) {
+		t.Helper()
+		if !(u > 0 && u < 1) {
+			return
+		}
+		exact := -Ln(u)
+		if !(exact > 0) || math.IsInf(exact, 0) {
+			t.Fatalf("−Ln(%v) = %v, want finite and > 0", u, exact)
+		}
+		if d := math.Abs(approxNegLn(u) - exact); !(d <= negLnBound/10) {
+			t.Fatalf("u = %v (%#x): approximation off by %g", u, math.Float64bits(u), d)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 7))
+	for i := 0; i < 1_000_000; i++ {
+		check(PulsarUnit(rng.Uint64()))
+	}
+	for k := 1; k <= 4096; k++ {
+		check(1 - float64(k)*0x1p-53)
+		check(PulsarUnit(uint64(k)))
+		check(PulsarUnit(math.MaxUint64 - uint64(k)*1024))
+	}
+	for exp := -1; exp >= -64; exp-- {
+		for i := 0; i <= 128; i++ {
+			x := math.Ldexp(1+float64(i)/128, exp)
+			check(x)
+			check(math.Nextafter(x, 0))
+			check(math.Nextafter(x, 1))
+		}
+	}
+}
+
+// orderByBounds gives the exact order and near-tie flag on crafted scores
+// that the bounds cannot separate: equal weights with adjacent u (scores
+// within an ulp or equal: ties go by cluster id), +Inf scores, subnormal
+// weights, u next to 1, mixed with ordinary candidates.
+func TestOrderByBoundsMatchesExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 7))
+	for round := 0; round < 2000; round++ {
+		n := 1 + rng.IntN(40)
+		cs := make([]Cluster, n)
+		cands := make([]rankEntry, n)
+		for i := range cs {
+			cs[i] = cl(fmt.Sprintf("c%02d", rng.IntN(1000)*100+i))
+			u := PulsarUnit(rng.Uint64())
+			switch rng.IntN(6) {
+			case 0: // next to an earlier candidate's u
+				if i > 0 {
+					u = math.Nextafter(cands[rng.IntN(i)].u, float64(rng.IntN(2)))
+				}
+			case 1:
+				u = 1 - float64(1+rng.IntN(8))*0x1p-53
+			case 2:
+				if i > 0 {
+					u = cands[rng.IntN(i)].u
+				}
+			}
+			if !(u < 1) {
+				u = 0.5
+			}
+			w := []float64{100, 100, 400, math.MaxFloat64, 1e300, 5e-324, 1e-310, 3}[rng.IntN(8)]
+			cands[i] = rankEntry{idx: i, u: u, weight: w}
+		}
+		snap := snapOf(cs...)
+		exact := slices.Clone(cands)
+		for i := range exact {
+			exact[i].score = exact[i].weight / -Ln(exact[i].u)
+			exact[i].key = totalKey(exact[i].score)
+		}
+		var d1, d2 Decision
+		want := slices.Clone(NewEngine(cfgOf(Pulsar)).orderExact(snap, exact, &d1))
+		got := NewEngine(cfgOf(Pulsar)).orderByBounds(snap, slices.Clone(cands), &d2)
+		for i := range want {
+			if got[i].idx != want[i].idx {
+				t.Fatalf("round %d: position %d is candidate %d, want %d", round, i, got[i].idx, want[i].idx)
+			}
+		}
+		if len(got) != len(want) || d1.Ambiguous != d2.Ambiguous {
+			t.Fatalf("round %d: %d entries ambiguous %v, want %d ambiguous %v", round, len(got), d2.Ambiguous, len(want), d1.Ambiguous)
+		}
+	}
+}
+
+// sortRankKeys sorts like slices.Sort: random keys, float bit patterns of
+// skewed scores, duplicates, one outlier stretching the range, all equal.
+func TestSortRankKeysMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 7))
+	var e Engine
+	for round := 0; round < 3000; round++ {
+		n := rng.IntN(700)
+		keys := make([]uint64, n)
+		kind := round % 5
+		for i := range keys {
+			switch kind {
+			case 0:
+				keys[i] = rng.Uint64()
+			case 1:
+				keys[i] = ^(totalKey(100/-Ln(PulsarUnit(rng.Uint64()))) | 0xffff) | uint64(i)
+			case 2:
+				keys[i] = uint64(rng.IntN(5))
+			case 3:
+				keys[i] = 1<<40 + uint64(rng.IntN(1000))
+				if i == 0 {
+					keys[i] = math.MaxUint64
+				}
+			default:
+				keys[i] = 42
+			}
+		}
+		want := slices.Clone(keys)
+		slices.Sort(want)
+		e.sortRankKeys(keys)
+		if !slices.Equal(keys, want) {
+			t.Fatalf("round %d (kind %d, %d keys): not sorted like slices.Sort", round, kind, n)
 		}
 	}
 }
