@@ -89,6 +89,15 @@ var ErrNoConfig = errors.New("no lb-config found")
 // object: a mapping with apiVersion and kind (JSON too, as kubectl -o json
 // prints it). Anything that does not parse is not a manifest.
 func IsManifest(data []byte) bool {
+	// A file without the text "apiVersion" or "kind" has neither key,
+	// unless a double-quoted scalar spells it with an escape (every escape
+	// and line continuation starts with a backslash; folded plain and
+	// single-quoted keys gain a space). Deciding that without parsing keeps
+	// a large lb-config from being decoded as a YAML node tree once more
+	// just to learn it is not a manifest (124,000 models: 0.8 s of CPU).
+	if !bytes.Contains(data, []byte(`\`)) && (!bytes.Contains(data, []byte("apiVersion")) || !bytes.Contains(data, []byte("kind"))) {
+		return false
+	}
 	doc, err := yamldoc.NewStream(data).Next()
 	if err != nil {
 		return false

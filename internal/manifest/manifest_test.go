@@ -175,6 +175,23 @@ func TestValuesMapping(t *testing.T) {
 	}
 }
 
+// TestManifestSpelledWithEscapes: the text pre-check of IsManifest does
+// not miss keys written with double-quoted escapes.
+func TestManifestSpelledWithEscapes(t *testing.T) {
+	for _, s := range []string{
+		`{"api\u0056ersion": "v1", "kin\u0064": "ConfigMap", "data": {}}`,
+		"\"\\x61piVersion\": v1\nkind: ConfigMap\n",
+		"apiVersion: v1\n? \"ki\\\n  nd\"\n: ConfigMap\n",
+	} {
+		if !IsManifest([]byte(s)) {
+			t.Errorf("IsManifest(%q) = false", s)
+		}
+	}
+	if IsManifest([]byte("apiVersion: v1\ndefault: pulsar\n")) {
+		t.Error("IsManifest = true without a kind")
+	}
+}
+
 func TestNotManifest(t *testing.T) {
 	for _, s := range []string{`{"default": "pulsar"}`, "default: pulsar\n", "[", ""} {
 		if IsManifest([]byte(s)) {

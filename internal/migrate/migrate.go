@@ -96,7 +96,11 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 			err = nil
 		}
 	}()
-	before := validate.File(name, src)
+	// Migrate reports no validation warnings (lcctl validate does): the
+	// input and the rewritten text are checked for errors only
+	// (validate.CheckErrors), which keeps one formatted warning per entry
+	// out of memory on large files.
+	before := validate.CheckErrors(validate.Decode(name, src, validate.FormatUnknown))
 	res = &Result{File: before.File, Format: before.Format, Input: src, Output: src, Before: before}
 	if before.Unreadable() {
 		res.Status = StatusUnreadable
@@ -147,7 +151,7 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 	// once, not twice.
 	p.root, p.idx, p.keyCounts = nil, nil, nil
 	releaseTree(before)
-	after := validate.Check(outDoc, outDiags)
+	after := validate.CheckErrors(outDoc, outDiags)
 	res.After = after
 	res.Availability = availabilityChanges(before, after)
 	if !after.Valid() {

@@ -143,7 +143,9 @@ type Result struct {
 	// (StatusInvalid).
 	Errors []validate.Diagnostic
 	// Before is the validation of the input; After that of Output (nil
-	// unless a rewrite was produced). To bound memory, decoded value
+	// unless a rewrite was produced). Both come from validate.CheckErrors:
+	// their Diagnostics hold the errors (and decoding notes), not the
+	// operator warnings lcctl validate reports. To bound memory, decoded value
 	// trees are released once the checks that read them are done:
 	// Before's once a rewrite was produced (StatusPending, StatusInvalid),
 	// After's on StatusPending. Released means Doc.Root, Doc.YAML and

@@ -62,7 +62,7 @@ func TestSharedExamples(t *testing.T) {
 					return
 				}
 				checkMigrated(t, name, res, opts)
-				for _, d := range res.After.Diagnostics {
+				for _, d := range validate.File(name, res.Output).Diagnostics {
 					if d.Code == validate.CodeNoSLO {
 						t.Errorf("migrated file still has the W1 warning: %s", d)
 					}

@@ -33,9 +33,16 @@ type checker struct {
 	defaultEntry *Entry
 	models       []*Entry // winners, document order
 	topRA        []*Entry // winners
+
+	// errorsOnly drops every diagnostic that is not an error (CheckErrors);
+	// the warning rules are not run at all.
+	errorsOnly bool
 }
 
 func (c *checker) add(code Code, pos Pos, path, field string, e *Entry, msg, hint string) {
+	if c.errorsOnly && codeInfo(code).Severity != SeverityError {
+		return
+	}
 	d := newDiag(code, c.file, pos, path, field, msg)
 	d.Hint = hint
 	if e != nil && e.Algorithm != 0 {
@@ -99,7 +106,9 @@ func (c *checker) check(root *Value) {
 			fmt.Sprintf("the document: invalid type: %s, expected struct LoadBalancerConfig", root.describe()),
 			"an lb-config is an object with the fields default, request_algorithms and models")
 	}
-	c.unreachable()
+	if !c.errorsOnly {
+		c.unreachable()
+	}
 }
 
 func unknownTopLevelHint(key string) string {
@@ -445,7 +454,7 @@ func (c *checker) entry(e *Entry, keyPos Pos) {
 		return
 	}
 	c.routerChecks(e, keyPos)
-	if e.Active && e.Config != nil {
+	if e.Active && e.Config != nil && !c.errorsOnly {
 		c.entryWarnings(e)
 	}
 }

@@ -2,6 +2,8 @@ package validate_test
 
 import (
 	"encoding/json"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,7 +40,38 @@ func FuzzFile(f *testing.F) {
 		}
 		r := validate.FileAs("fuzz", data, format)
 		checkResult(t, r, data)
+		checkErrorsParity(t, r, validate.CheckErrors(validate.Decode("fuzz", data, format)))
 	})
+}
+
+// checkErrorsParity asserts that CheckErrors (e) gives what Check (r)
+// gives except the warnings and infos: the same errors, entries and
+// config.
+func checkErrorsParity(t *testing.T, r, e *validate.Result) {
+	t.Helper()
+	if got, want := dump(e.Errors()), dump(r.Errors()); got != want {
+		t.Fatalf("CheckErrors errors:\n%s\nCheck errors:\n%s", got, want)
+	}
+	for _, d := range e.Diagnostics {
+		if d.Severity != validate.SeverityError && !slices.ContainsFunc(r.Diagnostics, func(x validate.Diagnostic) bool { return x == d }) {
+			t.Fatalf("CheckErrors kept a %s Check does not have: %s", d.Severity, d)
+		}
+	}
+	if e.Counts.Errors != r.Counts.Errors || e.Valid() != r.Valid() || !reflect.DeepEqual(e.Config, r.Config) {
+		t.Fatalf("CheckErrors: %d errors, valid %v, config %+v; Check: %d, %v, %+v", e.Counts.Errors, e.Valid(), e.Config, r.Counts.Errors, r.Valid(), r.Config)
+	}
+	if len(e.Entries) != len(r.Entries) {
+		t.Fatalf("CheckErrors: %d entries, Check: %d", len(e.Entries), len(r.Entries))
+	}
+	for i, x := range e.Entries {
+		y := r.Entries[i]
+		if x.Role != y.Role || x.Path != y.Path || x.Model != y.Model || x.Key != y.Key || x.KeyAlgorithm != y.KeyAlgorithm ||
+			x.Active != y.Active || x.Shadowed != y.Shadowed || x.Algorithm != y.Algorithm || x.Spelling != y.Spelling ||
+			x.StringForm != y.StringForm || x.Parsed != y.Parsed || x.NoSLO != y.NoSLO || x.Bounded != y.Bounded ||
+			!reflect.DeepEqual(x.Config, y.Config) {
+			t.Fatalf("entry %d differs: CheckErrors %+v, Check %+v", i, x, y)
+		}
+	}
 }
 
 // checkResult asserts the invariants every Result must keep, whatever the
