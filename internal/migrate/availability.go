@@ -61,8 +61,10 @@ func union(a, b []lb.Algorithm) []lb.Algorithm {
 // availabilityChanges compares what each config set can select before and
 // after (M8 reports both directions). A model set that exists only after
 // (an M9 entry) is compared with the default set it left.
-func availabilityChanges(before, after *validate.Result) []Availability {
-	b, a := selectable(before), selectable(after)
+// b is selectable(before), computed before the input's entries were let
+// go.
+func availabilityChanges(b map[string][]lb.Algorithm, after *validate.Result) []Availability {
+	a := selectable(after)
 	var keys []string
 	if _, ok := a["default"]; ok {
 		keys = append(keys, "default")

@@ -140,7 +140,7 @@ func TestAvailabilityAgreesWithResolve(t *testing.T) {
 		if res.Status != StatusPending {
 			return
 		}
-		before, after := res.Before.Config, res.After.Config
+		before, after := validate.File("gen.json", res.Input).Config, validate.File("gen.json", res.Output).Config
 		sets := []string{"default"}
 		for m := range after.Models {
 			sets = append(sets, m)

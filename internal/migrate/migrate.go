@@ -136,28 +136,35 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 		res.Notes = append(res.Notes, Note{Severity: SeverityError, Message: msg + ": " + err.Error(), Hint: hint})
 		return refused(res), nil
 	}
-	outDoc, outDiags, why := verify(name, before.Format, out, p.root)
+	// What the rest needs of the input's validation is kept apart (the
+	// errors, what x-routing-method can select), and the input's value
+	// tree, entries and plan indexes are let go before the rewritten text
+	// is decoded: on 124,000 entries the two decoded documents alive
+	// together were the peak of memory.
+	beforeErrs, beforeSel := before.Errors(), selectable(before)
+	root := p.root
+	root.dropOrig()
+	p = nil
+	trimResult(before)
+	// The decode verify makes of out is the one validated (it is the same
+	// decode validate.FileAs would make): the rewritten text is decoded
+	// once, not twice.
+	outDoc, outDiags, why := verify(name, res.Format, out, root)
+	root = nil
 	if why != "" {
 		res.Notes = append(res.Notes, Note{Severity: SeverityError,
 			Message: "lcctl could not rewrite this file safely, so it changes nothing: the rewritten text would not hold exactly the intended document (" + why + ")",
 			Hint:    "please report this file to the lcctl maintainers; apply the change by hand meanwhile"})
 		return refused(res), nil
 	}
-	// The plan's copy of the document is not needed any more: let the
-	// collector have it before the rewritten text is decoded (peak memory
-	// on 124,000 entries).
-	// The decode verify made of out is the one validated (it is the same
-	// decode validate.FileAs would make): the rewritten text is decoded
-	// once, not twice.
-	p.root, p.idx, p.keyCounts = nil, nil, nil
-	releaseTree(before)
 	after := validate.CheckErrors(outDoc, outDiags)
 	res.After = after
-	res.Availability = availabilityChanges(before, after)
+	res.Availability = availabilityChanges(beforeSel, after)
 	if !after.Valid() {
 		res.Status = StatusInvalid
-		res.Errors = invalidErrors(before, after)
-		res.Notes = append(res.Notes, invalidNote(before, after))
+		res.Errors = invalidErrors(beforeErrs, after)
+		res.Notes = append(res.Notes, invalidNote(beforeErrs, after))
+		trimResult(after)
 		return res, nil
 	}
 	if again := planCheck(after, opts); len(again.changes) > 0 || len(again.notes) > 0 && hasError(again.notes) {
@@ -167,7 +174,7 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 		res.After, res.Availability = nil, nil
 		return refused(res), nil
 	}
-	releaseTree(after)
+	trimResult(after)
 	if len(out) > validate.MaxInputBytes {
 		// The text was checked here without the input limit
 		// (validate.DecodeRewritten); say that lcctl itself will not read
@@ -182,19 +189,13 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 	return res, nil
 }
 
-// releaseTree drops the decoded value tree of r (Doc.Root, Doc.YAML and
-// every Entry.Value) once the plan, the rendering and the checks that read
-// it are done: on 124,000 entries the input's tree and the rewritten
-// text's tree alive together with the idempotence plan were most of the
-// peak memory. Diagnostics, Entries (roles, algorithms, configs), Config
-// and Doc.Source stay.
-func releaseTree(r *validate.Result) {
-	if r.Doc != nil {
-		r.Doc.Root, r.Doc.YAML = nil, nil
-	}
-	for _, e := range r.Entries {
-		e.Value = nil
-	}
+// trimResult drops what a validation result holds beyond its errors once
+// the plan, the rendering and the checks that read it are done: the
+// decoded document, the entries and the typed config (on 124,000 entries
+// the input's and the rewritten text's trees and entries were most of the
+// peak memory). File, Format, Diagnostics and Counts stay.
+func trimResult(r *validate.Result) {
+	r.Doc, r.Entries, r.Config = nil, nil, nil
 }
 
 // refused marks res as refused: no output, and no changes reported, since
@@ -215,9 +216,9 @@ func hasError(ns []Note) bool {
 // already had (same code and path) is given with its position in the
 // input, which is the file the operator can open; a new one keeps its
 // position in the rewritten text and says so.
-func invalidErrors(before, after *validate.Result) []validate.Diagnostic {
+func invalidErrors(before []validate.Diagnostic, after *validate.Result) []validate.Diagnostic {
 	old := map[string]validate.Diagnostic{}
-	for _, d := range before.Errors() {
+	for _, d := range before {
 		old[string(d.Code)+"\x00"+d.Path] = d
 	}
 	var out []validate.Diagnostic
@@ -234,9 +235,9 @@ func invalidErrors(before, after *validate.Result) []validate.Diagnostic {
 
 // invalidNote explains an invalid result (M12), separating errors the
 // input already had from errors the migration would add.
-func invalidNote(before, after *validate.Result) Note {
+func invalidNote(before []validate.Diagnostic, after *validate.Result) Note {
 	old := map[string]bool{}
-	for _, d := range before.Errors() {
+	for _, d := range before {
 		old[string(d.Code)+"\x00"+d.Path] = true
 	}
 	pre, added := 0, 0

@@ -145,12 +145,11 @@ type Result struct {
 	// Before is the validation of the input; After that of Output (nil
 	// unless a rewrite was produced). Both come from validate.CheckErrors:
 	// their Diagnostics hold the errors (and decoding notes), not the
-	// operator warnings lcctl validate reports. To bound memory, decoded value
-	// trees are released once the checks that read them are done:
-	// Before's once a rewrite was produced (StatusPending, StatusInvalid),
-	// After's on StatusPending. Released means Doc.Root, Doc.YAML and
-	// every Entry.Value are nil; Diagnostics, Entries, Config and
-	// Doc.Source stay.
+	// operator warnings lcctl validate reports. To bound memory they are
+	// trimmed once the checks that read them are done: Before once a
+	// rewrite was produced, After on StatusPending and StatusInvalid.
+	// Trimmed means Doc, Entries and Config are nil; File, Format,
+	// Diagnostics and Counts stay.
 	Before, After *validate.Result
 }
 

@@ -127,6 +127,20 @@ func newTree(v *validate.Value) (*node, map[*validate.Value]*node) {
 	return cp(v), idx
 }
 
+// dropOrig forgets the input values and members the tree stands for, once
+// the renderers (the only readers of orig) are done, so that the input's
+// decoded tree can be collected while the rewritten text is checked.
+func (n *node) dropOrig() {
+	n.orig = nil
+	for _, m := range n.members {
+		m.orig = nil
+		m.val.dropOrig()
+	}
+	for _, it := range n.items {
+		it.dropOrig()
+	}
+}
+
 // get returns the value of the last member named key (serde_json's
 // last-wins reading, D3), or nil.
 func (n *node) get(key string) *node {
