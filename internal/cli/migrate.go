@@ -411,7 +411,7 @@ func printMigrateText(w io.Writer, st *ui.Styles, report *migrateReport) {
 				parts = append(parts, "no longer selectable (HTTP 400): "+strings.Join(a.Removed, ", "))
 			}
 			set := a.ConfigSet
-			if set == "default" {
+			if set == lb.TopLevelDefault {
 				set = "models without a models entry"
 			}
 			fmt.Fprintf(w, "  %s x-routing-method for %s: %s\n", st.Info.Render("availability"), set, strings.Join(parts, "; "))

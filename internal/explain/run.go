@@ -193,8 +193,8 @@ func expressionOf(res lb.Resolution) *Expression {
 // that chose it (lb-config.md §10); paths inside an --algorithm-config
 // object are relative to the object.
 func entryPath(res lb.Resolution, algObject bool) string {
-	model := "models[" + strconv.Quote(res.Model) + "]"
-	alg := "request_algorithms[" + strconv.Quote(res.Algorithm.String()) + "]"
+	model := lb.TopLevelModels + "[" + strconv.Quote(res.Model) + "]"
+	alg := lb.FieldRequestAlgorithms.Name + "[" + strconv.Quote(res.Algorithm.String()) + "]"
 	switch {
 	case res.Source == lb.SourceModelRequestAlgorithms:
 		if algObject {
@@ -204,7 +204,7 @@ func entryPath(res lb.Resolution, algObject bool) string {
 	case res.Source.RequestAlgorithms():
 		return alg
 	case res.Model == "":
-		return "default"
+		return lb.TopLevelDefault
 	case algObject:
 		return ""
 	}

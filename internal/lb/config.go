@@ -264,7 +264,17 @@ func DefaultAlgorithmConfig(a Algorithm) AlgorithmConfig {
 // TopLevelFields are the three top-level fields of an lb-config, in
 // Stargate's declaration order (lb-config.md §3: default,
 // request_algorithms, models); serde refuses any other top-level key.
-var TopLevelFields = [...]string{"default", FieldRequestAlgorithms.Name, "models"}
+var TopLevelFields = [...]string{TopLevelDefault, FieldRequestAlgorithms.Name, TopLevelModels}
+
+// TopLevelDefault and TopLevelModels name the lb-config's top-level
+// default and models fields (Config.Default, Config.Models); the third,
+// request_algorithms, is the registry's FieldRequestAlgorithms. Code that
+// means these keys (paths, key lookups, diagnostic examples) names them
+// through these constants, never as strings.
+const (
+	TopLevelDefault = "default"
+	TopLevelModels  = "models"
+)
 
 // IsTopLevelField reports whether name is one of TopLevelFields (exact,
 // case-sensitive, as serde matches field names).

@@ -28,20 +28,33 @@ var literalExceptions = map[[2]string]string{
 	// The simulator's master seed: the scenario key, the --seed flag and
 	// the report key all take it from sim.SeedKey.
 	{"internal/sim/scenario.go", "seed"}: "sim.SeedKey, the one home of the simulation's master seed",
+	// The top-level default and models (lb.TopLevelFields) are also
+	// ordinary words of other vocabularies and documents.
+	{"internal/cli/context_cmd.go", "default"}: "a setting's origin in context show --resolved (flag, env, context, default)",
+	{"internal/live/live.go", "default"}:       "live.OriginDefault, a snapshot value's origin",
+	{"internal/validate/result.go", "default"}: "the JSON name of validate.RoleDefault (entry roles: default, model, request_algorithm, …)",
+	{"internal/metrics/report.go", "models"}:   "check metrics' JSON key: the models seen in the scrape",
+	{"internal/metrics/verdict.go", "models"}:  "the English plural of model (plural.Noun)",
+	{"internal/sim/result.go", "models"}:       "simulate's JSON key: the route of each workload model",
+	{"internal/sim/scenario.go", "models"}:     "the scenario's workload model mix",
 }
 
-// TestFieldNamesHaveOneHome fails when an lb-config field name appears as
-// a quoted string on more than two production lines (its struct tag in
-// config.go and its registry row), apart from literalExceptions: every
-// other use must go through the registry (lb.FieldX.Name), so a rename or
-// a new field is one edit. It is the Go form of
-// `git grep -n '"NAME"' -- '*.go' ':!*_test.go'` for every registry name.
+// TestFieldNamesHaveOneHome fails when an lb-config field name (every
+// registry row and lb.TopLevelFields) appears as a quoted string on more
+// than two production lines (its struct tag in config.go and its registry
+// row or constant), apart from literalExceptions: every other use must go
+// through the registry (lb.FieldX.Name, lb.TopLevelDefault, …), so a
+// rename or a new field is one edit. It is the Go form of
+// `git grep -n '"NAME"' -- '*.go' ':!*_test.go'` for every such name.
 func TestFieldNamesHaveOneHome(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	lines := map[string][]string{} // name → "file:line"
 	quoted := map[string]string{}
 	for _, f := range lb.Fields() {
 		quoted[f.Name] = `"` + f.Name + `"`
+	}
+	for _, name := range lb.TopLevelFields {
+		quoted[name] = `"` + name + `"`
 	}
 	used := map[[2]string]bool{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {

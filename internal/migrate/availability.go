@@ -30,7 +30,7 @@ func selectable(r *validate.Result) map[string][]lb.Algorithm {
 		}
 	}
 	if defaultOK {
-		out["default"] = union([]lb.Algorithm{def}, top)
+		out[lb.TopLevelDefault] = union([]lb.Algorithm{def}, top)
 	}
 	modelLevel := map[*validate.Entry][]lb.Algorithm{}
 	for _, c := range r.Entries {
@@ -66,8 +66,8 @@ func union(a, b []lb.Algorithm) []lb.Algorithm {
 func availabilityChanges(b map[string][]lb.Algorithm, after *validate.Result) []Availability {
 	a := selectable(after)
 	var keys []string
-	if _, ok := a["default"]; ok {
-		keys = append(keys, "default")
+	if _, ok := a[lb.TopLevelDefault]; ok {
+		keys = append(keys, lb.TopLevelDefault)
 	}
 	for _, e := range after.Entries {
 		if e.Role == validate.RoleModel && e.Active {
@@ -80,7 +80,7 @@ func availabilityChanges(b map[string][]lb.Algorithm, after *validate.Result) []
 	for _, k := range keys {
 		old, ok := b[k]
 		if !ok {
-			old, ok = b["default"]
+			old, ok = b[lb.TopLevelDefault]
 			if !ok {
 				continue
 			}

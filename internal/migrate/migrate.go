@@ -506,7 +506,7 @@ func (p *planner) pathSafe(e *validate.Entry) bool {
 	var chain []*validate.Value
 	switch e.Role {
 	case validate.RoleDefault:
-		if countKey(root, "default") > 1 {
+		if countKey(root, lb.TopLevelDefault) > 1 {
 			return dup("the top-level key `default` is repeated")
 		}
 	case validate.RoleRequestAlgorithm:
@@ -519,10 +519,10 @@ func (p *planner) pathSafe(e *validate.Entry) bool {
 		}
 		chain = append(chain, ra)
 	case validate.RoleModel, validate.RoleModelRequestAlgorithm:
-		if countKey(root, "models") > 1 {
+		if countKey(root, lb.TopLevelModels) > 1 {
 			return dup("the top-level key `models` is repeated")
 		}
-		models := firstMember(root, "models")
+		models := firstMember(root, lb.TopLevelModels)
 		if p.keyCount(models, e.Model) > 1 {
 			return dup(fmt.Sprintf("the models key %q is repeated", e.Model))
 		}

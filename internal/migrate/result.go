@@ -103,8 +103,8 @@ type Field struct {
 // Availability is the change in what `x-routing-method` can select for one
 // config set (lb-config.md E1–E3, M8).
 type Availability struct {
-	// ConfigSet is "default" (models without a `models` entry) or the
-	// path of a `models` entry.
+	// ConfigSet is the path of the config set's entry: the top-level
+	// default (models without a `models` entry) or a `models` entry.
 	ConfigSet string `json:"config_set"`
 	// Added and Removed are canonical algorithm names that become
 	// selectable / stop being selectable (requests for a removed one get

@@ -189,18 +189,18 @@ func (p *planner) topPWAW() bool { return p.topPWAWSet }
 func (p *planner) defaultEntry(e *validate.Entry) {
 	if p.opts.Strategy == Bounded {
 		if len(p.opts.DefaultModels) == 0 {
-			p.refuse("M9", "default",
+			p.refuse("M9", lb.TopLevelDefault,
 				fmt.Sprintf("%s cannot be bounded: `default` is a name only and cannot hold max_queued or cache_affinity_wait_ms, so every model without a models entry would lose the eligible-primary shortcut at the upgrade", describeEntry(e)),
 				"either --strategy pulsar (default becomes pulsar), or list the models routed by default with --default-models ID,... (each gets a bounded models entry; default stays as it is), or limit the run with --only")
 			return
 		}
-		p.note(SeverityWarning, "W1", "default",
+		p.note(SeverityWarning, "W1", lb.TopLevelDefault,
 			fmt.Sprintf("%s stays as it is (M9): the models listed in --default-models get bounded models entries; every other model without a models entry still loses the eligible-primary shortcut at the upgrade", describeEntry(e)),
 			"list every model routed by default, or use --strategy pulsar for default")
 		return
 	}
 	if countKey(p.res.Doc.Root, raKey) > 1 {
-		p.refuse("M14", "default", "the top-level key `request_algorithms` is repeated, and M8 would add an entry to it", "remove the duplicate, then migrate again")
+		p.refuse("M14", lb.TopLevelDefault, "the top-level key `request_algorithms` is repeated, and M8 would add an entry to it", "remove the duplicate, then migrate again")
 		return
 	}
 	n := p.idx[e.Value]
@@ -211,7 +211,7 @@ func (p *planner) defaultEntry(e *validate.Entry) {
 	if !preserve && !p.topPWAW() {
 		lost = append(lost, "x-routing-method: pulsar-wait-and-widen now gets HTTP 400 `unavailable` for models without a models entry (--no-preserve-header-method)")
 	}
-	p.changes = append(p.changes, Change{Path: "default", Rule: "M9", Action: "switch_default",
+	p.changes = append(p.changes, Change{Path: lb.TopLevelDefault, Rule: "M9", Action: "switch_default",
 		AlgorithmBefore: pwaw, AlgorithmAfter: "pulsar", Before: before, After: n.jsonText(),
 		AddedFields: []Field{}, RemovedFields: []Field{},
 		Reason: "M9: `default` is a name only, so the bounded target cannot be written there; it switches to pulsar, which keeps unlimited stickiness for every model without a models entry (always with default settings: no seed, max-input-tps weight)",
@@ -301,10 +301,10 @@ func (p *planner) pin(ids []string) {
 			continue
 		}
 		h := obj("algorithm", str(pwaw), maxQueuedKey, num(p.opts.MaxQueued), waitKey, num(p.opts.AffinityWaitMs))
-		models := p.root.get("models")
+		models := p.root.get(lb.TopLevelModels)
 		if models == nil {
 			models = obj()
-			p.root.appendMember("models", models)
+			p.root.appendMember(lb.TopLevelModels, models)
 		}
 		models.appendMember(id, h)
 		p.writesWait = true
@@ -320,11 +320,11 @@ func (p *planner) pin(ids []string) {
 // pinSafe checks the top-level models map can take a new entry.
 func (p *planner) pinSafe(path string) bool {
 	root := p.res.Doc.Root
-	if countKey(root, "models") > 1 {
+	if countKey(root, lb.TopLevelModels) > 1 {
 		p.refuse("M14", path, "the top-level key `models` is repeated, and M9 would add an entry to it", "remove the duplicate, then migrate again")
 		return false
 	}
-	if m := firstMember(root, "models"); m != nil {
+	if m := firstMember(root, lb.TopLevelModels); m != nil {
 		if m.Kind != validate.KindObject {
 			p.refuse("M9", path, "the top-level models is not an object, so M9 cannot add an entry to it", "fix models first (lcctl validate)")
 			return false

@@ -257,7 +257,7 @@ func entryName(e *validate.Entry) string {
 	case validate.RoleRequestAlgorithm:
 		return fmt.Sprintf("request_algorithms[%q]", e.Key)
 	case validate.RoleDefault:
-		return "default"
+		return lb.TopLevelDefault
 	}
 	return e.Path
 }

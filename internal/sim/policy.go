@@ -155,11 +155,11 @@ func (p *Policy) LastClusterAffinity(models []string) *bool {
 // Entries of ModelRoute.Entry.
 const (
 	// EntryModels: the model's own entry under `models`.
-	EntryModels = "models"
+	EntryModels = lb.TopLevelModels
 	// EntryDefault: the model has no `models` entry, so Stargate routes it
 	// with the config's `default` algorithm and default settings
 	// (spec E2).
-	EntryDefault = "default"
+	EntryDefault = lb.TopLevelDefault
 )
 
 // ModelRoute says which entry of an lb-config routes one model of the

@@ -20,10 +20,6 @@ import (
 // RawLoadBalancerAlgorithmConfig (config.rs) have the same names.
 const algorithmVariants = "expected one of `power-of-n`, `power-of-two`, `powerOf2`, `powerOfN`, `powerof2`, `powerofn`, `groq-multiregion`, `wait-and-widen`, `round-robin`, `random`, `pulsar`, `pulsar-multiregion`, `pulsar-wait-and-widen`"
 
-// topLevelFields are the fields of the top-level object, in the order of
-// serde's positional form (lb-config.md §3).
-var topLevelFields = [...]string{"default", raKey, "models"}
-
 // checker applies the V and W rules to a decoded document.
 type checker struct {
 	file    string
@@ -73,7 +69,7 @@ func (c *checker) check(root *Value) {
 		seen := map[string]bool{}
 		for _, m := range root.Members {
 			switch {
-			case slices.Contains(topLevelFields[:], m.Key):
+			case slices.Contains(lb.TopLevelFields[:], m.Key):
 				if seen[m.Key] {
 					c.add(CodeDuplicateTopLevel, m.KeyStart, m.Key, m.Key, nil,
 						fmt.Sprintf("top-level field `%s` appears again: duplicate field `%s`", m.Key, m.Key),
@@ -93,13 +89,13 @@ func (c *checker) check(root *Value) {
 			"the top level is serde's positional form [default, request_algorithms, models]; Stargate accepts it but it is hard to read",
 			"write the object form {\"default\": ..., \"request_algorithms\": ..., \"models\": ...}")
 		for i, item := range root.Items {
-			if i >= len(topLevelFields) {
+			if i >= len(lb.TopLevelFields) {
 				c.add(CodeTopLevelType, item.Start, "["+strconv.Itoa(i)+"]", "", nil,
 					fmt.Sprintf("the positional top level holds %d elements: trailing characters (at most 3: default, request_algorithms, models; expected struct LoadBalancerConfig)", len(root.Items)),
 					"remove the extra elements or write the object form")
 				break
 			}
-			c.topLevel(topLevelFields[i], item)
+			c.topLevel(lb.TopLevelFields[i], item)
 		}
 	default:
 		c.add(CodeTopLevelType, root.Start, "", "", nil,
@@ -112,7 +108,7 @@ func (c *checker) check(root *Value) {
 }
 
 func unknownTopLevelHint(key string) string {
-	if k, ok := suggest.Closest(key, topLevelFields[:]); ok {
+	if k, ok := suggest.Closest(key, lb.TopLevelFields[:]); ok {
 		return fmt.Sprintf("did you mean `%s`? Field names are case-sensitive", k)
 	}
 	if lb.FieldByName(key) != nil || key == "algorithm" {
@@ -123,9 +119,9 @@ func unknownTopLevelHint(key string) string {
 
 func (c *checker) topLevel(name string, v *Value) {
 	switch name {
-	case "default":
+	case lb.TopLevelDefault:
 		c.defaultField(v)
-	case "models":
+	case lb.TopLevelModels:
 		c.modelsField(v)
 	case raKey:
 		c.requestAlgorithms(v, raKey, nil, false)
@@ -164,11 +160,11 @@ func (c *checker) deprecated(pos Pos, path, field string, e *Entry, spelling str
 // defaultField checks `default` (V5): a name string, or serde_json's
 // one-key `{"NAME": null}` form.
 func (c *checker) defaultField(v *Value) {
-	e := &Entry{Role: RoleDefault, Path: "default", Value: v, Active: true, StringForm: true}
+	e := &Entry{Role: RoleDefault, Path: lb.TopLevelDefault, Value: v, Active: true, StringForm: true}
 	c.entries = append(c.entries, e)
 	c.defaultEntry = e
 	fail := func(pos Pos, text, hint string) {
-		c.add(CodeDefault, pos, "default", "default", nil, "`default`: "+text, hint)
+		c.add(CodeDefault, pos, lb.TopLevelDefault, lb.TopLevelDefault, nil, "`default`: "+text, hint)
 	}
 	var name *Value
 	switch v.Kind {
@@ -203,7 +199,7 @@ func (c *checker) defaultField(v *Value) {
 			fail(v.Members[1].KeyStart, "expected value (a second key after the algorithm)", "write \"default\": \""+m.Key+"\"")
 			return
 		}
-		c.add(CodeDefaultObjectForm, v.Start, "default", "default", nil,
+		c.add(CodeDefaultObjectForm, v.Start, lb.TopLevelDefault, lb.TopLevelDefault, nil,
 			fmt.Sprintf("`default` is written as {%q: null}; Stargate reads it as %q", m.Key, m.Key),
 			fmt.Sprintf("write \"default\": %q", m.Key))
 		name = &Value{Kind: KindString, Text: m.Key, Start: m.KeyStart}
@@ -220,19 +216,19 @@ func (c *checker) defaultField(v *Value) {
 	e.Algorithm, e.Parsed = a, true
 	if a.String() != name.Text {
 		e.Spelling = name.Text
-		c.deprecated(name.Start, "default", "default", e, name.Text)
+		c.deprecated(name.Start, lb.TopLevelDefault, lb.TopLevelDefault, e, name.Text)
 	}
 	ac := lb.DefaultAlgorithmConfig(a)
 	ac.Spelling = e.Spelling
 	e.Config = &ac
 	if a == lb.PulsarWaitAndWiden {
 		e.NoSLO = true
-		c.add(CodeNoSLO, v.Start, "default", "default", e,
+		c.add(CodeNoSLO, v.Start, lb.TopLevelDefault, lb.TopLevelDefault, e,
 			fmt.Sprintf("`default` is %s with no queue SLO: %s", algLabel(e), noSLOChange),
 			"`default` cannot hold fields: run `lcctl migrate` (pulsar target, or bounded model entries for listed models; M9)")
 	}
 	if a == lb.Pulsar || a == lb.PulsarWaitAndWiden {
-		c.add(CodeImplicitWeight, v.Start, "default", "default", e,
+		c.add(CodeImplicitWeight, v.Start, lb.TopLevelDefault, lb.TopLevelDefault, e,
 			fmt.Sprintf("`default` %s ranks clusters by max-input-tps (a string entry cannot set rendezvous_weight)", a),
 			"make sure Pylons report max_input_tps, or route models through a detailed entry with rendezvous_weight")
 	}
@@ -252,13 +248,13 @@ func (c *checker) modelsField(v *Value) {
 		if v.Kind == KindArray {
 			hint = "this looks like a function configuration (models as a list of model specs); an lb-config maps model IDs to entries, e.g. {\"models\": {\"my-model\": \"pulsar\"}}"
 		}
-		c.add(CodeModelsType, v.Start, "models", "models", nil,
+		c.add(CodeModelsType, v.Start, lb.TopLevelModels, lb.TopLevelModels, nil,
 			fmt.Sprintf("`models`: invalid type: %s, expected a map", v.describe()), hint)
 		return
 	}
 	_, last := winners(v)
 	for i, m := range v.Members {
-		path := keyPath("models", m.Key)
+		path := keyPath(lb.TopLevelModels, m.Key)
 		e := &Entry{Role: RoleModel, Path: path, Model: m.Key, Value: m.Value, Active: last[m.Key] == i}
 		e.Shadowed = !e.Active
 		if e.Shadowed {

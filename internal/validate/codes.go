@@ -103,7 +103,7 @@ var Registry = []CodeInfo{
 		"lcctl validate does-not-exist.json"},
 	{CodeSyntax, SeverityError, "V1", "not valid JSON or YAML",
 		"The bytes are not one JSON value by serde_json's rules (no BOM, comments, trailing commas or trailing characters; at most 127 nesting levels; numbers within f64 range), or not one YAML document. Binary data, invalid UTF-8 and empty files are reported here. The message contains serde_json's text (`EOF while parsing a value`, `trailing comma`, ...). `lcctl validate` exits 2.",
-		`{"models": {"m": "pulsar",}}`},
+		example(lb.TopLevelModels, `{"m": "pulsar",}`)},
 	{CodeTopLevelType, SeverityError, "V2", "top level is not an object",
 		"The top-level value must be an object, or serde's positional array form `[default, request_algorithms, models]` with at most 3 elements (warned by LC2020). Stargate: `invalid type: ..., expected struct LoadBalancerConfig`.",
 		`"power-of-n"`},
@@ -112,22 +112,22 @@ var Registry = []CodeInfo{
 		`{"Models": {}}`},
 	{CodeDuplicateTopLevel, SeverityError, "V4", "repeated top-level field",
 		"A top-level key appears twice (rule D1). Stargate: ``duplicate field `X` ``. The repeated value is not examined.",
-		`{"default": "power-of-n", "default": "random"}`},
+		example(lb.TopLevelDefault, `"power-of-n"`, lb.TopLevelDefault, `"random"`)},
 	{CodeDefault, SeverityError, "V5", "invalid `default`",
 		"`default` must be an algorithm name string (exact, case-sensitive; aliases allowed). The only object form Stargate reads is `{\"NAME\": null}`. Stargate: ``unknown variant `X`, expected one of ...`` or `expected value`.",
-		`{"default": "Pulsar"}`},
+		example(lb.TopLevelDefault, `"Pulsar"`)},
 	{CodeRequestAlgorithms, SeverityError, "V6", "invalid `request_algorithms`",
 		"A `request_algorithms` value is not an object, or one of its keys is not an algorithm name. Stargate: `invalid type: ..., expected a map` or ``unknown variant `X` ``.",
-		topLevel(`{%q: {"round_robin": "round-robin"}}`)},
+		example(raKey, `{"round_robin": "round-robin"}`)},
 	{CodeModelsType, SeverityError, "V7", "`models` is not an object",
 		"`models` must map model IDs to entries. Stargate: `invalid type: ..., expected a map`. A function-create config (whose `models` is an array) fails here.",
-		`{"models": []}`},
+		example(lb.TopLevelModels, `[]`)},
 	{CodeEntryType, SeverityError, "V8", "entry is neither a name nor an object",
 		"An entry under `models` or `request_algorithms` must be an algorithm name string or a detailed object. Stargate: `load-balancer model config must be an algorithm name or detailed config object`.",
-		`{"models": {"m": null}}`},
+		example(lb.TopLevelModels, `{"m": null}`)},
 	{CodeEntryName, SeverityError, "V9", "unknown algorithm name in a string entry",
 		"Names are exact and case-sensitive; `_` is not accepted in the file. Stargate: ``unknown variant `X`, expected one of ...``.",
-		`{"models": {"m": "power_of_n"}}`},
+		example(lb.TopLevelModels, `{"m": "power_of_n"}`)},
 	{CodeEntryAlgorithm, SeverityError, "V10", "detailed entry without a valid `algorithm`",
 		"A detailed object needs an `algorithm` key naming an algorithm. Stargate: ``missing field `algorithm` `` or ``unknown variant `X` ``.",
 		modelEntry("", lb.FieldSeed, `"x"`)},
@@ -157,7 +157,7 @@ var Registry = []CodeInfo{
 		modelEntry("random", lb.FieldSeed, `"x"`)},
 	{CodeKeyMismatch, SeverityError, "V19", "`request_algorithms` key and entry algorithm differ",
 		"An active `request_algorithms` entry (top level, or in a `models` entry) must configure the algorithm its key names, aliases resolved. Stargate (router construction): `request_algorithms key KEY does not match configured algorithm ALG`.",
-		topLevel(`{%q: {"pulsar": "pulsar-wait-and-widen"}}`)},
+		example(raKey, `{"pulsar": "pulsar-wait-and-widen"}`)},
 	{CodePWAWComparator, SeverityError, "V20", "`comparator` on an active pulsar-wait-and-widen entry",
 		"pulsar-wait-and-widen parses `comparator` and then refuses it when the router is built. Stargate: `comparator is not supported for pulsar-wait-and-widen`.",
 		modelEntry("pulsar-wait-and-widen", lb.FieldComparator, `"ttft"`)},
@@ -185,7 +185,7 @@ var Registry = []CodeInfo{
 
 	{CodeNoSLO, SeverityWarning, "W1", "no-SLO pulsar-wait-and-widen changes behaviour at the last-cluster upgrade",
 		"An active pulsar-wait-and-widen entry (or `default` naming it) lacks one or both queue-SLO bounds (M1). Today an eligible Pulsar rank-1 cluster wins at once with no capacity or queue check (M2); the last-cluster release removes that shortcut, so rank 1 then goes through queue admission with `max_queued` (default 0) and the affinity wait `cache_affinity_wait_ms` (default 0), and requests overflow as soon as rank 1 has no free engine slot (M3). Run `lcctl migrate` to bound the entry or switch it to pulsar.",
-		`{"models": {"m": "pulsar-wait-and-widen"}}`},
+		example(lb.TopLevelModels, `{"m": "pulsar-wait-and-widen"}`)},
 	{CodeHalfSLO, SeverityWarning, "W2", "only one queue-SLO bound",
 		"Exactly one of `max_queue_time_floor_ms`/`max_queue_time_ceil_ms` is set; the queue SLO needs both, so it has no effect.",
 		modelEntry("wait-and-widen", lb.FieldMaxQueueTimeFloorMs, `100`)},
@@ -194,7 +194,7 @@ var Registry = []CodeInfo{
 		modelEntry("wait-and-widen", lb.FieldMaxQueueTimeFloorMs, `500`, lb.FieldMaxQueueTimeCeilMs, `100`)},
 	{CodeDiscarded, SeverityWarning, "W4", "nested `request_algorithms` is discarded",
 		"A `request_algorithms` inside a `request_algorithms` entry is parsed and dropped; its entries are never key-checked or used.",
-		topLevel(`{%[1]q: {"random": {"algorithm": "random", %[1]q: {"pulsar": "pulsar"}}}}`)},
+		example(raKey, fmt.Sprintf(`{"random": {"algorithm": "random", %q: {"pulsar": "pulsar"}}}`, raKey))},
 	{CodeUnreachable, SeverityWarning, "W5", "`request_algorithms` entry no request can reach",
 		"A model-level key equal to the model's own algorithm, or a top-level key equal to `default` when every `models` entry uses that algorithm or has its own entry for it: `x-routing-method` resolves to the set's own config first (E3.1).",
 		modelEntry("pulsar", lb.FieldRequestAlgorithms, `{"pulsar": "pulsar"}`)},
@@ -221,13 +221,13 @@ var Registry = []CodeInfo{
 		modelEntry("pulsar-wait-and-widen", lb.FieldCacheAffinityWaitMs, `60000`, lb.FieldMaxQueued, `4`)},
 	{CodeDeprecatedName, SeverityWarning, "W14", "deprecated algorithm spelling",
 		"`power-of-two`, `powerOf2`, `powerOfN`, `powerof2`, `powerofn`, `groq-multiregion`, `pulsar-multiregion` are accepted aliases; use the canonical name Stargate prints.",
-		`{"default": "power-of-two"}`},
+		example(lb.TopLevelDefault, `"power-of-two"`)},
 	{CodeDuplicateKey, SeverityWarning, "W15", "duplicate key: an occurrence is ignored",
 		"A repeated key in `models`/`request_algorithms` (D2, also alias-equal keys), inside an entry (D3), or alias-equal keys of an entry's `request_algorithms` (D4): Stargate keeps one occurrence and silently ignores the other.",
-		`{"models": {"m": "pulsar", "m": "random"}}`},
+		example(lb.TopLevelModels, `{"m": "pulsar", "m": "random"}`)},
 	{CodeModelKeyBlank, SeverityWarning, "W16", "unreachable `models` key",
 		"The key is empty or has leading/trailing whitespace; `x-model` is trimmed and must be non-blank (H2), so no request matches it.",
-		`{"models": {" m": "pulsar"}}`},
+		example(lb.TopLevelModels, `{" m": "pulsar"}`)},
 	{CodeManyVirtualNodes, SeverityWarning, "W19", "`cache_affinity_virtual_nodes` above 1024",
 		"Ring memory grows with the count; routing expressions cap it at 1024.",
 		modelEntry("wait-and-widen", lb.FieldCacheAffinityVirtualNodes, `5000`)},
@@ -236,7 +236,7 @@ var Registry = []CodeInfo{
 		`["pulsar", {}, {}]`},
 	{CodeDefaultObjectForm, SeverityWarning, "", "`default` written as a one-key object",
 		"Stargate reads `{\"NAME\": null}` as `\"NAME\"` (serde_json's unit-variant form; lb-config.md open point 13). Write the string.",
-		`{"default": {"pulsar": null}}`},
+		example(lb.TopLevelDefault, `{"pulsar": null}`)},
 	{CodeEnumObjectForm, SeverityWarning, "", "`comparator` or `rendezvous_weight` written as a one-key object",
 		"Stargate reads `{\"NAME\": null}` (and `{\"NAME\": {}}`) as `\"NAME\"`: both fields are serde enums read from the entry's JSON value, which accepts the externally tagged unit-variant form. Write the string.",
 		modelEntry("power-of-n", lb.FieldComparator, `{"queue-time": null}`)},
@@ -252,7 +252,7 @@ var Registry = []CodeInfo{
 		"default: pulsar"},
 	{CodeImplicitWeight, SeverityInfo, "W18", "Pulsar weight left at `max-input-tps`",
 		"A pulsar or pulsar-wait-and-widen entry without an explicit `rendezvous_weight` ranks clusters by `max_input_tps`, which Pylons must report; string entries and `default` always use it.",
-		`{"models": {"m": "pulsar"}}`},
+		example(lb.TopLevelModels, `{"m": "pulsar"}`)},
 }
 
 var registryIndex = func() map[Code]CodeInfo {
@@ -278,19 +278,30 @@ func codeInfo(c Code) CodeInfo {
 	return CodeInfo{Code: c, Severity: SeverityError}
 }
 
-// modelEntry renders the example {"models": {"m": {"algorithm": alg,
-// NAME: VALUE, …}}} on one line (no algorithm key when alg is ""); fields
-// alternates lb registry rows and JSON value texts, so the examples follow
-// topLevel fills a diagnostic example's %q verbs with the request_algorithms
-// field's name from the lb registry, so the examples follow a rename.
-func topLevel(format string) string {
-	return fmt.Sprintf(format, lb.FieldRequestAlgorithms.Name)
+// example renders a diagnostic example: a top-level object whose members
+// alternate keys (lb.TopLevelDefault, the registry's request_algorithms,
+// lb.TopLevelModels; a key may repeat) and JSON value texts, on one line,
+// so the examples follow the names' one home.
+func example(members ...string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := 0; i+1 < len(members); i += 2 {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q: %s", members[i], members[i+1])
+	}
+	b.WriteByte('}')
+	return b.String()
 }
 
+// modelEntry renders the example {models: {"m": {"algorithm": alg,
+// NAME: VALUE, …}}} on one line (no algorithm key when alg is ""); fields
+// alternates lb registry rows and JSON value texts, so the examples follow
 // the registry's names.
 func modelEntry(alg string, fields ...any) string {
 	var b strings.Builder
-	b.WriteString(`{"models": {"m": {`)
+	b.WriteString(`{"m": {`)
 	sep := ""
 	if alg != "" {
 		fmt.Fprintf(&b, `"algorithm": %q`, alg)
@@ -300,6 +311,6 @@ func modelEntry(alg string, fields ...any) string {
 		fmt.Fprintf(&b, `%s%q: %s`, sep, fields[i].(*lb.Field).Name, fields[i+1])
 		sep = ", "
 	}
-	b.WriteString("}}}")
-	return b.String()
+	b.WriteString("}}")
+	return example(lb.TopLevelModels, b.String())
 }

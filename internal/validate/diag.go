@@ -53,8 +53,8 @@ type Diagnostic struct {
 	// Path is the JSON path of the value, e.g. `models["model-a"].max_queued`;
 	// "" for the whole document.
 	Path string `json:"path"`
-	// Field is the field or key the finding is about (max_queued,
-	// "default", a model ID), "" when none.
+	// Field is the field or key the finding is about (max_queued, the
+	// top-level default, a model ID), "" when none.
 	Field string `json:"field,omitempty"`
 	// Algorithm is the canonical algorithm of the entry involved, "" when
 	// none is known.

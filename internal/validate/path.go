@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/lcctl/lcctl/internal/lb"
 )
 
 // Paths name values the way operators read them (lb-config.md, issue 2):
@@ -30,7 +32,7 @@ func keyPath(path, key string) string {
 // lb-config maps (`models`, any `request_algorithms`) and as a field
 // otherwise. Used where the structure is not known yet (YAML conversion).
 func joinPath(path, key string) string {
-	if path == "models" || path == raKey || strings.HasSuffix(path, "."+raKey) {
+	if path == lb.TopLevelModels || path == raKey || strings.HasSuffix(path, "."+raKey) {
 		return keyPath(path, key)
 	}
 	return fieldPath(path, key)
