@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,7 @@ import (
 
 // explainOptions are the flags of `lcctl explain` (docs/explain.md).
 type explainOptions struct {
+	cmdInput
 	// DataKey keeps only the ConfigMap data entries with this key.
 	DataKey string
 	// ValuesKey is the key path of the lb-config in a Helm values file.
@@ -45,7 +47,83 @@ type explainOptions struct {
 	conn                                 connFlags
 	liveIn                               *explainLive
 
-	changed func(name string) bool
+	// derived names the flags the live sources filled (affinity-key
+	// from --session-id, last-cluster from --span or Olric), as if
+	// given; see changed.
+	derived map[string]bool
+	// Set by validate: --elapsed, --exclude and --first-classification
+	// parsed, and the other lb-config file of --compare config=FILE.
+	elapsed    time.Duration
+	exclude    []string
+	firstClass lb.SessionState
+	otherFile  string
+}
+
+// changed reports whether flag name was given or filled from a live
+// source (prepareExplainLive).
+func (o *explainOptions) changed(name string) bool { return o.flagGiven(name) || o.derived[name] }
+
+// validate checks the flags that need no input read: --case and what it
+// cannot be combined with, --check, --width, --config against
+// --algorithm-config, what reads standard input, and parses --elapsed,
+// --exclude, --first-classification and --compare. The request headers
+// are assembled by the run step, after --session-id, --span and --olric
+// have filled the affinity key and the last cluster.
+func (o *explainOptions) validate(*Env) error {
+	o.derived = nil
+	if o.Case != "" {
+		return o.validateCases()
+	}
+	if o.Check {
+		return Usagef("--check needs --case FILE")
+	}
+	// An explicit --width outside the range is refused (it used to be
+	// clamped silently while this message named the range); the
+	// terminal's width and $COLUMNS are still clamped, since nobody asked
+	// for them.
+	if o.Width < 0 || o.Width > 0 && (o.Width < explain.MinWidth || o.Width > explain.MaxWidth) {
+		return Usagef("--width %d: want a number of columns (%d–%d; 0 for the terminal's)", o.Width, explain.MinWidth, explain.MaxWidth)
+	}
+	if o.Config != "" && o.AlgorithmConfig != "" {
+		return Usagef("--config and --algorithm-config are exclusive")
+	}
+	if (o.Config == "-" || o.AlgorithmConfig == "-") && o.Snapshot == "-" {
+		return Usagef("--config and --snapshot cannot both read standard input")
+	}
+	if o.Compare == "config=-" {
+		for _, u := range []struct{ flag, file string }{{"--snapshot", o.Snapshot}, {"--config", o.Config}, {"--algorithm-config", o.AlgorithmConfig}} {
+			if u.file == "-" {
+				return Usagef("%s and --compare config=- cannot both read standard input", u.flag)
+			}
+		}
+	}
+	var err error
+	if o.elapsed, err = ParseElapsed(o.Elapsed); err != nil {
+		return UsageErr(err)
+	}
+	if o.exclude, err = ParseExcludeList(o.Exclude); err != nil {
+		return UsageErr(err)
+	}
+	o.firstClass = lb.SessionNone
+	if o.FirstClassification != "" {
+		s, ok := lb.ParseSessionState(o.FirstClassification)
+		if !ok {
+			return Usagef("--first-classification %q: want new, returning or stale", o.FirstClassification)
+		}
+		o.firstClass = s
+	}
+	o.otherFile = ""
+	switch {
+	case o.Compare == "" || o.Compare == "flag":
+	case strings.HasPrefix(o.Compare, "config="):
+		o.otherFile = strings.TrimPrefix(o.Compare, "config=")
+		if o.otherFile == "" {
+			return Usagef("--compare config=FILE: the file name is empty")
+		}
+	default:
+		return Usagef("--compare %q: want flag or config=FILE", o.Compare)
+	}
+	return nil
 }
 
 // headerFlags maps each convenience flag to the header it sets.
@@ -125,11 +203,8 @@ Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
   # Conformance cases ('lcctl docs formats'):
   lcctl explain --check --case cases.yaml`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.changed = cmd.Flags().Changed
-			return runExplain(cmd.Context(), o, env)
-		},
 	}
+	wireLeaf(cmd, env, o, runExplain)
 	f := cmd.Flags()
 	f.StringVar(&o.Config, "config", "", "lb-config `FILE` (JSON or YAML; validated first)")
 	addValuesKeyFlag(f, &o.ValuesKey, &o.DataKey)
@@ -167,19 +242,9 @@ Exit codes: 0 explained (whatever the outcome), 1 a --check mismatch,
 
 // runExplain is `lcctl explain`: it gathers the inputs, runs the engine
 // (explain_run.go) and renders the report (internal/explain).
-func runExplain(ctx context.Context, o *explainOptions, env *Env) error {
+func runExplain(ctx context.Context, env *Env, o *explainOptions) error {
 	if o.Case != "" {
 		return runExplainCases(o, env)
-	}
-	if o.Check {
-		return Usagef("--check needs --case FILE")
-	}
-	// An explicit --width outside the range is refused (it used to be
-	// clamped silently while this message named the range); the
-	// terminal's width and $COLUMNS are still clamped, since nobody asked
-	// for them.
-	if o.Width < 0 || o.Width > 0 && (o.Width < explain.MinWidth || o.Width > explain.MaxWidth) {
-		return Usagef("--width %d: want a number of columns (%d–%d; 0 for the terminal's)", o.Width, explain.MinWidth, explain.MaxWidth)
 	}
 	var err0 error
 	if o.liveIn, err0 = prepareExplainLive(ctx, o, env); err0 != nil {
@@ -203,19 +268,11 @@ func runExplain(ctx context.Context, o *explainOptions, env *Env) error {
 		notes = append([]string{modelNote}, notes...)
 	}
 	var other *lb.Config
-	otherFile := ""
-	switch {
-	case o.Compare == "" || o.Compare == "flag":
-	case strings.HasPrefix(o.Compare, "config="):
-		otherFile = strings.TrimPrefix(o.Compare, "config=")
-		if otherFile == "" {
-			return Usagef("--compare config=FILE: the file name is empty")
-		}
+	otherFile := o.otherFile
+	if otherFile != "" {
 		if other, err = loadExplainConfig(env, otherFile, o.ValuesKey, o.DataKey, in.algObject, in.req.Model); err != nil {
 			return err
 		}
-	default:
-		return Usagef("--compare %q: want flag or config=FILE", o.Compare)
 	}
 
 	rep := &explain.Report{Model: in.req.Model, Snapshot: explain.NewSnapshot(in.snap), Notes: notes}
@@ -324,25 +381,12 @@ func explainWidth(o *explainOptions, env *Env) int {
 // usage errors; a request Stargate would answer with 400 is not an error
 // here (it is explained as outcome error).
 func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string, error) {
-	if o.Config != "" && o.AlgorithmConfig != "" {
-		return nil, nil, Usagef("--config and --algorithm-config are exclusive")
-	}
 	if o.Snapshot == "" && (o.liveIn == nil || o.liveIn.snapYAML == nil) {
 		return nil, nil, Usagef("explain needs --case FILE, or --snapshot FILE (or the live sources --pylon, --prometheus) and a request (see lcctl explain --help)")
 	}
 	in := &explainInputs{configFile: o.Config}
 	if o.AlgorithmConfig != "" {
 		in.configFile, in.algObject = o.AlgorithmConfig, true
-	}
-	if in.configFile == "-" && o.Snapshot == "-" {
-		return nil, nil, Usagef("--config and --snapshot cannot both read standard input")
-	}
-	if o.Compare == "config=-" {
-		for _, u := range []struct{ flag, file string }{{"--snapshot", o.Snapshot}, {"--config", o.Config}, {"--algorithm-config", o.AlgorithmConfig}} {
-			if u.file == "-" {
-				return nil, nil, Usagef("%s and --compare config=- cannot both read standard input", u.flag)
-			}
-		}
 	}
 	var notes []string
 	var hs HeaderLines
@@ -354,7 +398,7 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 		hs = append(hs, h)
 	}
 	for _, hf := range headerFlags {
-		if o.changed == nil || !o.changed(hf.flag) {
+		if !o.changed(hf.flag) {
 			continue
 		}
 		if hs.Count(hf.header) > 0 {
@@ -407,22 +451,11 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 	if l := len(req.LastClusterID); l > 256 {
 		notes = append(notes, fmt.Sprintf("x-stargate-last-cluster-id is %d bytes; the gateway stores ids of at most 256 bytes", l))
 	}
-	elapsed, err := ParseElapsed(o.Elapsed)
-	if err != nil {
-		return nil, nil, UsageErr(err)
-	}
-	req.Elapsed = elapsed
-	excl, err := ParseExcludeList(o.Exclude)
-	if err != nil {
-		return nil, nil, UsageErr(err)
-	}
+	req.Elapsed = o.elapsed
+	excl := o.exclude
 	req.ExcludedClusterIDs = excl
 	if o.FirstClassification != "" {
-		s, ok := lb.ParseSessionState(o.FirstClassification)
-		if !ok {
-			return nil, nil, Usagef("--first-classification %q: want new, returning or stale", o.FirstClassification)
-		}
-		req.FirstClassification = s
+		req.FirstClassification = o.firstClass
 	}
 	in.req = req
 	in.headers = hs

@@ -66,23 +66,29 @@ type decisionSummary struct {
 	NotCandidates []string `json:"not_candidates,omitempty"`
 }
 
+// validateCases refuses the explain flags --case cannot be combined with
+// (explainOptions.validate).
+func (o *explainOptions) validateCases() error {
+	for _, f := range []string{"config", "algorithm-config", "snapshot", "header", "elapsed", "exclude",
+		"first-classification", "compare", "timeline"} {
+		if o.changed(f) {
+			return Usagef("--case takes config, request and snapshot from the case file; --%s cannot be combined with it", f)
+		}
+	}
+	for _, hf := range headerFlags {
+		if o.changed(hf.flag) {
+			return Usagef("--case takes the request from the case file; --%s cannot be combined with it", hf.flag)
+		}
+	}
+	return nil
+}
+
 // runExplainCases is `lcctl explain --case FILE [--check]`: every case of a
 // conformance file (formats.md) evaluated by internal/conformance, printed
 // per case; with --check a case whose expect block does not hold makes the
 // exit status 1. The request, snapshot and config come from the file, so
 // the other explain inputs cannot be combined with --case.
 func runExplainCases(o *explainOptions, env *Env) error {
-	for _, f := range []string{"config", "algorithm-config", "snapshot", "header", "elapsed", "exclude",
-		"first-classification", "compare", "timeline"} {
-		if o.changed != nil && o.changed(f) {
-			return Usagef("--case takes config, request and snapshot from the case file; --%s cannot be combined with it", f)
-		}
-	}
-	for _, hf := range headerFlags {
-		if o.changed != nil && o.changed(hf.flag) {
-			return Usagef("--case takes the request from the case file; --%s cannot be combined with it", hf.flag)
-		}
-	}
 	name := o.Case
 	data, err := readInput(env, name, caseInputLimit)
 	if err != nil {

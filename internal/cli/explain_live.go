@@ -36,7 +36,7 @@ func registerExplainLive(o *explainOptions, fs interface {
 
 // usesLive reports whether any session, Olric or live flag was given.
 func (o *explainOptions) usesLive() bool {
-	return o.SessionID != "" || o.Source != "" || o.live.given() || o.live.span != "" || o.conn.flags.Changed("olric") || o.PreviousRequestID != ""
+	return o.SessionID != "" || o.Source != "" || o.live.given() || o.live.span != "" || o.flagGiven("olric") || o.PreviousRequestID != ""
 }
 
 // prepareExplainLive derives the affinity key from --session-id, looks
@@ -51,10 +51,9 @@ func prepareExplainLive(ctx context.Context, o *explainOptions, env *Env) (*expl
 	if o.AlgorithmConfig != "" {
 		lv.prov.Config = o.AlgorithmConfig
 	}
-	changed := o.changed
 	set := map[string]bool{}
-	o.changed = func(name string) bool { return set[name] || (changed != nil && changed(name)) }
-	given := func(name string) bool { return changed != nil && changed(name) }
+	o.derived = set
+	given := o.flagGiven
 
 	// The session's cache affinity key (live-snapshot.md §6).
 	switch {
@@ -103,7 +102,7 @@ func prepareExplainLive(ctx context.Context, o *explainOptions, env *Env) (*expl
 	// The last cluster: --last-cluster, the previous request's span, or
 	// Olric.
 	past := o.live.at != ""
-	olric := o.conn.flags.Changed("olric")
+	olric := o.flagGiven("olric")
 	switch {
 	case given("last-cluster"):
 		lv.prov.LastCluster = explain.LastClusterSource{From: "flag", Cluster: o.LastCluster}

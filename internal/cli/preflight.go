@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/lcctl/lcctl/internal/checks"
 	"github.com/lcctl/lcctl/internal/gateway"
 	"github.com/lcctl/lcctl/internal/metrics"
 	"github.com/lcctl/lcctl/internal/preflight"
+	"github.com/lcctl/lcctl/internal/store"
 	"github.com/lcctl/lcctl/internal/validate"
 )
 
 // preflightOptions are the flags of `lcctl preflight`.
 type preflightOptions struct {
+	cmdInput
 	Stage           int
 	Config          string
 	GatewayEnv      string
@@ -32,14 +33,102 @@ type preflightOptions struct {
 	Strict          bool
 	// Wait re-runs the checklist until it passes (watch.go).
 	Wait waitOptions
+	// conn are the Olric connection flags of lcctl store; olric is the
+	// store.Options they give, set by validate when an address is given
+	// (olricGiven).
+	conn       *connFlags
+	olric      store.Options
+	olricGiven bool
+	// storeDMap is --dmap as given ("" when not), before conn.options
+	// resolves it.
+	storeDMap string
+}
+
+// validate checks the flags: --stage (required, 1-3), no input given an
+// empty value, what reads standard input, the wait and scrape settings,
+// the Olric connection, and that something is to be checked.
+func (opts *preflightOptions) validate(env *Env) error {
+	if !opts.flagGiven("stage") {
+		return Usagef("--stage is required: 1, 2 or 3")
+	}
+	// An input option given an empty value is an unset variable
+	// in a script, not a wish to skip its checks: refuse it
+	// rather than pass with those checks skipped.
+	for _, in := range []struct {
+		name string
+		vals []string
+	}{
+		{"config", []string{opts.Config}}, {"gateway-env", []string{opts.GatewayEnv}}, {"gateway-values", opts.GatewayValues},
+		{"stargate-metrics", []string{opts.StargateMetrics}}, {"gateway-metrics", []string{opts.GatewayMetrics}},
+	} {
+		if !opts.flagGiven(in.name) {
+			continue
+		}
+		for _, v := range in.vals {
+			if strings.TrimSpace(v) == "" {
+				return Usagef("--%s is empty (an unset variable?): give a file, a URL or -, or leave the option out", in.name)
+			}
+		}
+	}
+	if opts.Wait.Wait {
+		if slices.Contains(append([]string{opts.Config, opts.GatewayEnv, opts.StargateMetrics, opts.GatewayMetrics}, opts.GatewayValues...), "-") {
+			return Usagef("--wait runs the checks again: standard input (-) can be read only once; give files or URLs")
+		}
+		if opts.Wait.Timeout <= 0 || opts.Wait.Interval <= 0 {
+			return Usagef("--wait-timeout and --wait-interval must be positive")
+		}
+	}
+	if opts.Stage < 1 || opts.Stage > 3 {
+		return Usagef("--stage must be 1, 2 or 3")
+	}
+	if opts.GatewayEnv != "" && len(opts.GatewayValues) > 0 {
+		return Usagef("--gateway-env and --gateway-values are mutually exclusive")
+	}
+	if opts.Timeout <= 0 {
+		return Usagef("--timeout must be positive")
+	}
+	stdinUsers := 0
+	for _, s := range append([]string{opts.Config, opts.GatewayEnv, opts.StargateMetrics, opts.GatewayMetrics}, opts.GatewayValues...) {
+		if s == "-" {
+			stdinUsers++
+		}
+	}
+	if stdinUsers > 1 {
+		return Usagef("only one input can be standard input (-)")
+	}
+	if err := checkIntervalSources(opts.Interval, opts.StargateMetrics, opts.GatewayMetrics); err != nil {
+		return err
+	}
+	// Olric: the connection flags of lcctl store; no address skips the
+	// olric.* checks instead of failing. An explicitly empty --olric skips
+	// them too, even with $LCCTL_OLRIC_ADDRS set.
+	conn := opts.conn
+	opts.storeDMap = conn.dmap
+	addrs := conn.addrs
+	if addrs == "" && !conn.explicitlyEmpty("olric", conn.addrs) {
+		addrs = env.Streams.Env(EnvOlricAddrs)
+	}
+	opts.olricGiven = strings.TrimSpace(addrs) != ""
+	if opts.olricGiven {
+		o, err := conn.options(env)
+		if err != nil {
+			return err
+		}
+		opts.olric = o
+	}
+	if opts.Config == "" && opts.GatewayEnv == "" && len(opts.GatewayValues) == 0 && opts.StargateMetrics == "" && opts.GatewayMetrics == "" && !opts.olricGiven {
+		// Every check would be skipped and the run would pass.
+		return Usagef("nothing to check: give at least one of --config, --gateway-env or --gateway-values, --olric, --stargate-metrics, --gateway-metrics")
+	}
+	return nil
 }
 
 // httpClient is the client metrics URLs are fetched with (tests swap it).
 var httpClient = http.DefaultClient
 
 func newPreflightCommand(env *Env) *cobra.Command {
-	opts := &preflightOptions{StargatePrefix: metrics.DefaultStargatePrefix, Timeout: metrics.DefaultTimeout}
 	conn := &connFlags{}
+	opts := &preflightOptions{StargatePrefix: metrics.DefaultStargatePrefix, Timeout: metrics.DefaultTimeout, conn: conn}
 	cmd := &cobra.Command{
 		Use:   "preflight --stage 1|2|3 [inputs]",
 		Short: "Run the rollout checklist of a last-cluster affinity stage",
@@ -73,37 +162,8 @@ Exit codes: 0 no check failed; 1 a check failed (or warned, with --strict);
       --stargate-metrics http://llm-request-router:9090/metrics --interval 60s
   lcctl preflight --stage 2 --olric llm-api-gateway:3320 --wait --wait-timeout 10m   # in a rollout script`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("stage") {
-				return Usagef("--stage is required: 1, 2 or 3")
-			}
-			// An input option given an empty value is an unset variable
-			// in a script, not a wish to skip its checks: refuse it
-			// rather than pass with those checks skipped.
-			for _, name := range []string{"config", "gateway-env", "gateway-values", "stargate-metrics", "gateway-metrics"} {
-				fl := cmd.Flags().Lookup(name)
-				if !fl.Changed {
-					continue
-				}
-				vals := []string{fl.Value.String()}
-				if sv, ok := fl.Value.(pflag.SliceValue); ok {
-					vals = sv.GetSlice()
-				}
-				for _, v := range vals {
-					if strings.TrimSpace(v) == "" {
-						return Usagef("--%s is empty (an unset variable?): give a file, a URL or -, or leave the option out", name)
-					}
-				}
-			}
-			if opts.Wait.Wait {
-				if slices.Contains(append([]string{opts.Config, opts.GatewayEnv, opts.StargateMetrics, opts.GatewayMetrics}, opts.GatewayValues...), "-") {
-					return Usagef("--wait runs the checks again: standard input (-) can be read only once; give files or URLs")
-				}
-				return runPreflightWait(cmd.Context(), env, func(ctx context.Context, e *Env) error { return runPreflight(ctx, e, opts, conn) }, opts.Wait)
-			}
-			return runPreflight(cmd.Context(), env, opts, conn)
-		},
 	}
+	wireLeaf(cmd, env, opts, runPreflight)
 	f := cmd.Flags()
 	f.IntVar(&opts.Stage, "stage", 0, "rollout stage to check: 1, 2 or 3 (required)")
 	f.StringVar(&opts.Config, "config", "", "Stargate lb-config file (JSON or YAML; - for stdin)")
@@ -121,48 +181,21 @@ Exit codes: 0 no check failed; 1 a check failed (or warned, with --strict);
 	return cmd
 }
 
-func runPreflight(ctx context.Context, env *Env, opts *preflightOptions, conn *connFlags) error {
-	if opts.Stage < 1 || opts.Stage > 3 {
-		return Usagef("--stage must be 1, 2 or 3")
+// runPreflight runs the checklist of the validated options, with --wait
+// until it passes (runPreflightWait).
+func runPreflight(ctx context.Context, env *Env, opts *preflightOptions) error {
+	if opts.Wait.Wait {
+		return runPreflightWait(ctx, env, func(ctx context.Context, e *Env) error { return runPreflightOnce(ctx, e, opts) }, opts.Wait)
 	}
-	if opts.GatewayEnv != "" && len(opts.GatewayValues) > 0 {
-		return Usagef("--gateway-env and --gateway-values are mutually exclusive")
-	}
-	if opts.Timeout <= 0 {
-		return Usagef("--timeout must be positive")
-	}
-	stdinUsers := 0
-	for _, s := range append([]string{opts.Config, opts.GatewayEnv, opts.StargateMetrics, opts.GatewayMetrics}, opts.GatewayValues...) {
-		if s == "-" {
-			stdinUsers++
-		}
-	}
-	if stdinUsers > 1 {
-		return Usagef("only one input can be standard input (-)")
-	}
-	if err := checkIntervalSources(opts.Interval, opts.StargateMetrics, opts.GatewayMetrics); err != nil {
-		return err
-	}
-	in := preflight.Inputs{Stage: opts.Stage, StoreDMap: conn.dmap, StargatePrefix: opts.StargatePrefix}
-	// Olric: the connection flags of lcctl store; no address skips the
-	// olric.* checks instead of failing. An explicitly empty --olric skips
-	// them too, even with $LCCTL_OLRIC_ADDRS set.
-	addrs := conn.addrs
-	if addrs == "" && !conn.explicitlyEmpty("olric", conn.addrs) {
-		addrs = env.Streams.Env(EnvOlricAddrs)
-	}
-	if strings.TrimSpace(addrs) != "" {
-		o, err := conn.options(env)
-		if err != nil {
-			return err
-		}
-		in.OlricAddrs = o.Addrs
-		in.Prober = preflight.StoreProber{Options: o}
-	}
+	return runPreflightOnce(ctx, env, opts)
+}
 
-	if opts.Config == "" && opts.GatewayEnv == "" && len(opts.GatewayValues) == 0 && opts.StargateMetrics == "" && opts.GatewayMetrics == "" && len(in.OlricAddrs) == 0 {
-		// Every check would be skipped and the run would pass.
-		return Usagef("nothing to check: give at least one of --config, --gateway-env or --gateway-values, --olric, --stargate-metrics, --gateway-metrics")
+// runPreflightOnce runs the checklist once.
+func runPreflightOnce(ctx context.Context, env *Env, opts *preflightOptions) error {
+	in := preflight.Inputs{Stage: opts.Stage, StoreDMap: opts.storeDMap, StargatePrefix: opts.StargatePrefix}
+	if opts.olricGiven {
+		in.OlricAddrs = opts.olric.Addrs
+		in.Prober = preflight.StoreProber{Options: opts.olric}
 	}
 	if opts.Stage == 1 && len(in.OlricAddrs) > 0 {
 		fmt.Fprintf(env.Err, "lcctl: note: the Olric checks start at stage 2 (the gateway store); --olric is not used at stage 1\n")

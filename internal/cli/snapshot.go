@@ -50,49 +50,66 @@ func (f *liveFlags) register(fs *pflag.FlagSet, withRequestID bool) {
 // given reports whether a live metrics source was named.
 func (f *liveFlags) given() bool { return f.prometheus != "" || len(f.pylons) > 0 }
 
-// build reads the live sources for model. *live.Error values become exit
-// 2 (unusable input) or 1 (unreachable source); flag errors exit 2.
+// build checks the flags (liveFlags.options) and reads the live sources
+// for model.
 func (f *liveFlags) build(ctx context.Context, env *Env, model string, span *live.Span) (*live.Snapshot, error) {
+	o, err := f.options(model)
+	if err != nil {
+		return nil, err
+	}
+	return f.buildWith(ctx, env, o, span)
+}
+
+// options checks the live-source flags (usage errors) and turns them into
+// the live.Options for model, without the overlay and the span.
+func (f *liveFlags) options(model string) (live.Options, error) {
 	o := live.Options{Model: model, Prefix: f.metricPrefix, Router: f.router, Lookback: f.lookback, Timeout: f.timeout,
 		Prometheus: live.Prometheus{URL: f.prometheus, ClusterLabel: f.clusterLabel, BackendLabel: f.backendLabel, Selector: f.selector}}
 	agg, err := live.ParseAggregation(f.aggregation)
 	if err != nil {
-		return nil, UsageErr(err)
+		return o, UsageErr(err)
 	}
 	o.Aggregation = agg
 	if f.timeout <= 0 {
-		return nil, Usagef("--source-timeout %s: want a positive duration, e.g. 10s", f.timeout)
+		return o, Usagef("--source-timeout %s: want a positive duration, e.g. 10s", f.timeout)
 	}
 	if f.lookback <= 0 {
-		return nil, Usagef("--lookback %s: want a positive duration, e.g. 5m", f.lookback)
+		return o, Usagef("--lookback %s: want a positive duration, e.g. 5m", f.lookback)
 	}
 	if f.at != "" {
 		if f.prometheus == "" {
-			return nil, Usagef("--at needs --prometheus (a Pylon's /metrics page shows only the present)")
+			return o, Usagef("--at needs --prometheus (a Pylon's /metrics page shows only the present)")
 		}
 		t, err := live.ParseTime(f.at)
 		if err != nil {
-			return nil, UsageErr(err)
+			return o, UsageErr(err)
 		}
 		if now := time.Now(); t.After(now.Add(live.MaxClockSkew)) {
-			return nil, Usagef("--at %q is in the future (%s after this machine's clock; up to %s of clock skew is allowed)", f.at, t.Sub(now).Round(time.Second), live.MaxClockSkew)
+			return o, Usagef("--at %q is in the future (%s after this machine's clock; up to %s of clock skew is allowed)", f.at, t.Sub(now).Round(time.Second), live.MaxClockSkew)
 		}
 		o.At = t
 	}
 	if f.prometheus == "" {
 		for _, n := range []string{"cluster-label", "selector"} {
 			if (n == "cluster-label" && f.clusterLabel != "") || (n == "selector" && f.selector != "") {
-				return nil, Usagef("--%s needs --prometheus", n)
+				return o, Usagef("--%s needs --prometheus", n)
 			}
 		}
 	}
 	for _, p := range f.pylons {
 		t, err := live.ParsePylonFlag(p)
 		if err != nil {
-			return nil, UsageErr(err)
+			return o, UsageErr(err)
 		}
 		o.Pylons = append(o.Pylons, t)
 	}
+	return o, nil
+}
+
+// buildWith reads the overlay and the live sources with options o (from
+// options). *live.Error values become exit 2 (unusable input) or 1
+// (unreachable source).
+func (f *liveFlags) buildWith(ctx context.Context, env *Env, o live.Options, span *live.Span) (*live.Snapshot, error) {
 	if f.overlay != "" {
 		data, err := readInput(env, f.overlay, live.MaxOverlayBytes+1)
 		if err != nil {
@@ -122,8 +139,27 @@ func liveErr(err error) error {
 }
 
 type snapshotOptions struct {
+	cmdInput
 	live  liveFlags
 	model string
+	// sources are the live-source flags checked, set by validate.
+	sources live.Options
+}
+
+// validate checks --model, that a live source is named, --request-id
+// against --span, and the live-source flags (liveFlags.options).
+func (o *snapshotOptions) validate(*Env) (err error) {
+	if strings.TrimSpace(o.model) == "" {
+		return Usagef("--model is required: the routed model, as Pylon labels its series")
+	}
+	if !o.live.given() {
+		return Usagef("no live source: give --pylon CLUSTER=URL (repeatable) or --prometheus URL --cluster-label LABEL")
+	}
+	if o.live.requestID != nil && *o.live.requestID != "" && o.live.span == "" {
+		return Usagef("--request-id selects a span: give --span FILE too")
+	}
+	o.sources, err = o.live.options(o.model)
+	return err
 }
 
 func newSnapshotCommand(env *Env) *cobra.Command {
@@ -159,10 +195,8 @@ request).`,
   lcctl snapshot --model company/model --prometheus http://prometheus:9090 --cluster-label cluster \
     --selector 'namespace="fn-1"' --at "$(date -u -d '10 min ago' +%s)"`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runSnapshot(cmd.Context(), env, o)
-		},
 	}
+	wireLeaf(cmd, env, o, runSnapshot)
 	f := cmd.Flags()
 	f.StringVar(&o.model, "model", "", "the routed model `NAME` (Pylon's model label)")
 	o.live.register(f, true)
@@ -170,21 +204,18 @@ request).`,
 	return cmd
 }
 
+// runSnapshot reads the span and the live sources of the validated
+// options and prints the snapshot.
 func runSnapshot(ctx context.Context, env *Env, o *snapshotOptions) error {
-	if strings.TrimSpace(o.model) == "" {
-		return Usagef("--model is required: the routed model, as Pylon labels its series")
+	requestID := ""
+	if o.live.requestID != nil {
+		requestID = *o.live.requestID
 	}
-	if !o.live.given() {
-		return Usagef("no live source: give --pylon CLUSTER=URL (repeatable) or --prometheus URL --cluster-label LABEL")
-	}
-	if *o.live.requestID != "" && o.live.span == "" {
-		return Usagef("--request-id selects a span: give --span FILE too")
-	}
-	sp, err := o.live.loadSpan(env, *o.live.requestID)
+	sp, err := o.live.loadSpan(env, requestID)
 	if err != nil {
 		return err
 	}
-	s, err := o.live.build(ctx, env, o.model, sp)
+	s, err := o.live.buildWith(ctx, env, o.sources, sp)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,8 @@ import (
 
 // validateOptions are the flags of `lcctl validate`.
 type validateOptions struct {
+	// cmdInput's args are the FILE arguments.
+	cmdInput
 	// Strict makes warnings fail the run (exit 1).
 	Strict bool
 	// InputFormat is auto, json or yaml.
@@ -34,6 +36,46 @@ type validateOptions struct {
 	DataKey string
 	// ValuesKey is the key path of the lb-config in a Helm values file.
 	ValuesKey string
+	// format is InputFormat checked (FormatUnknown for auto), set by
+	// validate.
+	format validate.Format
+}
+
+// validate checks --fail-on, --input-format and the FILE arguments (at
+// most one "-", no empty one).
+func (o *validateOptions) validate(*Env) error {
+	if o.flagGiven("fail-on") && len(o.FailOn) == 0 {
+		// --fail-on "$CODES" with CODES unset would turn the
+		// gate off without a word.
+		return Usagef("--fail-on is empty (an unset variable?): give one or more codes, e.g. --fail-on LC2001")
+	}
+	if err := o.parseFailOn(); err != nil {
+		return err
+	}
+	switch o.InputFormat {
+	case "auto":
+		o.format = validate.FormatUnknown
+	case "json":
+		o.format = validate.FormatJSON
+	case "yaml":
+		o.format = validate.FormatYAML
+	default:
+		return Usagef("invalid --input-format %q: want auto, json or yaml", o.InputFormat)
+	}
+	stdin := 0
+	for _, a := range o.args {
+		switch a {
+		case "-":
+			stdin++
+		case "":
+			// validate.File would take "" for standard input.
+			return Usagef("empty FILE argument: give a file, a directory or - for standard input")
+		}
+	}
+	if stdin > 1 {
+		return Usagef("standard input (-) can be given only once")
+	}
+	return nil
 }
 
 // fails reports whether a file's findings fail the run: an error, a
@@ -106,15 +148,8 @@ not JSON/YAML.`,
   helm template router ./chart | lcctl validate -
   lcctl validate --values-key router.lbConfig values-prod.yaml`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().Changed("fail-on") && len(opts.FailOn) == 0 {
-				// --fail-on "$CODES" with CODES unset would turn the
-				// gate off without a word.
-				return Usagef("--fail-on is empty (an unset variable?): give one or more codes, e.g. --fail-on LC2001")
-			}
-			return runValidate(cmd.Context(), env, opts, args)
-		},
 	}
+	wireLeaf(cmd, env, opts, runValidate)
 	f := cmd.Flags()
 	f.BoolVar(&opts.Strict, "strict", false, "fail (exit 1) on warnings too")
 	f.StringVar(&opts.InputFormat, "input-format", "auto", "how to read the files: auto (by extension, then first byte), json or yaml")
@@ -193,33 +228,9 @@ type validateDiagnostic struct {
 	Hint      string `json:"hint"`
 }
 
-func runValidate(_ context.Context, env *Env, opts *validateOptions, args []string) error {
-	if err := opts.parseFailOn(); err != nil {
-		return err
-	}
-	var format validate.Format
-	switch opts.InputFormat {
-	case "auto":
-	case "json":
-		format = validate.FormatJSON
-	case "yaml":
-		format = validate.FormatYAML
-	default:
-		return Usagef("invalid --input-format %q: want auto, json or yaml", opts.InputFormat)
-	}
-	stdin := 0
-	for _, a := range args {
-		switch a {
-		case "-":
-			stdin++
-		case "":
-			// validate.File would take "" for standard input.
-			return Usagef("empty FILE argument: give a file, a directory or - for standard input")
-		}
-	}
-	if stdin > 1 {
-		return Usagef("standard input (-) can be given only once")
-	}
+// runValidate checks the files of the validated options and reports.
+func runValidate(_ context.Context, env *Env, opts *validateOptions) error {
+	args, format := opts.args, opts.format
 	exts := []string{".json", ".yaml", ".yml"}
 	files, err := expandInputs(args, exts)
 	if err != nil {
