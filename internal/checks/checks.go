@@ -89,7 +89,7 @@ func Skip(id, title, reason string) Result {
 func (r Result) WithSubject(subject string) Result {
 	r.Subject = subject
 	if subject != "" {
-		r.Title = fmt.Sprintf("%s [%s]", r.Title, subject)
+		r.Title = r.Title + " [" + subject + "]"
 	}
 	return r
 }
@@ -150,19 +150,25 @@ func (r *Report) Results() []Result {
 // Summary counts the report's results by status.
 func (r *Report) Summary() Summary {
 	var s Summary
-	for _, res := range r.Results() {
-		switch res.Status {
-		case StatusOK:
-			s.OK++
-		case StatusWarn:
-			s.Warn++
-		case StatusFail:
-			s.Fail++
-		case StatusSkip:
-			s.Skip++
+	for _, g := range r.Groups {
+		for i := range g.Checks {
+			s.add(g.Checks[i].Status)
 		}
 	}
 	return s
+}
+
+func (s *Summary) add(status Status) {
+	switch status {
+	case StatusOK:
+		s.OK++
+	case StatusWarn:
+		s.Warn++
+	case StatusFail:
+		s.Fail++
+	case StatusSkip:
+		s.Skip++
+	}
 }
 
 // Failed reports whether any result failed, or, when strict is true, any

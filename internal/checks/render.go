@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/lcctl/lcctl/internal/plural"
@@ -111,10 +112,11 @@ func RenderText(w io.Writer, st *ui.Styles, r *Report) error {
 		ew.printf("%s\n%s\n", header(g.Name), strings.Repeat("-", len([]rune(g.Name))))
 		for _, it := range textItems(g.Checks) {
 			if it.folded == nil {
-				printResult(it.res, it.res.Reason, it.res.Details, it.res.Hint)
+				res := g.Checks[it.res]
+				printResult(res, res.Reason, res.Details, res.Hint)
 				continue
 			}
-			printResult(foldedLine(it.folded, it.shown))
+			printResult(foldedLine(g.Checks, it.folded, it.shown))
 		}
 	}
 	s := r.Summary()
@@ -136,12 +138,13 @@ func RenderText(w io.Writer, st *ui.Styles, r *Report) error {
 	return ew.err
 }
 
-// textItem is one entry of a group's text form: a result, or (folded
-// non-nil) several results of one check and status printed as one line,
-// shown being how many of that check and status were printed before it.
+// textItem is one entry of a group's text form: the result at index res,
+// or (folded non-nil) the results at those indices, of one check and
+// status, printed as one line, shown being how many of that check and
+// status were printed before it.
 type textItem struct {
-	res    Result
-	folded []Result
+	res    int
+	folded []int
 	shown  int
 }
 
@@ -149,50 +152,56 @@ type textItem struct {
 // MaxTextResults). A group in which no check has more than MaxTextResults
 // results of one status with a subject is returned as it is, in run order.
 func textItems(rs []Result) []textItem {
+	// A group has a handful of check ids: a slice, searched linearly, is
+	// cheaper than a map for 400,000 results.
 	type bucket struct {
 		id     string
 		status Status
+		n      int
 	}
-	counts := map[bucket]int{}
+	var buckets []bucket
+	var ids []string
 	fold := false
-	for _, res := range rs {
+	for i := range rs {
+		res := &rs[i]
+		if !slices.Contains(ids, res.ID) {
+			ids = append(ids, res.ID)
+		}
 		if res.Subject == "" {
 			continue
 		}
-		b := bucket{res.ID, res.Status}
-		counts[b]++
-		fold = fold || counts[b] > MaxTextResults
+		j := slices.IndexFunc(buckets, func(b bucket) bool { return b.id == res.ID && b.status == res.Status })
+		if j < 0 {
+			buckets = append(buckets, bucket{id: res.ID, status: res.Status})
+			j = len(buckets) - 1
+		}
+		buckets[j].n++
+		fold = fold || buckets[j].n > MaxTextResults
 	}
-	items := make([]textItem, 0, min(len(rs), 64))
 	if !fold {
-		for _, res := range rs {
-			items = append(items, textItem{res: res})
+		items := make([]textItem, len(rs))
+		for i := range rs {
+			items[i] = textItem{res: i}
 		}
 		return items
 	}
-	var ids []string
-	byID := map[string][]Result{}
-	for _, res := range rs {
-		if _, ok := byID[res.ID]; !ok {
-			ids = append(ids, res.ID)
-		}
-		byID[res.ID] = append(byID[res.ID], res)
-	}
+	var items []textItem
 	for _, id := range ids {
 		for _, status := range []Status{StatusFail, StatusWarn, StatusOK, StatusSkip} {
-			many := counts[bucket{id, status}] > MaxTextResults
+			many := slices.ContainsFunc(buckets, func(b bucket) bool { return b.id == id && b.status == status && b.n > MaxTextResults })
 			shown := 0
-			var folded []Result
-			for _, res := range byID[id] {
+			var folded []int
+			for i := range rs {
+				res := &rs[i]
 				switch {
-				case res.Status != status:
+				case res.Status != status || res.ID != id:
 				case res.Subject == "" || !many:
-					items = append(items, textItem{res: res})
+					items = append(items, textItem{res: i})
 				case (status == StatusFail || status == StatusWarn) && shown < MaxTextResults:
-					items = append(items, textItem{res: res})
+					items = append(items, textItem{res: i})
 					shown++
 				default:
-					folded = append(folded, res)
+					folded = append(folded, i)
 				}
 			}
 			if len(folded) > 0 {
@@ -207,35 +216,35 @@ func textItems(rs []Result) []textItem {
 // one check and status (shown of them printed before), with its reason,
 // details and hint lines: a reason or hint shared by every folded result
 // is kept, the others are left to -o json.
-func foldedLine(rs []Result, shown int) (Result, string, []string, string) {
-	head := rs[0]
+func foldedLine(all []Result, folded []int, shown int) (Result, string, []string, string) {
+	head := all[folded[0]]
 	title := strings.TrimSuffix(head.Title, " ["+head.Subject+"]")
 	names := make([]string, 0, foldedSubjects+1)
-	for _, res := range rs[:min(len(rs), foldedSubjects)] {
-		names = append(names, res.Subject)
+	for _, i := range folded[:min(len(folded), foldedSubjects)] {
+		names = append(names, all[i].Subject)
 	}
-	if len(rs) > foldedSubjects {
+	if len(folded) > foldedSubjects {
 		names = append(names, "…")
 	}
 	more := ""
 	if shown > 0 {
 		more = "more "
 	}
-	head.Title = fmt.Sprintf("%s [%d %smodels: %s]", title, len(rs), more, strings.Join(names, ", "))
+	head.Title = fmt.Sprintf("%s [%d %smodels: %s]", title, len(folded), more, strings.Join(names, ", "))
 	reason, hint := head.Reason, head.Hint
-	for _, res := range rs[1:] {
-		if res.Reason != reason {
+	for _, i := range folded[1:] {
+		if all[i].Reason != reason {
 			reason = ""
 		}
-		if res.Hint != hint {
+		if all[i].Hint != hint {
 			hint = ""
 		}
 	}
 	if reason != "" {
-		reason += fmt.Sprintf(" (all %d)", len(rs))
+		reason += fmt.Sprintf(" (all %d)", len(folded))
 	}
 	what := map[Status]string{StatusOK: "passed", StatusFail: "failed", StatusWarn: "warned", StatusSkip: "skipped"}[head.Status]
-	note := fmt.Sprintf("%d %s results of this check folded into one line", len(rs), what)
+	note := fmt.Sprintf("%d %s results of this check folded into one line", len(folded), what)
 	if shown > 0 {
 		note += fmt.Sprintf(" (%d shown above)", shown)
 	}

@@ -106,12 +106,30 @@ func ExtractStargate(s *Scrape, prefix string) StargateSnapshot {
 			continue
 		}
 		st.Present = true
-		k := SelectionKey{
-			RoutingKey:   label(m, "routing_key"),
-			Model:        label(m, "model"),
-			Algorithm:    label(m, "algorithm"),
-			SessionState: label(m, "session_state"),
-			Selection:    label(m, "selection"),
+		// One pass over the labels (the first of a repeated name wins,
+		// as label() does).
+		var k SelectionKey
+		var seen [5]bool
+		for _, l := range m.GetLabel() {
+			var f int
+			var dst *string
+			switch l.GetName() {
+			case "routing_key":
+				f, dst = 0, &k.RoutingKey
+			case "model":
+				f, dst = 1, &k.Model
+			case "algorithm":
+				f, dst = 2, &k.Algorithm
+			case "session_state":
+				f, dst = 3, &k.SessionState
+			case "selection":
+				f, dst = 4, &k.Selection
+			default:
+				continue
+			}
+			if !seen[f] {
+				seen[f], *dst = true, l.GetValue()
+			}
 		}
 		st.Selections[k] += v
 	}

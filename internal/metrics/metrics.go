@@ -25,11 +25,12 @@ package metrics
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -233,29 +234,74 @@ func Parse(source string, data []byte, contentType string, keep ...string) (s *S
 // Prometheus drops such samples and counts an error; for a checking tool
 // it is an exporter bug to report.
 func checkDuplicateSeries(source string, fams map[string]*dto.MetricFamily, keep []string) error {
-	var key strings.Builder
+	// A series is identified by its label pairs sorted by name, each
+	// length-prefixed (unambiguous for any bytes: protobuf input is not
+	// UTF-8-checked). The map holds a hash of that key and the metric's
+	// index; keys are compared only when hashes meet, so 200,000 series
+	// allocate no key strings.
+	seed := maphash.MakeSeed()
+	var buf, other []byte
+	var sorted []*dto.LabelPair
+	seriesKey := func(dst []byte, m *dto.Metric) []byte {
+		pairs := m.GetLabel()
+		less := func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) }
+		if !slices.IsSortedFunc(pairs, less) {
+			sorted = append(sorted[:0], pairs...)
+			slices.SortFunc(sorted, less)
+			pairs = sorted
+		}
+		dst = dst[:0]
+		for _, lp := range pairs {
+			dst = binary.AppendUvarint(dst, uint64(len(lp.GetName())))
+			dst = append(dst, lp.GetName()...)
+			dst = binary.AppendUvarint(dst, uint64(len(lp.GetValue())))
+			dst = append(dst, lp.GetValue()...)
+		}
+		return dst
+	}
 	for name, mf := range fams {
 		if len(keep) > 0 && !slices.Contains(keep, name) {
 			continue
 		}
-		seen := make(map[string]bool, len(mf.GetMetric()))
-		for _, m := range mf.GetMetric() {
-			key.Reset()
-			pairs := m.GetLabel()
-			sorted := make([]*dto.LabelPair, len(pairs))
-			copy(sorted, pairs)
-			sort.Slice(sorted, func(i, j int) bool { return sorted[i].GetName() < sorted[j].GetName() })
-			for _, lp := range sorted {
-				fmt.Fprintf(&key, "%s=%q,", lp.GetName(), lp.GetValue())
+		metrics := mf.GetMetric()
+		seen := make(map[uint64]int, len(metrics))
+		var collided map[string]bool // keys whose hash met another key's
+		for i, m := range metrics {
+			buf = seriesKey(buf, m)
+			h := maphash.Bytes(seed, buf)
+			j, hit := seen[h]
+			if !hit {
+				seen[h] = i
+				continue
 			}
-			if seen[key.String()] {
+			other = seriesKey(other, metrics[j])
+			dup := string(buf) == string(other)
+			if !dup {
+				if collided == nil {
+					collided = map[string]bool{}
+				}
+				dup = collided[string(buf)]
+				collided[string(buf)] = true
+			}
+			if dup {
 				return &ParseError{Source: source, Msg: fmt.Sprintf("duplicate series %s{%s}: the scrape has two samples of it (an exporter bug; lcctl would count it twice)",
-					name, strings.TrimSuffix(key.String(), ","))}
+					name, labelList(m))}
 			}
-			seen[key.String()] = true
 		}
 	}
 	return nil
+}
+
+// labelList renders m's labels sorted by name as name="value" pairs
+// separated by commas, for messages.
+func labelList(m *dto.Metric) string {
+	sorted := slices.Clone(m.GetLabel())
+	slices.SortFunc(sorted, func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) })
+	parts := make([]string, len(sorted))
+	for i, lp := range sorted {
+		parts[i] = fmt.Sprintf("%s=%q", lp.GetName(), lp.GetValue())
+	}
+	return strings.Join(parts, ",")
 }
 
 func toParseError(source string, err error) error {

@@ -3,7 +3,7 @@ package metrics
 import (
 	"cmp"
 	"slices"
-	"sort"
+	"strings"
 	"time"
 )
 
@@ -229,19 +229,48 @@ func BuildGatewayReport(source string, w Window, g GatewaySnapshot) GatewayRepor
 
 // BuildStargateReport computes the session selections report from a
 // snapshot. When model is non-empty only that model's series are kept.
+//
+// The series are sorted once by model, algorithm and routing key and
+// walked in that order: rows, models and the routing key counts come out
+// of one pass, and Rows, Models and ModelsInScrape are already in their
+// order (a map per row and per routing key set made 200,000 models cost
+// 1.5 s, docs/performance.md).
 func BuildStargateReport(source string, w Window, s StargateSnapshot, model string) StargateReport {
-	r := StargateReport{Source: source, Metric: s.Name, Window: w, Present: s.Present, InvalidSamples: s.InvalidSamples, Rows: []ModelSelections{}, Models: []ModelSelections{}, ModelsInScrape: s.ModelNames()}
-	type rowKey struct{ model, algorithm string }
-	rows := map[rowKey]*ModelSelections{}
-	rks := map[rowKey]map[string]bool{}
-	add := func(k rowKey, sk SelectionKey, v float64) {
-		m := rows[k]
-		if m == nil {
-			m = &ModelSelections{Model: k.model, Algorithm: k.algorithm, States: map[string]SelectionCounts{}}
-			rows[k] = m
-			rks[k] = map[string]bool{}
+	r := StargateReport{Source: source, Metric: s.Name, Window: w, Present: s.Present, InvalidSamples: s.InvalidSamples, Rows: []ModelSelections{}, Models: []ModelSelections{}, ModelsInScrape: []string{}}
+	type series struct {
+		key *SelectionKey
+		v   float64
+	}
+	keys := make([]SelectionKey, 0, len(s.Selections))
+	all := make([]series, 0, len(s.Selections))
+	for k, v := range s.Selections {
+		keys = append(keys, k)
+		all = append(all, series{&keys[len(keys)-1], v})
+	}
+	slices.SortFunc(all, func(a, b series) int {
+		if c := strings.Compare(a.key.Model, b.key.Model); c != 0 {
+			return c
 		}
-		rks[k][sk.RoutingKey] = true
+		if c := strings.Compare(a.key.Algorithm, b.key.Algorithm); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key.RoutingKey, b.key.RoutingKey)
+	})
+	for i, e := range all {
+		if i == 0 || e.key.Model != all[i-1].key.Model {
+			r.ModelsInScrape = append(r.ModelsInScrape, e.key.Model)
+		}
+	}
+	if model != "" {
+		kept := all[:0]
+		for _, e := range all {
+			if e.key.Model == model {
+				kept = append(kept, e)
+			}
+		}
+		all = kept
+	}
+	add := func(m *ModelSelections, sk *SelectionKey, v float64) {
 		c := m.States[sk.SessionState]
 		switch sk.Selection {
 		case SelectionPrimary:
@@ -252,35 +281,45 @@ func BuildStargateReport(source string, w Window, s StargateSnapshot, model stri
 		m.States[sk.SessionState] = c
 		m.Total += v
 	}
-	for sk, v := range s.Selections {
-		if model != "" && sk.Model != model {
-			continue
+	var rks []string // the routing keys of one model, over its algorithms
+	for i := 0; i < len(all); {
+		mod := all[i].key.Model
+		m := ModelSelections{Model: mod, States: make(map[string]SelectionCounts, 1)}
+		algorithms := 0
+		rks = rks[:0]
+		for i < len(all) && all[i].key.Model == mod {
+			alg := all[i].key.Algorithm
+			row := ModelSelections{Model: mod, Algorithm: alg, States: make(map[string]SelectionCounts, 1)}
+			for ; i < len(all) && all[i].key.Model == mod && all[i].key.Algorithm == alg; i++ {
+				e := all[i]
+				if row.RoutingKeys == 0 || e.key.RoutingKey != rks[len(rks)-1] {
+					row.RoutingKeys++
+					rks = append(rks, e.key.RoutingKey)
+				}
+				add(&row, e.key, e.v)
+				add(&m, e.key, e.v)
+			}
+			algorithms++
+			r.Rows = append(r.Rows, row.withShares())
 		}
-		add(rowKey{sk.Model, sk.Algorithm}, sk, v)
-		add(rowKey{sk.Model, "\x00all"}, sk, v)
+		if algorithms > 1 {
+			slices.Sort(rks)
+			rks = slices.Compact(rks)
+		}
+		m.RoutingKeys = len(rks)
+		r.Models = append(r.Models, m.withShares())
 	}
-	for k, m := range rows {
-		m.RoutingKeys = len(rks[k])
-		ret := m.States[StateReturning]
-		m.ReturningShare = ratio(ret.Total(), m.Total)
-		m.ReturningPrimaryShare = ratio(ret.Primary, ret.Total())
-		m.ReturningFallbackShare = ratio(ret.Fallback, ret.Total())
-		m.StaleShare = ratio(m.States[StateStale].Total(), m.Total)
-		if k.algorithm == "\x00all" {
-			m.Algorithm = ""
-			r.Models = append(r.Models, *m)
-		} else {
-			r.Rows = append(r.Rows, *m)
-		}
-	}
-	sort.Slice(r.Rows, func(i, j int) bool {
-		if r.Rows[i].Model != r.Rows[j].Model {
-			return r.Rows[i].Model < r.Rows[j].Model
-		}
-		return r.Rows[i].Algorithm < r.Rows[j].Algorithm
-	})
-	sort.Slice(r.Models, func(i, j int) bool { return r.Models[i].Model < r.Models[j].Model })
 	return r
+}
+
+// withShares returns m with its shares computed from its counts.
+func (m ModelSelections) withShares() ModelSelections {
+	ret := m.States[StateReturning]
+	m.ReturningShare = ratio(ret.Total(), m.Total)
+	m.ReturningPrimaryShare = ratio(ret.Primary, ret.Total())
+	m.ReturningFallbackShare = ratio(ret.Fallback, ret.Total())
+	m.StaleShare = ratio(m.States[StateStale].Total(), m.Total)
+	return m
 }
 
 // MaxTextRows is how many rows (model and algorithm) the text table of
