@@ -169,6 +169,12 @@ func runCheckMetrics(ctx context.Context, env *Env, opts *checkMetricsOptions) e
 				snap = snap.Since(metrics.ExtractStargate(sg.Before, opts.StargatePrefix))
 			}
 			r := metrics.BuildStargateReport(sg.Source, win(sg), snap, opts.Model)
+			// Done with the parse trees (200,000 series are hundreds of MB
+			// the garbage collector would keep scanning).
+			sg.After.Families = nil
+			if sg.Before != nil {
+				sg.Before.Families = nil
+			}
 			out.Stargate, out.Window = &r, r.Window
 			var models []string
 			if opts.Model != "" {

@@ -270,22 +270,13 @@ func BuildStargateReport(source string, w Window, s StargateSnapshot, model stri
 		}
 		all = kept
 	}
-	add := func(m *ModelSelections, sk *SelectionKey, v float64) {
-		c := m.States[sk.SessionState]
-		switch sk.Selection {
-		case SelectionPrimary:
-			c.Primary += v
-		case SelectionFallback:
-			c.Fallback += v
-		}
-		m.States[sk.SessionState] = c
-		m.Total += v
-	}
+	// The shares of every row and model point into one slab instead of
+	// four 8-byte allocations each.
+	slab := make([]float64, 0, 4*2*len(all))
 	var rks []string // the routing keys of one model, over its algorithms
 	for i := 0; i < len(all); {
 		mod := all[i].key.Model
-		m := ModelSelections{Model: mod, States: make(map[string]SelectionCounts, 1)}
-		algorithms := 0
+		first := len(r.Rows)
 		rks = rks[:0]
 		for i < len(all) && all[i].key.Model == mod {
 			alg := all[i].key.Algorithm
@@ -296,29 +287,63 @@ func BuildStargateReport(source string, w Window, s StargateSnapshot, model stri
 					row.RoutingKeys++
 					rks = append(rks, e.key.RoutingKey)
 				}
-				add(&row, e.key, e.v)
-				add(&m, e.key, e.v)
+				c := row.States[e.key.SessionState]
+				switch e.key.Selection {
+				case SelectionPrimary:
+					c.Primary += e.v
+				case SelectionFallback:
+					c.Fallback += e.v
+				}
+				row.States[e.key.SessionState] = c
+				row.Total += e.v
 			}
-			algorithms++
-			r.Rows = append(r.Rows, row.withShares())
+			r.Rows = append(r.Rows, row.withShares(&slab))
 		}
-		if algorithms > 1 {
+		// The model's all-algorithm row: with one algorithm, the same
+		// counts (and the same States map: a report is read, not
+		// changed); with several, their sums.
+		m := r.Rows[first]
+		m.Algorithm = ""
+		if rows := r.Rows[first:]; len(rows) > 1 {
+			m.States = make(map[string]SelectionCounts, len(m.States))
+			m.Total = 0
+			for _, row := range rows {
+				for state, c := range row.States {
+					sum := m.States[state]
+					sum.Primary += c.Primary
+					sum.Fallback += c.Fallback
+					m.States[state] = sum
+				}
+				m.Total += row.Total
+			}
 			slices.Sort(rks)
-			rks = slices.Compact(rks)
+			m.RoutingKeys = len(slices.Compact(rks))
+			m = m.withShares(&slab)
 		}
-		m.RoutingKeys = len(rks)
-		r.Models = append(r.Models, m.withShares())
+		r.Models = append(r.Models, m)
 	}
 	return r
 }
 
-// withShares returns m with its shares computed from its counts.
-func (m ModelSelections) withShares() ModelSelections {
+// withShares returns m with its shares computed from its counts; a share
+// that exists is stored in *slab (appended within its capacity when
+// there is room) and pointed to.
+func (m ModelSelections) withShares(slab *[]float64) ModelSelections {
+	share := func(num, den float64) *float64 {
+		if den <= 0 {
+			return nil
+		}
+		if len(*slab) == cap(*slab) {
+			return ratio(num, den)
+		}
+		*slab = append(*slab, num/den)
+		return &(*slab)[len(*slab)-1]
+	}
 	ret := m.States[StateReturning]
-	m.ReturningShare = ratio(ret.Total(), m.Total)
-	m.ReturningPrimaryShare = ratio(ret.Primary, ret.Total())
-	m.ReturningFallbackShare = ratio(ret.Fallback, ret.Total())
-	m.StaleShare = ratio(m.States[StateStale].Total(), m.Total)
+	m.ReturningShare = share(ret.Total(), m.Total)
+	m.ReturningPrimaryShare = share(ret.Primary, ret.Total())
+	m.ReturningFallbackShare = share(ret.Fallback, ret.Total())
+	m.StaleShare = share(m.States[StateStale].Total(), m.Total)
 	return m
 }
 

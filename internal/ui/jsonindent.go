@@ -22,13 +22,14 @@ func WriteIndentedJSON(w io.Writer, src []byte, indent string) error {
 	// next byte shows the value is not empty ("{}" and "[]" stay as
 	// they are, as in json.Indent).
 	open := false
+	pad := []byte{'\n'} // a newline and depth indents, grown as needed
 	newline := func(upto int) {
 		_, _ = bw.Write(src[run:upto])
 		run = upto
-		_ = bw.WriteByte('\n')
-		for range depth {
-			_, _ = bw.WriteString(indent)
+		for len(pad) < 1+depth*len(indent) {
+			pad = append(pad, indent...)
 		}
+		_, _ = bw.Write(pad[:1+depth*len(indent)])
 	}
 	for i := 0; i < len(src); i++ {
 		c := src[i]
