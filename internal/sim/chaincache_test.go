@@ -14,7 +14,7 @@ func TestChainCacheMatchesBlockCache(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		const sys = 4
-		r := &runner{blockTokens: 1, sysTokens: sys, wl: &WorkloadSpec{}}
+		r := &runner{blockTokens: 1, sysTokens: sys, sysBlocks: sys, hotBlocks: sys, wl: &WorkloadSpec{}}
 		capBlocks := int64(10 + rng.IntN(80))
 		ca := &clusterState{cc: newChainCache(capBlocks)}
 		cb := &clusterState{kv: newBlockCache(capBlocks)}

@@ -276,10 +276,10 @@ func (r *runner) segments(q *request, out *[3]segment) []segment {
 	segs := out[:0]
 	sysB, hotB := int64(0), int64(0)
 	if q.sess >= 0 {
-		sysB = r.sysTokens / r.blockTokens
+		sysB = r.sysBlocks
 		hotB = sysB
 		if q.hot >= 0 {
-			hotB = (r.sysTokens + r.wl.HotSet.PrefixTokens) / r.blockTokens
+			hotB = r.hotBlocks
 		}
 	}
 	if sysB > 0 {

@@ -119,22 +119,34 @@ func (q *eventQueue) pop() event {
 	return e
 }
 
-// refill moves the lowest non-empty bucket's events down, its minimum key
-// becoming last; the events with that key land in bucket 0, sorted by seq.
-// Bucket 0 is empty when it is called.
+// refill empties the lowest non-empty bucket. A bucket of at most
+// sortSmall events is sorted into bucket 0 whole, its largest key
+// becoming last: the buckets above stay valid for it (it agrees with the
+// old last above the bucket's bit), and bucket 0 may then hold several
+// keys, all below every other bucket's, in (at, seq) order (pushB0 keeps
+// it so). A larger bucket is split: its minimum key becomes last, the
+// events with that key land in bucket 0, sorted by seq, the others in
+// lower buckets. Bucket 0 is empty when it is called.
 func (q *eventQueue) refill() {
 	i := bits.TrailingZeros64(q.full)
 	src := q.bkt[i]
-	m := q.bmin[i]
-	q.last = m
 	q.full &^= 1 << i
 	q.bkt[i] = src[:0]
 	b := q.b0[:0]
 	q.head = 0
-	if len(src) == 1 {
-		q.b0 = append(b, src[0])
+	if len(src) <= sortSmall {
+		b = append(b, src...)
+		for j := 1; j < len(b); j++ {
+			for k := j; k > 0 && b[k].before(&b[k-1]); k-- {
+				b[k], b[k-1] = b[k-1], b[k]
+			}
+		}
+		q.last = key(b[len(b)-1].at)
+		q.b0 = b
 		return
 	}
+	m := q.bmin[i]
+	q.last = m
 	for j := range src {
 		e := src[j]
 		k := key(e.at)
@@ -153,6 +165,10 @@ func (q *eventQueue) refill() {
 	}
 	q.b0 = b
 }
+
+// sortSmall is the largest bucket refill sorts into bucket 0 instead of
+// splitting.
+const sortSmall = 8
 
 // fifo is a growable ring buffer queue.
 type fifo[T any] struct {

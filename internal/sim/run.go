@@ -215,6 +215,7 @@ type runner struct {
 	freeDef                            []int32
 	deferredLive                       int
 	sysTokens                          int64 // shared system prompt (tokens)
+	sysBlocks, hotBlocks               int64 // blocks wholly inside the system prompt, and inside it plus a hot prefix
 	liveReqs                           int
 	published                          int64 // scheduled snapshot publications so far
 	liveSess                           int
@@ -447,6 +448,8 @@ func (r *runner) init() error {
 	if r.blockTokens == 0 {
 		r.blockTokens = 16
 	}
+	r.sysBlocks = r.sysTokens / r.blockTokens
+	r.hotBlocks = (r.sysTokens + w.HotSet.PrefixTokens) / r.blockTokens
 	for i := range r.clusters {
 		c := &r.clusters[i]
 		c.kv = newBlockCache(c.spec.KVCacheTokens / r.blockTokens)

@@ -37,10 +37,12 @@ func newSeries(clusters int, binNs int64) *Series {
 // bin returns the index of the bin holding t, growing or coarsening.
 func (s *Series) bin(t int64) int {
 	t = max(t, 0)
-	for t/s.BinNs >= MaxBins {
+	q := t / s.BinNs
+	for q >= MaxBins {
 		s.coarsen()
+		q = t / s.BinNs
 	}
-	i := int(t / s.BinNs)
+	i := int(q)
 	for len(s.Bins) <= i {
 		s.Bins = append(s.Bins, SeriesBin{})
 		s.LoadSamples = append(s.LoadSamples, 0)
