@@ -38,6 +38,8 @@ type Engine struct {
 	rings     map[ringCacheKey]*ring
 	lastRing  *ring
 	hashBuf   []byte
+	// prefixHash holds the hash terms of the current ranking's prefix.
+	prefixHash prefixHash
 
 	// Scratch, reused across decisions.
 	excl    []bool

@@ -74,8 +74,15 @@ func PulsarHash(seed, routingKey, model, key, clusterID string) uint64 {
 
 // PulsarUnit is u(c) of pulsar.md §4.3: (float64(hash)+1)/(float64(2^64−1)+2),
 // every step an IEEE double operation (u ∈ (0, 1]).
+//
+// Computed without branches or a division, with the same bits: the two
+// 32-bit halves convert exactly and their sum is rounded once, which is
+// float64(hash)'s rounding (Go's unsigned conversion branches on the top
+// bit, a coin flip for hashes); float64(2^64−1)+2 is exactly 2^64, so the
+// division is the exact scaling by 2^−64 (TestPulsarUnitMatchesFormula).
 func PulsarUnit(h uint64) float64 {
-	return (float64(h) + 1.0) / (float64(uint64(math.MaxUint64)) + 2.0)
+	f := float64(int64(h>>32))*0x1p32 + float64(int64(h&0xffffffff))
+	return (f + 1.0) * 0x1p-64
 }
 
 // wideDuration is a Rust Duration: whole seconds (u64) and nanoseconds.

@@ -5,8 +5,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/zeebo/xxh3"
-
 	"github.com/lcctl/lcctl/internal/plural"
 )
 
@@ -71,6 +69,7 @@ func (e *Engine) computeRanking(snap *Snapshot, rv *reqView, d *Decision) []rank
 	b := AppendHashPrefix(e.hashBuf[:0], e.cfg.Seed, rv.routingKey, rv.model)
 	b = AppendTagged(b, "cache_affinity_key", rv.key)
 	n := len(b)
+	e.prefixHash.reset(b)
 	out := e.ranked[:0]
 	bounded := d.Trace == nil && len(snap.Clusters) <= 1<<16
 	for i := range snap.Clusters {
@@ -80,7 +79,7 @@ func (e *Engine) computeRanking(snap *Snapshot, rv *reqView, d *Decision) []rank
 			continue
 		}
 		b = AppendTagged(b[:n], "cluster_id", c.ClusterID)
-		h := xxh3.Hash(b)
+		h := e.prefixHash.sum(b) // xxh3.Hash(b), the prefix's part once
 		u := PulsarUnit(h)
 		if bounded {
 			// u = 1.0 is the only u whose −ln u is not finite and > 0

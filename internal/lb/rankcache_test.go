@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zeebo/xxh3"
 	"pgregory.net/rapid"
 )
 
@@ -165,7 +166,7 @@ func TestApproxNegLnWithinBound(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(3, 7))
-	for i := 0; i < 1_000_000; i++ {
+	for i := 0; i < 200_000; i++ {
 		check(PulsarUnit(rng.Uint64()))
 	}
 	for k := 1; k <= 4096; k++ {
@@ -265,6 +266,50 @@ func TestSortRankKeysMatchesSort(t *testing.T) {
 		e.sortRankKeys(keys)
 		if !slices.Equal(keys, want) {
 			t.Fatalf("round %d (kind %d, %d keys): not sorted like slices.Sort", round, kind, n)
+		}
+	}
+}
+
+// prefixHash.sum is xxh3.Hash for every length up to 300 bytes and every
+// prefix split of it.
+func TestPrefixHashMatchesXXH3(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 7))
+	var p prefixHash
+	buf := make([]byte, 300)
+	for round := 0; round < 4; round++ {
+		for i := range buf {
+			buf[i] = byte(rng.Uint32())
+		}
+		for l := 0; l <= len(buf); l++ {
+			for n := 0; n <= l; n++ {
+				p.reset(buf[:n])
+				if got, want := p.sum(buf[:l]), xxh3.Hash(buf[:l]); got != want {
+					t.Fatalf("length %d, prefix %d: %#x, want %#x", l, n, got, want)
+				}
+			}
+		}
+	}
+}
+
+// PulsarUnit equals pulsar.md §4.3's formula evaluated literally.
+func TestPulsarUnitMatchesFormula(t *testing.T) {
+	formula := func(h uint64) float64 {
+		return (float64(h) + 1.0) / (float64(uint64(math.MaxUint64)) + 2.0)
+	}
+	check := func(h uint64) {
+		t.Helper()
+		if got, want := PulsarUnit(h), formula(h); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("PulsarUnit(%#x) = %v, want %v", h, got, want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(13, 7))
+	for i := 0; i < 200_000; i++ {
+		check(rng.Uint64())
+	}
+	for _, base := range []uint64{0, 1 << 32, 1 << 53, 1 << 54, 1 << 63, math.MaxUint64 - 1<<11} {
+		for d := uint64(0); d < 4096; d++ {
+			check(base + d)
+			check(base - d)
 		}
 	}
 }
