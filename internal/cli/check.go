@@ -30,6 +30,7 @@ func newCheckCommand(env *Env) *cobra.Command {
 
 // checkMetricsOptions are the flags of `lcctl check metrics`.
 type checkMetricsOptions struct {
+	cmdInput
 	Stargate       string
 	Gateway        string
 	Model          string
@@ -40,6 +41,30 @@ type checkMetricsOptions struct {
 	Strict         bool
 	// Watch redraws the report every Interval (watch.go).
 	Watch bool
+}
+
+// validate checks the flags: with --watch, the interval (default
+// defaultWatchInterval, at least minWatchInterval) and URL sources; then
+// that a source is given, the timeouts and the scrape interval.
+func (opts *checkMetricsOptions) validate(*Env) error {
+	if opts.Watch {
+		if opts.Interval == 0 {
+			opts.Interval = defaultWatchInterval
+		}
+		if opts.Interval < minWatchInterval {
+			return Usagef("--interval %s: --watch needs at least %s", opts.Interval, minWatchInterval)
+		}
+		if !metrics.IsURL(opts.Stargate) && opts.Stargate != "" || !metrics.IsURL(opts.Gateway) && opts.Gateway != "" {
+			return Usagef("--watch needs http(s) URLs: a file or standard input does not change between scrapes")
+		}
+	}
+	if opts.Stargate == "" && opts.Gateway == "" {
+		return Usagef("give --stargate, --gateway or both")
+	}
+	if opts.Timeout <= 0 || opts.LookupTimeout <= 0 {
+		return Usagef("--timeout and --lookup-timeout must be positive")
+	}
+	return checkIntervalSources(opts.Interval, opts.Stargate, opts.Gateway)
 }
 
 func newCheckMetricsCommand(env *Env) *cobra.Command {
@@ -73,13 +98,8 @@ cannot be read or parsed.`,
   lcctl check metrics --gateway http://llm-api-gateway:9464/metrics --interval 30s -o json
   lcctl check metrics --gateway http://llm-api-gateway:9464/metrics --stargate http://llm-request-router:9090/metrics --watch`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Watch {
-				return runCheckMetricsWatch(cmd.Context(), env, opts)
-			}
-			return runCheckMetrics(cmd.Context(), env, opts)
-		},
 	}
+	wireLeaf(cmd, env, opts, runCheckMetrics)
 	f := cmd.Flags()
 	f.StringVar(&opts.Stargate, "stargate", "", "Stargate metrics: URL, file or -")
 	f.StringVar(&opts.Gateway, "gateway", "", "gateway metrics: URL, file or -")
@@ -110,16 +130,17 @@ type MetricsReport struct {
 	Verdicts checks.JSONReport `json:"verdicts"`
 }
 
+// runCheckMetrics scrapes the sources of the validated options and
+// reports, with --watch every interval (runCheckMetricsWatch).
 func runCheckMetrics(ctx context.Context, env *Env, opts *checkMetricsOptions) error {
-	if opts.Stargate == "" && opts.Gateway == "" {
-		return Usagef("give --stargate, --gateway or both")
+	if opts.Watch {
+		return runCheckMetricsWatch(ctx, env, opts)
 	}
-	if opts.Timeout <= 0 || opts.LookupTimeout <= 0 {
-		return Usagef("--timeout and --lookup-timeout must be positive")
-	}
-	if err := checkIntervalSources(opts.Interval, opts.Stargate, opts.Gateway); err != nil {
-		return err
-	}
+	return runCheckMetricsOnce(ctx, env, opts)
+}
+
+// runCheckMetricsOnce scrapes and reports once.
+func runCheckMetricsOnce(ctx context.Context, env *Env, opts *checkMetricsOptions) error {
 	fetcher := &metrics.Fetcher{Client: httpClient, Timeout: opts.Timeout, Stdin: env.In}
 	var gw, sg *preflight.Scrapes
 	var specs []*scrapeSpec

@@ -20,6 +20,8 @@ import (
 
 // migrateOptions are the flags of `lcctl migrate` (docs/migrate.md).
 type migrateOptions struct {
+	// cmdInput's args are the FILE arguments.
+	cmdInput
 	Strategy               string
 	MaxQueued              uint64
 	AffinityWaitMs         uint64
@@ -34,6 +36,54 @@ type migrateOptions struct {
 	ValuesKey string
 	// fs replaces the real file system in tests (disk-full simulation).
 	fs safewrite.FS
+	// mo is the migrate.Options of the flags, set by validate.
+	mo migrate.Options
+}
+
+// validate checks the flags (--only and --default-models not empty when
+// given, --strategy, migrate.Options.Check, --backup with --write) and
+// the FILE arguments (at most one "-", never with --write).
+func (opts *migrateOptions) validate(*Env) error {
+	// --only "" (an unset shell variable) parses as no list at all,
+	// which means every model: refuse it rather than widen the run.
+	for _, f := range []struct {
+		name string
+		v    []string
+	}{{"only", opts.Only}, {"default-models", opts.DefaultModels}} {
+		if opts.flagGiven(f.name) && len(f.v) == 0 {
+			return Usagef("--%s is empty: give model IDs (comma-separated), or leave the flag out", f.name)
+		}
+	}
+	mo := migrate.Options{MaxQueued: opts.MaxQueued, AffinityWaitMs: opts.AffinityWaitMs,
+		Only: opts.Only, DefaultModels: opts.DefaultModels, NoPreserveHeaderMethod: opts.NoPreserveHeaderMethod}
+	if opts.Strategy == "" {
+		return Usagef("--strategy is required: bounded (keep pulsar-wait-and-widen, add max_queued and cache_affinity_wait_ms) or pulsar (switch to pulsar, unlimited stickiness)")
+	}
+	s, err := migrate.ParseStrategy(opts.Strategy)
+	if err != nil {
+		return UsageErr(err)
+	}
+	mo.Strategy = s
+	if err := mo.Check(); err != nil {
+		return UsageErr(err)
+	}
+	if opts.Backup && !opts.Write {
+		return Usagef("--backup needs --write")
+	}
+	stdin := 0
+	for _, a := range opts.args {
+		if a == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return Usagef("standard input (-) can be given only once")
+	}
+	if stdin > 0 && opts.Write {
+		return Usagef("--write cannot rewrite standard input: give a file name, or drop --write to see the diff")
+	}
+	opts.mo = mo
+	return nil
 }
 
 func newMigrateCommand(env *Env) *cobra.Command {
@@ -74,17 +124,8 @@ migrated; 2 usage error, or a file that cannot be read or decoded.`,
   lcctl migrate --strategy bounded --default-models model-a,model-b lb-config.json
   lcctl migrate --strategy bounded --output json lb-config.json`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			// --only "" (an unset shell variable) parses as no list at all,
-			// which means every model: refuse it rather than widen the run.
-			for _, name := range []string{"only", "default-models"} {
-				if v, _ := cmd.Flags().GetStringSlice(name); cmd.Flags().Changed(name) && len(v) == 0 {
-					return Usagef("--%s is empty: give model IDs (comma-separated), or leave the flag out", name)
-				}
-			}
-			return runMigrate(cmd.Context(), env, opts, args)
-		},
 	}
+	wireLeaf(cmd, env, opts, runMigrate)
 	f := cmd.Flags()
 	f.StringVar(&opts.Strategy, "strategy", "", "migration target: bounded (keep pulsar-wait-and-widen, bound the stickiness) or pulsar (keep unlimited stickiness); required")
 	f.Uint64Var(&opts.MaxQueued, "max-queued", migrate.DefaultMaxQueued, "N: max_queued written where missing (requests admitted above max_engine_concurrency before a request leaves rank 1)")
@@ -172,36 +213,10 @@ const (
 	statusWriteFailed = "write_failed"
 )
 
-func runMigrate(_ context.Context, env *Env, opts *migrateOptions, args []string) error {
-	mo := migrate.Options{MaxQueued: opts.MaxQueued, AffinityWaitMs: opts.AffinityWaitMs,
-		Only: opts.Only, DefaultModels: opts.DefaultModels, NoPreserveHeaderMethod: opts.NoPreserveHeaderMethod}
-	if opts.Strategy == "" {
-		return Usagef("--strategy is required: bounded (keep pulsar-wait-and-widen, add max_queued and cache_affinity_wait_ms) or pulsar (switch to pulsar, unlimited stickiness)")
-	}
-	s, err := migrate.ParseStrategy(opts.Strategy)
-	if err != nil {
-		return UsageErr(err)
-	}
-	mo.Strategy = s
-	if err := mo.Check(); err != nil {
-		return UsageErr(err)
-	}
-	if opts.Backup && !opts.Write {
-		return Usagef("--backup needs --write")
-	}
-	stdin := 0
-	for _, a := range args {
-		if a == "-" {
-			stdin++
-		}
-	}
-	if stdin > 1 {
-		return Usagef("standard input (-) can be given only once")
-	}
-	if stdin > 0 && opts.Write {
-		return Usagef("--write cannot rewrite standard input: give a file name, or drop --write to see the diff")
-	}
-	files, err := expandArgs(args, []string{".json", ".yaml", ".yml"})
+// runMigrate migrates the files of the validated options and reports.
+func runMigrate(_ context.Context, env *Env, opts *migrateOptions) error {
+	mo, s := opts.mo, opts.mo.Strategy
+	files, err := expandArgs(opts.args, []string{".json", ".yaml", ".yml"})
 	if err != nil {
 		return UsageErr(err)
 	}

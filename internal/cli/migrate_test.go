@@ -57,7 +57,8 @@ func runMigrateTest(t *testing.T, opts *migrateOptions, args ...string) (stdout,
 		Global: &GlobalOptions{Output: OutputText}}
 	env.Style = ui.NewStyles(&out, false)
 	env.ErrStyle = ui.NewStyles(&errb, false)
-	err = runMigrate(context.Background(), env, opts, args)
+	opts.args = args
+	err = runValidated(context.Background(), env, opts, runMigrate)
 	return out.String(), errb.String(), err
 }
 

@@ -21,21 +21,64 @@ import (
 
 // simulateOptions are the flags of `lcctl simulate`.
 type simulateOptions struct {
+	cmdInput
 	scenario    string
 	compare     bool
 	configs     []string
 	policies    []string
 	seed        uint64
-	seedSet     bool
 	sloMs       float64
 	maxRequests int64
 	durationS   float64
 	plotDir     string
-	plotSet     bool
 	progress    string
 	template    bool
 	seeds       int
 	sweep       string
+	// sweepField and sweepValues are --sweep parsed, set by validate.
+	sweepField  string
+	sweepValues []float64
+}
+
+// validate checks the flags (nothing with --template, which prints the
+// template and exits): --scenario, --progress, the overrides' ranges,
+// --seeds, --plot, and --sweep (parsed; not with --seeds).
+func (o *simulateOptions) validate(*Env) (err error) {
+	if o.template {
+		return nil
+	}
+	if o.scenario == "" {
+		return Usagef("--scenario is required")
+	}
+	switch o.progress {
+	case "auto", "always", "never":
+	default:
+		return Usagef("invalid --progress %q: want auto, always or never", o.progress)
+	}
+	if o.sloMs < 0 || o.maxRequests < 0 || o.durationS < 0 {
+		return Usagef("--slo-ms, --max-requests and --duration-s must not be negative")
+	}
+	// NaN passes every comparison above and would be silently ignored;
+	// infinity would make the run endless.
+	if !(o.sloMs <= sim.MaxSeconds*1000) {
+		return Usagef("--slo-ms %v: want a number of milliseconds, at most %g", o.sloMs, sim.MaxSeconds*1000)
+	}
+	if !(o.durationS <= sim.MaxSeconds) {
+		return Usagef("--duration-s %v: want a number of seconds, at most %g", o.durationS, sim.MaxSeconds)
+	}
+	if o.seeds < 1 || o.seeds > 1000 {
+		return Usagef("--seeds %d: want 1–1000", o.seeds)
+	}
+	if o.flagGiven("plot") && o.plotDir == "" {
+		return Usagef("--plot: the directory name is empty")
+	}
+	if o.sweepField, o.sweepValues, err = parseSweep(o.sweep); err != nil {
+		return err
+	}
+	if len(o.sweepValues) > 0 && o.seeds > 1 {
+		return Usagef("--sweep and --seeds cannot be combined: sweep one seed at a time (--seed)")
+	}
+	return nil
 }
 
 func newSimulateCommand(env *Env) *cobra.Command {
@@ -68,15 +111,8 @@ read.`,
   lcctl simulate --scenario examples/scenarios/bursty.yaml --compare --max-requests 50000 -o json
   lcctl simulate --template > my-scenario.yaml`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.template {
-				return printSimulateTemplate(env.Out) // simulate_template.go
-			}
-			o.seedSet = cmd.Flags().Changed(sim.SeedKey)
-			o.plotSet = cmd.Flags().Changed("plot")
-			return runSimulate(cmd.Context(), o, env)
-		},
 	}
+	wireLeaf(cmd, env, o, runSimulate)
 	f := cmd.Flags()
 	f.StringVar(&o.scenario, "scenario", "", "scenario file (YAML; required)")
 	f.BoolVar(&o.compare, "compare", false, "run the built-in comparison set")
@@ -96,44 +132,18 @@ read.`,
 	return cmd
 }
 
-func runSimulate(ctx context.Context, o *simulateOptions, env *Env) error {
+// runSimulate runs the validated options' simulation and reports, or
+// with --template prints the template (simulate_template.go).
+func runSimulate(ctx context.Context, env *Env, o *simulateOptions) error {
+	if o.template {
+		return printSimulateTemplate(env.Out)
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if o.scenario == "" {
-		return Usagef("--scenario is required")
-	}
-	switch o.progress {
-	case "auto", "always", "never":
-	default:
-		return Usagef("invalid --progress %q: want auto, always or never", o.progress)
-	}
-	if o.sloMs < 0 || o.maxRequests < 0 || o.durationS < 0 {
-		return Usagef("--slo-ms, --max-requests and --duration-s must not be negative")
-	}
-	// NaN passes every comparison above and would be silently ignored;
-	// infinity would make the run endless.
-	if !(o.sloMs <= sim.MaxSeconds*1000) {
-		return Usagef("--slo-ms %v: want a number of milliseconds, at most %g", o.sloMs, sim.MaxSeconds*1000)
-	}
-	if !(o.durationS <= sim.MaxSeconds) {
-		return Usagef("--duration-s %v: want a number of seconds, at most %g", o.durationS, sim.MaxSeconds)
-	}
-	if o.seeds < 1 || o.seeds > 1000 {
-		return Usagef("--seeds %d: want 1–1000", o.seeds)
-	}
-	if o.plotSet && o.plotDir == "" {
-		return Usagef("--plot: the directory name is empty")
-	}
-	sweepField, sweepValues, err := parseSweep(o.sweep)
-	if err != nil {
-		return err
-	}
-	if len(sweepValues) > 0 && o.seeds > 1 {
-		return Usagef("--sweep and --seeds cannot be combined: sweep one seed at a time (--seed)")
-	}
+	sweepField, sweepValues := o.sweepField, o.sweepValues
 	overrides := func(sc *sim.Scenario) {
-		if o.seedSet {
+		if o.flagGiven(sim.SeedKey) {
 			sc.Seed = o.seed
 		}
 		if o.sloMs > 0 {

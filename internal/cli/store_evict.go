@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,8 @@ import (
 const DefaultEvictRate = 1000
 
 type storeEvictOptions struct {
+	cmdInput
+	storeConn
 	cluster string
 	yes     bool
 	maxRate float64
@@ -29,7 +32,7 @@ type storeEvictOptions struct {
 }
 
 func newStoreEvictCommand(env *Env, conn *connFlags) *cobra.Command {
-	o := &storeEvictOptions{}
+	o := &storeEvictOptions{storeConn: storeConn{conn: conn}}
 	cmd := &cobra.Command{
 		Use:   "evict",
 		Short: "Delete every entry pointing to a cluster (dry run unless --yes)",
@@ -58,10 +61,8 @@ the scan saw no entry of --cluster (a mistyped name).`,
 		Example: `  lcctl store evict --cluster cluster-b
   lcctl store evict --cluster cluster-b --yes --max-rate 500`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runStoreEvict(cmd, env, conn, o)
-		},
 	}
+	wireLeaf(cmd, env, o, runStoreEvict)
 	f := cmd.Flags()
 	f.StringVar(&o.cluster, "cluster", "", "cluster whose entries are deleted (required)")
 	f.BoolVar(&o.yes, "yes", false, "delete; without it nothing is changed")
@@ -82,8 +83,10 @@ type evictJSON struct {
 	ElapsedMs   int64 `json:"elapsed_ms"`
 }
 
-func runStoreEvict(cmd *cobra.Command, env *Env, conn *connFlags, o *storeEvictOptions) error {
-	if !cmd.Flags().Changed("cluster") {
+// validate checks --cluster (required), --max-rate, --settle-timeout and
+// --sample, then the connection flags.
+func (o *storeEvictOptions) validate(env *Env) error {
+	if !o.flagGiven("cluster") {
 		return Usagef("--cluster is required")
 	}
 	if err := store.ValidateValue(o.cluster); err != nil {
@@ -98,7 +101,13 @@ func runStoreEvict(cmd *cobra.Command, env *Env, conn *connFlags, o *storeEvictO
 	if o.sample < 0 || o.sample > 10000 {
 		return Usagef("--sample %d out of range 0-10000", o.sample)
 	}
-	c, err := conn.connect(cmd.Context(), env)
+	return o.validateConn(env)
+}
+
+// runStoreEvict evicts (or with o.yes false counts) the validated
+// cluster's entries and reports.
+func runStoreEvict(ctx context.Context, env *Env, o *storeEvictOptions) error {
+	c, err := o.dial(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -129,7 +138,7 @@ func runStoreEvict(cmd *cobra.Command, env *Env, conn *connFlags, o *storeEvictO
 			}
 		}
 	}
-	rep, err := c.Evict(cmd.Context(), opts)
+	rep, err := c.Evict(ctx, opts)
 	prog.Clear()
 	seen := rep.Scan.PerCluster[o.cluster] > 0 || rep.Candidates > 0
 	if env.Global.JSON() {

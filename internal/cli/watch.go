@@ -58,16 +58,7 @@ func exitCode(err error) int {
 // ends it at once. A failing verdict does not stop it: that is what an
 // operator watches for.
 func runCheckMetricsWatch(ctx context.Context, env *Env, opts *checkMetricsOptions) error {
-	o := *opts
-	if o.Interval == 0 {
-		o.Interval = defaultWatchInterval
-	}
-	if o.Interval < minWatchInterval {
-		return Usagef("--interval %s: --watch needs at least %s", o.Interval, minWatchInterval)
-	}
-	if !metrics.IsURL(o.Stargate) && o.Stargate != "" || !metrics.IsURL(o.Gateway) && o.Gateway != "" {
-		return Usagef("--watch needs http(s) URLs: a file or standard input does not change between scrapes")
-	}
+	o := *opts // validated: Interval is set (checkMetricsOptions.validate)
 	redraw := env.OutTTY && !env.Global.JSON()
 	for {
 		output := OutputJSON
@@ -75,7 +66,7 @@ func runCheckMetricsWatch(ctx context.Context, env *Env, opts *checkMetricsOptio
 			output = OutputText
 		}
 		run, buf := captureEnv(env, output)
-		err := runCheckMetrics(ctx, run, &o)
+		err := runCheckMetricsOnce(ctx, run, &o)
 		if ctx.Err() != nil {
 			if redraw {
 				fmt.Fprintln(env.Out)
