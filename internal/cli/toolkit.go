@@ -23,15 +23,24 @@ import (
 func SchemaID(doc string) string { return "lcctl." + doc + "/v1" }
 
 // writeJSON writes v, which must encode as a JSON object, as one indented
-// document stamped with "schema": SchemaID(doc) (see stampJSON).
+// document stamped with "schema": SchemaID(doc) (see stampJSON), in
+// json.Indent's layout. The encoder's bytes are stamped and indented as
+// they are handed over, never copied whole: 200,000 models in check
+// metrics are a 300 MB document (docs/performance.md). Nothing is
+// written when v does not encode.
 func writeJSON(w io.Writer, doc string, v any) error {
-	b, err := stampJSON(doc, v)
-	if err != nil {
+	ind := ui.NewJSONIndenter(w, "  ")
+	if err := encodeStamped(doc, v, func(parts ...[]byte) error {
+		for _, p := range parts {
+			if _, err := ind.Write(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
-	// json.Indent's layout, streamed (ui.WriteIndentedJSON: 200,000
-	// models in check metrics are a 300 MB document).
-	return ui.WriteIndentedJSON(w, b, "  ")
+	return ind.Close()
 }
 
 // writeJSONLine writes v as one JSON line (JSON Lines streams: store key
@@ -55,36 +64,86 @@ func writeJSONLine(w io.Writer, doc string, v any) error {
 // identification and is written unchanged. Errors: v does not encode, or
 // is not a JSON object, or names another schema.
 func stampJSON(doc string, v any) ([]byte, error) {
+	var out []byte
+	err := encodeStamped(doc, v, func(parts ...[]byte) error {
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// encodeStamped encodes v as stampJSON describes and hands the stamped
+// document to emit in parts (concatenated, they are the document), which
+// are valid only during the call. It returns stampJSON's errors, or
+// emit's.
+func encodeStamped(doc string, v any, emit func(parts ...[]byte) error) error {
 	id := SchemaID(doc)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	var emitErr error
+	sink := &documentSink{handle: func(doc []byte) error {
+		// No raw bidi or C1 control inside a string (ui.JSONSafe).
+		b := ui.JSONSafe(bytes.TrimSpace(doc))
+		if len(b) < 2 || b[0] != '{' {
+			return fmt.Errorf("encoding the %s JSON document: a %T is not a JSON object", id, v)
+		}
+		const key = `{"schema":`
+		if bytes.HasPrefix(b, []byte(key)) {
+			// Only the first value is decoded, not the whole document.
+			var schema string
+			if err := json.NewDecoder(bytes.NewReader(b[len(key):])).Decode(&schema); err != nil || schema != id {
+				return fmt.Errorf("encoding the %s JSON document: it already names schema %q", id, schema)
+			}
+			emitErr = emit(b)
+			return emitErr
+		}
+		head := make([]byte, 0, len(key)+len(id)+3)
+		head = append(head, key...)
+		head = append(head, '"')
+		head = append(head, id...)
+		head = append(head, '"')
+		if b[1] != '}' {
+			head = append(head, ',')
+		}
+		emitErr = emit(head, b[1:])
+		return emitErr
+	}}
+	enc := json.NewEncoder(sink)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("encoding the %s JSON document: %w", id, err)
-	}
-	// No raw bidi or C1 control inside a string (ui.JSONSafe).
-	b := ui.JSONSafe(bytes.TrimSpace(buf.Bytes()))
-	if len(b) < 2 || b[0] != '{' {
-		return nil, fmt.Errorf("encoding the %s JSON document: a %T is not a JSON object", id, v)
-	}
-	const key = `{"schema":`
-	if bytes.HasPrefix(b, []byte(key)) {
-		// Only the first value is decoded, not the whole document.
-		var schema string
-		if err := json.NewDecoder(bytes.NewReader(b[len(key):])).Decode(&schema); err != nil || schema != id {
-			return nil, fmt.Errorf("encoding the %s JSON document: it already names schema %q", id, schema)
+		if emitErr != nil || sink.err != nil {
+			return err
 		}
-		return b, nil
+		return fmt.Errorf("encoding the %s JSON document: %w", id, err)
 	}
-	out := make([]byte, 0, len(b)+len(key)+len(id)+3)
-	out = append(out, key...)
-	out = append(out, '"')
-	out = append(out, id...)
-	out = append(out, '"')
-	if b[1] != '}' {
-		out = append(out, ',')
+	return nil
+}
+
+// documentSink receives what a json.Encoder writes for one value: the
+// compact document and a newline (a compact document has no other raw
+// newline). The Encoder hands it over in one Write, which handle then
+// processes in place; should it ever come in pieces, they are gathered
+// until the newline.
+type documentSink struct {
+	handle func(doc []byte) error
+	buf    []byte
+	err    error
+}
+
+func (s *documentSink) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
 	}
-	return append(out, b[1:]...), nil
+	if len(s.buf) == 0 && bytes.HasSuffix(p, []byte("\n")) {
+		s.err = s.handle(p)
+	} else if s.buf = append(s.buf, p...); bytes.HasSuffix(s.buf, []byte("\n")) {
+		s.err = s.handle(s.buf)
+		s.buf = nil
+	}
+	if s.err != nil {
+		return 0, s.err
+	}
+	return len(p), nil
 }
 
 // emit hands a command's result value (the one its JSON document is

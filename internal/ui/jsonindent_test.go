@@ -90,3 +90,27 @@ func FuzzWriteIndentedJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONIndenterPieces: a document fed in pieces cut anywhere (inside
+// strings and escapes too) is indented as when fed at once.
+func TestJSONIndenterPieces(t *testing.T) {
+	src := []byte(`{"a":[1,{"b":"c\"d\\","e":{}}],"f":[],"g":"x,y:{z}"}`)
+	want := indentLikeStdlib(src)
+	for cut := range len(src) + 1 {
+		for cut2 := cut; cut2 <= len(src); cut2 += 3 {
+			var got bytes.Buffer
+			j := NewJSONIndenter(&got, "  ")
+			for _, p := range [][]byte{src[:cut], src[cut:cut2], src[cut2:]} {
+				if _, err := j.Write(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("cut at %d and %d:\ngot\n%s\nwant\n%s", cut, cut2, got.Bytes(), want)
+			}
+		}
+	}
+}
