@@ -21,7 +21,7 @@ import (
 // missing bounds, keep everything else and the algorithm spelling; a
 // string entry becomes a detailed object (M10).
 func (p *planner) bound(e *validate.Entry) {
-	n := p.idx[e.Value]
+	n := p.nodeOf(e.Value)
 	before := n.jsonText()
 	var added []Field
 	if e.StringForm {
@@ -53,7 +53,7 @@ func (p *planner) bound(e *validate.Entry) {
 // toPulsar applies M6 (and M8, M10) to a models entry or a
 // request_algorithms entry keyed pulsar.
 func (p *planner) toPulsar(e *validate.Entry) {
-	n := p.idx[e.Value]
+	n := p.nodeOf(e.Value)
 	before := n.jsonText()
 	var header *node
 	if e.Role == validate.RoleModel && !p.opts.NoPreserveHeaderMethod && !p.pwawReachable(e) {
@@ -203,7 +203,7 @@ func (p *planner) defaultEntry(e *validate.Entry) {
 		p.refuse("M14", lb.TopLevelDefault, "the top-level key `request_algorithms` is repeated, and M8 would add an entry to it", "remove the duplicate, then migrate again")
 		return
 	}
-	n := p.idx[e.Value]
+	n := p.nodeOf(e.Value)
 	before := n.jsonText()
 	n.setScalar(validate.KindString, "pulsar")
 	lost := []string{lostIneligible, lostMetrics}
@@ -232,10 +232,10 @@ func (p *planner) defaultEntry(e *validate.Entry) {
 		return
 	}
 	h := obj("algorithm", str(pwaw), maxQueuedKey, num(p.opts.MaxQueued), waitKey, num(p.opts.AffinityWaitMs))
-	ra := p.root.get(raKey)
+	ra := p.rootNode().get(raKey)
 	switch {
 	case ra == nil:
-		p.root.appendMember(raKey, obj(pwaw, h))
+		p.rootNode().appendMember(raKey, obj(pwaw, h))
 	case ra.kind == validate.KindObject:
 		ra.appendMember(pwaw, h)
 	default:
@@ -301,10 +301,10 @@ func (p *planner) pin(ids []string) {
 			continue
 		}
 		h := obj("algorithm", str(pwaw), maxQueuedKey, num(p.opts.MaxQueued), waitKey, num(p.opts.AffinityWaitMs))
-		models := p.root.get(lb.TopLevelModels)
+		models := p.rootNode().get(lb.TopLevelModels)
 		if models == nil {
 			models = obj()
-			p.root.appendMember(lb.TopLevelModels, models)
+			p.rootNode().appendMember(lb.TopLevelModels, models)
 		}
 		models.appendMember(id, h)
 		p.writesWait = true

@@ -89,6 +89,77 @@ type jsonParser struct {
 	i     int
 	depth int
 	pt    *posTracker
+
+	// Allocation, which bounds memory on large files (124,000 models:
+	// the tree of the rewritten text was the largest part of migrate's
+	// peak): values come from slabs, an object's members are gathered on
+	// a stack and copied out at their final size (no append growth), and
+	// short strings repeated across entries (field names, algorithm names,
+	// small numbers) are shared.
+	vals    []Value
+	members []Member
+	mslab   []Member
+	strs    map[string]string
+}
+
+// Slab and sharing sizes of jsonParser.
+const (
+	valueSlab  = 256  // values per slab
+	memberSlab = 512  // members per slab (a larger object gets its own)
+	maxShared  = 4096 // distinct shared strings per document
+	maxShare   = 48   // longest shared string, bytes
+)
+
+// newValue returns a zero Value from the current slab.
+func (p *jsonParser) newValue() *Value {
+	if len(p.vals) == 0 {
+		p.vals = make([]Value, valueSlab)
+	}
+	v := &p.vals[0]
+	p.vals = p.vals[1:]
+	return v
+}
+
+// membersFrom returns the members gathered since mark as a slice of its
+// own final size (capacity included, so an append by a reader copies
+// instead of overwriting a neighbour) and pops them.
+func (p *jsonParser) membersFrom(mark int) []Member {
+	n := len(p.members) - mark
+	if n == 0 {
+		return nil
+	}
+	var out []Member
+	if n > memberSlab/4 {
+		out = make([]Member, n)
+	} else {
+		if len(p.mslab) < n {
+			p.mslab = make([]Member, memberSlab)
+		}
+		out = p.mslab[:n:n]
+		p.mslab = p.mslab[n:]
+	}
+	copy(out, p.members[mark:])
+	clear(p.members[mark:])
+	p.members = p.members[:mark]
+	return out
+}
+
+// text returns b as a string, shared with earlier equal short strings.
+func (p *jsonParser) text(b []byte) string {
+	if len(b) > maxShare {
+		return string(b)
+	}
+	if s, ok := p.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if p.strs == nil {
+		p.strs = map[string]string{}
+	}
+	if len(p.strs) < maxShared {
+		p.strs[s] = s
+	}
+	return s
 }
 
 // decodeJSON parses data (already checked to be valid UTF-8) as one JSON
@@ -150,7 +221,9 @@ func (p *jsonParser) value() (*Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Value{Kind: KindString, Text: s, Start: pos, End: p.i}, nil
+		v := p.newValue()
+		*v = Value{Kind: KindString, Text: s, Start: pos, End: p.i}
+		return v, nil
 	case c == 't':
 		return p.ident("true", KindBool)
 	case c == 'f':
@@ -175,7 +248,9 @@ func (p *jsonParser) ident(word string, kind Kind) (*Value, error) {
 		}
 		p.i++
 	}
-	return &Value{Kind: kind, Text: word, Start: p.pt.at(start), End: p.i}, nil
+	v := p.newValue()
+	*v = Value{Kind: kind, Text: word, Start: p.pt.at(start), End: p.i}
+	return v, nil
 }
 
 func (p *jsonParser) enter() error {
@@ -194,7 +269,8 @@ func (p *jsonParser) open(kind Kind, close byte, eof string) (v *Value, done boo
 	if err := p.enter(); err != nil {
 		return nil, false, err
 	}
-	v = &Value{Kind: kind, Start: p.pt.at(p.i)}
+	v = p.newValue()
+	*v = Value{Kind: kind, Start: p.pt.at(p.i)}
 	p.i++ // { or [
 	p.skipWS()
 	if p.i >= len(p.data) {
@@ -244,6 +320,7 @@ func (p *jsonParser) object() (*Value, error) {
 	if err != nil || done {
 		return v, err // v is nil after an error
 	}
+	mark := len(p.members)
 	for {
 		if p.i >= len(p.data) {
 			return nil, p.fail("EOF while parsing an object")
@@ -273,12 +350,13 @@ func (p *jsonParser) object() (*Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		v.Members = append(v.Members, Member{Key: key, KeyStart: keyStart, KeyEnd: keyEnd, Value: val})
+		p.members = append(p.members, Member{Key: key, KeyStart: keyStart, KeyEnd: keyEnd, Value: val})
 		done, err := p.next(v, '}', "EOF while parsing an object", "expected `,` or `}`")
 		if err != nil {
 			return nil, err
 		}
 		if done {
+			v.Members = p.membersFrom(mark)
 			return v, nil
 		}
 	}
@@ -317,7 +395,7 @@ func (p *jsonParser) str() (string, error) {
 	for p.i < len(p.data) {
 		c := p.data[p.i]
 		if c == '"' {
-			s := string(p.data[start:p.i])
+			s := p.text(p.data[start:p.i])
 			p.i++
 			return s, nil
 		}
@@ -501,8 +579,9 @@ func (p *jsonParser) number() (*Value, error) {
 			return nil, err
 		}
 	}
-	lit := string(p.data[start:p.i])
-	v := &Value{Kind: KindNumber, Text: lit, Start: p.pt.at(start), End: p.i}
+	lit := p.text(p.data[start:p.i])
+	v := p.newValue()
+	*v = Value{Kind: KindNumber, Text: lit, Start: p.pt.at(start), End: p.i}
 	if !isFloat {
 		mag, err := strconv.ParseUint(string(p.data[digitsStart:digitsEnd]), 10, 64)
 		if err == nil {
