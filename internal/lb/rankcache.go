@@ -220,41 +220,50 @@ func (e *Engine) clearRankCache() {
 // signature). The engine keeps the current one and numbers its versions;
 // the cache holds rankings of one version only.
 type rankCandidateSet struct {
-	gen     uint64 // version, from 1; never reused
-	ids     []string
-	weights []uint64
+	gen uint64 // version, from 1; never reused
+	ids []string
+	// raw holds the bits of each candidate's selected weight field as
+	// given (valid or not): equal bits give an equal weight and validity,
+	// so the check per decision reads one field and compares.
+	raw  []uint64
+	mode RendezvousWeight
 }
 
 // update makes the set describe snap, starting a new version when anything
-// differs.
+// differs. It runs on every ranking lookup (upstream compares its candidate
+// signature on every lookup too), so the loop only compares.
 func (s *rankCandidateSet) update(snap *Snapshot, mode RendezvousWeight) {
-	same := s.gen != 0 && len(s.ids) == len(snap.Clusters)
-	for i := 0; same && i < len(snap.Clusters); i++ {
-		a, b := s.ids[i], snap.Clusters[i].ClusterID
-		same = len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
-		if same {
-			w, valid := pulsarWeight(mode, &snap.Clusters[i].Stats)
-			same = s.weights[i] == weightBits(w, valid)
+	cs := snap.Clusters
+	same := s.gen != 0 && len(s.ids) == len(cs) && s.mode == mode
+	if same {
+		ids, raw := s.ids[:len(cs)], s.raw[:len(cs)]
+		mean := mode == WeightLastMeanInputTPS
+		for i := range cs {
+			c := &cs[i]
+			w := c.Stats.MaxInputTPS
+			if mean {
+				w = c.Stats.LastMeanInputTPS
+			}
+			a, b := ids[i], c.ClusterID
+			if math.Float64bits(w) != raw[i] || len(a) != len(b) || (unsafe.StringData(a) != unsafe.StringData(b) && a != b) {
+				same = false
+				break
+			}
 		}
 	}
 	if same {
 		return
 	}
 	s.gen++
-	s.ids, s.weights = s.ids[:0], s.weights[:0]
-	for i := range snap.Clusters {
-		c := &snap.Clusters[i]
+	s.mode = mode
+	s.ids, s.raw = s.ids[:0], s.raw[:0]
+	for i := range cs {
+		c := &cs[i]
+		w := c.Stats.MaxInputTPS
+		if mode == WeightLastMeanInputTPS {
+			w = c.Stats.LastMeanInputTPS
+		}
 		s.ids = append(s.ids, c.ClusterID)
-		w, valid := pulsarWeight(mode, &c.Stats)
-		s.weights = append(s.weights, weightBits(w, valid))
+		s.raw = append(s.raw, math.Float64bits(w))
 	}
-}
-
-// weightBits is the cache's view of a weight: its bits, or 0 when invalid
-// (a valid weight is > 0, so its bits are never 0).
-func weightBits(w float64, valid bool) uint64 {
-	if !valid {
-		return 0
-	}
-	return math.Float64bits(w)
 }
