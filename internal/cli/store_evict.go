@@ -297,6 +297,8 @@ func writeEvictReport(env *Env, rep store.EvictReport, o *storeEvictOptions) {
 	switch {
 	case rep.Interrupted:
 		fmt.Fprintln(w, "interrupted: run the same command again to continue")
+	case rep.ClusterDown:
+		fmt.Fprintln(w, "not done: no Olric member answered; run the same command again once the cluster answers")
 	case rep.RunAgain:
 		fmt.Fprintln(w, "not done: some entries may remain; run the same command again")
 	}
@@ -304,8 +306,11 @@ func writeEvictReport(env *Env, rep store.EvictReport, o *storeEvictOptions) {
 
 // unverifiedWhy explains an unverified reason in text output.
 func unverifiedWhy(r store.EvictReason) string {
-	if r == store.ReasonNotSettled {
+	switch r {
+	case store.ReasonNotSettled:
 		return "read as absent while partitions moved, and the routing table did not settle"
+	case store.ReasonUnreachable:
+		return "counted deleted or gone, then no member answered, so it could not be read again"
 	}
 	return "read as absent, but a member that held a copy left during the run; the entry comes back if it returns"
 }

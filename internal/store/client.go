@@ -452,16 +452,26 @@ func safeCall[T any](fn func() (T, error)) (v T, err error) {
 
 // do runs op with a per-attempt RequestTimeout and retries it, after
 // refreshing the routing table, while it fails transiently (see
-// retryable), up to Options.Attempts tries in total.
+// retryable), up to Options.Attempts tries in total. Within a Scan or
+// Evict (ctx carries the run's downWatch) a failure to reach a member
+// first makes sure some member still answers, and once the run found the
+// cluster down every call fails at once with that error (see down.go).
 func (c *Client) do(ctx context.Context, op func(ctx context.Context) error) error {
 	var err error
+	w := downWatchFrom(ctx)
 	for attempt := 1; ; attempt++ {
+		if derr := w.downErr(); derr != nil {
+			return derr
+		}
 		actx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
 		_, err = safeCall(func() (struct{}, error) { return struct{}{}, op(actx) })
 		cancel()
 		err = classify(err)
 		if err == nil || !retryable(err) || attempt >= c.opts.Attempts || ctx.Err() != nil {
 			return err
+		}
+		if derr := w.check(ctx, err); derr != nil {
+			return derr
 		}
 		if !sleepCtx(ctx, backoff(attempt)) {
 			return err

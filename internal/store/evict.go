@@ -136,6 +136,11 @@ const (
 	// ReasonNotSettled (unverified): the routing table did not settle
 	// within SettleTimeout.
 	ReasonNotSettled EvictReason = "not_settled"
+	// ReasonUnreachable (unverified, not_attempted): no member answered
+	// for SettleTimeout (see EvictReport.ClusterDown): a candidate read
+	// as deleted or gone while partitions could not be watched cannot be
+	// read again, and the candidates not yet handled are left alone.
+	ReasonUnreachable EvictReason = "unreachable"
 	// ReasonDryRun, ReasonDeclined, ReasonInterrupted (not_attempted).
 	ReasonDryRun      EvictReason = "dry_run"
 	ReasonDeclined    EvictReason = "declined"
@@ -212,6 +217,10 @@ type EvictReport struct {
 	// run: running the same command again finishes the job.
 	Done     bool `json:"done"`
 	RunAgain bool `json:"run_again"`
+	// ClusterDown is true when the run gave up because no member
+	// answered a ping for SettleTimeout after a call failed (see
+	// down.go); what was not done is reported with reason unreachable.
+	ClusterDown bool `json:"cluster_down"`
 	// Interrupted is true when the context was cancelled.
 	Interrupted bool `json:"interrupted"`
 	// Errors are the first few failure reasons; empty (never null in
@@ -316,6 +325,7 @@ func (c *Client) Evict(ctx context.Context, o EvictOptions) (EvictReport, error)
 		return rep, err
 	}
 	start := time.Now()
+	ctx, down := c.withDownWatch(ctx, o.SettleTimeout)
 	tr := c.trackRoutes(ctx)
 	defer tr.close()
 	var candidates []string
@@ -364,29 +374,53 @@ func (c *Client) Evict(ctx context.Context, o EvictOptions) (EvictReport, error)
 	}
 	c.applyEvict(ctx, o, candidates, results, start)
 	changed := tr.close()
+	if down.downErr() != nil {
+		for i := range results {
+			if results[i].Outcome == EvictNotAttempted {
+				results[i].Reason = ReasonUnreachable
+			}
+		}
+	}
 	if ctx.Err() == nil {
 		c.verifyEvict(ctx, o, tr, changed, results, &rep)
 	}
 	rep.tally(results)
 	rep.Elapsed = time.Since(start)
+	derr := down.downErr()
+	rep.ClusterDown = derr != nil
 	switch {
 	case ctx.Err() != nil:
 		rep.Interrupted = true
 		return rep, fmt.Errorf("evict interrupted after %d of %d candidates: %w", rep.Candidates-rep.NotAttempted, rep.Candidates, ctx.Err())
+	case derr != nil:
+		rep.Done, rep.RunAgain = false, true
+		return rep, fmt.Errorf("evict gave up: %w; %s (run again): %w", derr, rep.notDone(), ErrIncomplete)
 	case scanErr != nil:
 		rep.Done, rep.RunAgain = false, true
 		return rep, fmt.Errorf("evict: the scan was incomplete, entries of %q may remain (run again): %w", o.Cluster, scanErr)
-	case rep.Failed > 0 || rep.Unverified > 0:
-		var parts []string
-		if rep.Failed > 0 {
-			parts = append(parts, plural.Count(rep.Failed, "candidate failed", "candidates failed"))
-		}
-		if rep.Unverified > 0 {
-			parts = append(parts, plural.Count(rep.Unverified, "candidate", "candidates")+" could not be confirmed gone")
-		}
-		return rep, fmt.Errorf("evict: %s (run again): %w", strings.Join(parts, ", "), ErrIncomplete)
+	case rep.Failed > 0 || rep.Unverified > 0 || rep.NotAttempted > 0:
+		return rep, fmt.Errorf("evict: %s (run again): %w", rep.notDone(), ErrIncomplete)
 	}
 	return rep, nil
+}
+
+// notDone describes the candidates not known to be handled: "3 candidates
+// failed, 2 candidates could not be confirmed gone, 5 not attempted".
+func (rep *EvictReport) notDone() string {
+	var parts []string
+	if rep.Failed > 0 {
+		parts = append(parts, plural.Count(rep.Failed, "candidate failed", "candidates failed"))
+	}
+	if rep.Unverified > 0 {
+		parts = append(parts, plural.Count(rep.Unverified, "candidate", "candidates")+" could not be confirmed gone")
+	}
+	if rep.NotAttempted > 0 {
+		parts = append(parts, plural.Count(rep.NotAttempted, "candidate", "candidates")+" not attempted")
+	}
+	if len(parts) == 0 {
+		return "nothing left undone is known"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // outcomeOrder is the order of EvictReport.Outcomes.
@@ -483,7 +517,7 @@ func (c *Client) applyEvict(ctx context.Context, o EvictOptions, candidates []st
 				if limiter != nil && limiter.WaitN(ctx, hi-lo) != nil {
 					return
 				}
-				if ctx.Err() != nil {
+				if ctx.Err() != nil || downWatchFrom(ctx).downErr() != nil {
 					return
 				}
 				out := c.evictRound(rctx, o.Cluster, candidates[lo:hi])

@@ -47,6 +47,21 @@ func (c *Client) verifyEvict(ctx context.Context, o EvictOptions, tr *routeTrack
 		return
 	}
 	rep.Settle.Needed = true
+	notify := func(i int) {
+		if o.OnResult != nil {
+			o.OnResult(results[i])
+		}
+	}
+	if downWatchFrom(ctx).downErr() != nil {
+		// No member answers: nothing can be read again.
+		for _, i := range check {
+			if results[i].Outcome != EvictFailed {
+				results[i] = EvictResult{Key: results[i].Key, Outcome: EvictUnverified, Reason: ReasonUnreachable}
+				notify(i)
+			}
+		}
+		return
+	}
 	_, members, settled, waited := c.settle(ctx, o.SettleTimeout)
 	rep.Settle.Settled, rep.Settle.WaitedMs = settled, waited.Milliseconds()
 	if members != nil {
@@ -55,15 +70,14 @@ func (c *Client) verifyEvict(ctx context.Context, o EvictOptions, tr *routeTrack
 	if len(check) == 0 {
 		return
 	}
-	notify := func(i int) {
-		if o.OnResult != nil {
-			o.OnResult(results[i])
-		}
-	}
 	if !settled || members == nil {
+		reason := ReasonNotSettled
+		if downWatchFrom(ctx).downErr() != nil {
+			reason = ReasonUnreachable
+		}
 		for _, i := range check {
 			if results[i].Outcome != EvictFailed {
-				results[i] = EvictResult{Key: results[i].Key, Outcome: EvictUnverified, Reason: ReasonNotSettled}
+				results[i] = EvictResult{Key: results[i].Key, Outcome: EvictUnverified, Reason: reason}
 				notify(i)
 			}
 		}

@@ -61,9 +61,11 @@ func (c *Client) trackRoutes(ctx context.Context) *routeTracker {
 
 // readRoutes reads the routing table and the member names, each with
 // RequestTimeout and up to three tries (a frozen member may be the one
-// asked); nil results mean the read failed.
+// asked); nil results mean the read failed, at once when the run found
+// the cluster down.
 func (c *Client) readRoutes(ctx context.Context) (olric.RoutingTable, map[string]bool) {
-	for try := 0; try < 3 && ctx.Err() == nil; try++ {
+	w := downWatchFrom(ctx)
+	for try := 0; try < 3 && ctx.Err() == nil && w.downErr() == nil; try++ {
 		rctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
 		rt, err := safeCall(func() (olric.RoutingTable, error) { return c.cc.RoutingTable(rctx) })
 		var ms []olric.Member
@@ -241,7 +243,7 @@ func (c *Client) settle(ctx context.Context, timeout time.Duration) (olric.Routi
 				return rt, ms, true, now.Sub(start)
 			}
 		}
-		if now.After(deadline) || ctx.Err() != nil {
+		if now.After(deadline) || ctx.Err() != nil || downWatchFrom(ctx).downErr() != nil {
 			return last, lastMembers, false, now.Sub(start)
 		}
 		sleepCtx(ctx, routePollInterval)

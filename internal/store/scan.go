@@ -143,6 +143,10 @@ type ScanReport struct {
 	// SettleTimeout (or changed again meanwhile). They make the scan
 	// incomplete.
 	UnsettledPartitions int `json:"unsettled_partitions"`
+	// ClusterDown is true when the scan gave up because no member
+	// answered a ping for SettleTimeout after a call failed (see
+	// down.go); the scan is then incomplete.
+	ClusterDown bool `json:"cluster_down"`
 	// Problems describe what could not be done, in order; empty (never
 	// null in JSON) when there were none.
 	Problems []string `json:"problems"`
@@ -278,6 +282,7 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 	c.scanMu.Lock()
 	defer c.scanMu.Unlock()
 	start := time.Now()
+	ctx, down := c.withDownWatch(ctx, o.SettleTimeout)
 	st := &scanState{c: c, o: o, fn: fn, rep: &rep, start: start, hashes: make([][]uint64, c.PartitionCount())}
 
 	tr := c.trackRoutes(ctx)
@@ -296,7 +301,7 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 		rounds = 3
 	}
 	rctx := context.WithoutCancel(ctx)
-	for round := 0; round < rounds && !st.stopped && ctx.Err() == nil && len(st.absent) > 0; round++ {
+	for round := 0; round < rounds && !st.stopped && ctx.Err() == nil && down.downErr() == nil && len(st.absent) > 0; round++ {
 		if prod.restarts > 0 {
 			sleepCtx(ctx, time.Duration(round+1)*500*time.Millisecond)
 		}
@@ -322,6 +327,9 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 	case ctx.Err() != nil:
 		rep.Interrupted = true
 		return rep, fmt.Errorf("scan interrupted after %s: %w", plural.Count(rep.Keys, "key", "keys"), ctx.Err())
+	case down.downErr() != nil:
+		rep.ClusterDown = true
+		return rep, fmt.Errorf("scan gave up after %s: %w (run again): %w", plural.Count(rep.Keys, "key", "keys"), down.downErr(), ErrIncomplete)
 	case prod.err != nil:
 		return rep, prod.err
 	case rep.LostPartitions > 0 || rep.UnsettledPartitions > 0:
@@ -613,6 +621,12 @@ func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyB
 			res.err = fmt.Errorf("scan failed %s after %s; partitions from %d on were not fully scanned: %v: %w", where, plural.Count(res.restarts, "restart", "restarts"), lastPart, iterErr, ErrIncomplete)
 			return res
 		}
+		// A failed iteration is a failed call: make sure some member
+		// still answers before restarting.
+		if derr := downWatchFrom(ctx).check(ctx, classify(iterErr)); derr != nil {
+			res.err = fmt.Errorf("scan failed %s and stopped: %w", where, derr)
+			return res
+		}
 		res.restarts++
 		if !sleepCtx(ctx, backoff(min(res.restarts, 5))) {
 			return res
@@ -652,7 +666,11 @@ func (c *Client) readBatch(ctx context.Context, b keyBatch) readOutcome {
 			it.state = readMissing
 		default:
 			it.state = readFailed
-			it.fail = fmt.Sprintf("%s (partition %d): %v", key, c.Locate(key).Partition, r.err)
+			why := r.err
+			if isDown(why) {
+				why = errors.New("no member answers") // said once by Scan's error
+			}
+			it.fail = fmt.Sprintf("%s (partition %d): %v", key, c.Locate(key).Partition, why)
 		}
 	}
 	return out
