@@ -125,6 +125,15 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	var once sync.Once
 	c.Started = func() { once.Do(func() { close(ready) }) }
 
+	// One member starts at a time in a process: olric v0.7.4 counts the
+	// services of every member in one process-wide pair of counters
+	// (internal/checkpoint), which New increments while a starting
+	// member's Start polls them, reading one without synchronisation (a
+	// data race the race detector reports when two tests start members at
+	// once), and a member counts as started only when the counts of all
+	// members agree.
+	nodeStartMu.Lock()
+	defer nodeStartMu.Unlock()
 	db, err := olric.New(c)
 	if err != nil {
 		return nil, fmt.Errorf("configure olric member %s:%d: %w", o.BindAddr, port, err)
@@ -161,6 +170,10 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	n.mlAddr = net.JoinHostPort(o.BindAddr, strconv.Itoa(ml.BindPort))
 	return n, nil
 }
+
+// nodeStartMu serialises StartNode from olric.New until the member has
+// started (or failed to).
+var nodeStartMu sync.Mutex
 
 // freePort asks the kernel for a free TCP port on addr.
 func freePort(addr string) (int, error) {
