@@ -34,6 +34,7 @@ const settleQuiet = time.Second
 // routeTracker watches the routing table and the members during a run.
 type routeTracker struct {
 	c       *Client
+	ctx     context.Context    // the run's
 	start   olric.RoutingTable // nil when it could not be read
 	members map[string]bool    // at the start
 
@@ -49,7 +50,7 @@ type routeTracker struct {
 // trackRoutes reads the routing table and the members and starts polling.
 // When the table cannot be read every partition counts as changed.
 func (c *Client) trackRoutes(ctx context.Context) *routeTracker {
-	t := &routeTracker{c: c, stop: make(chan struct{}), done: make(chan struct{})}
+	t := &routeTracker{c: c, ctx: ctx, stop: make(chan struct{}), done: make(chan struct{})}
 	t.start, t.members = c.readRoutes(ctx)
 	t.changed = make([]bool, c.PartitionCount())
 	if t.start == nil || uint64(len(t.start)) != c.PartitionCount() {
@@ -136,10 +137,18 @@ func (t *routeTracker) observe(rt olric.RoutingTable, ms map[string]bool) {
 	}
 }
 
-// close stops polling and reports the partitions whose owners changed (or
-// could not be watched) during the run; nil when none did.
+// close stops polling, reads the table and the members once more (a
+// change in the last poll interval counts too: a run can end within it),
+// and reports the partitions whose owners changed (or could not be
+// watched) during the run; nil when none did.
 func (t *routeTracker) close() []bool {
-	t.closeOnce.Do(func() { close(t.stop) })
+	t.closeOnce.Do(func() {
+		close(t.stop)
+		<-t.done
+		if t.ctx.Err() == nil {
+			t.observe(t.c.readRoutes(t.ctx))
+		}
+	})
 	<-t.done
 	t.mu.Lock()
 	defer t.mu.Unlock()
