@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/lcctl/lcctl/internal/ui"
 )
 
@@ -114,5 +116,29 @@ func TestContextCommandsWithoutCobra(t *testing.T) {
 	if err := runValidated(ctx, env, show, runContextShow); err != nil ||
 		!strings.Contains(out.String(), `"context": "prod"`) || !strings.Contains(out.String(), `"from": "default"`) {
 		t.Errorf("context show --resolved: %v %q", err, out)
+	}
+}
+
+// Every leaf command of the tree validates in PreRunE and runs in RunE
+// (wireLeaf); cobra's own completion scripts are the exception.
+func TestEveryLeafCommandIsWired(t *testing.T) {
+	env, _, _ := testEnv("", OutputText)
+	var walk func(c *cobra.Command)
+	leaves := 0
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if c.HasSubCommands() || c.Parent() != nil && c.Parent().Name() == "completion" {
+			return
+		}
+		leaves++
+		if c.PreRunE == nil || c.RunE == nil || c.Run != nil {
+			t.Errorf("%s: not wired through wireLeaf (PreRunE %v, RunE %v, Run %v)", c.CommandPath(), c.PreRunE != nil, c.RunE != nil, c.Run != nil)
+		}
+	}
+	walk(NewRootCommand(env.Streams))
+	if leaves < 24 {
+		t.Errorf("%d leaf commands, want at least 24", leaves)
 	}
 }

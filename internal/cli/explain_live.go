@@ -128,7 +128,7 @@ func prepareExplainLive(ctx context.Context, o *explainOptions, env *Env) (*expl
 			return nil, Usagef("the model is required: --model NAME")
 		}
 		key := store.Key(o.RoutingKey, model, o.AffinityKey)
-		c, err := o.conn.connect(ctx, env)
+		c, err := o.conn.connect(ctx, env, o.flagGiven)
 		if err != nil {
 			return nil, err
 		}

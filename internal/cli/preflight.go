@@ -105,12 +105,12 @@ func (opts *preflightOptions) validate(env *Env) error {
 	conn := opts.conn
 	opts.storeDMap = conn.dmap
 	addrs := conn.addrs
-	if addrs == "" && !conn.explicitlyEmpty("olric", conn.addrs) {
+	if addrs == "" && !explicitlyEmpty(opts.flagGiven, "olric", conn.addrs) {
 		addrs = env.Streams.Env(EnvOlricAddrs)
 	}
 	opts.olricGiven = strings.TrimSpace(addrs) != ""
 	if opts.olricGiven {
-		o, err := conn.options(env)
+		o, err := conn.options(env, opts.flagGiven)
 		if err != nil {
 			return err
 		}

@@ -88,15 +88,9 @@ type connFlags struct {
 	tlsInsecure    bool
 	mapAddrs       []string
 	debug          bool
-
-	// flags is where the flags were registered: an explicitly empty
-	// --olric or --dmap (an unset shell variable) is an error, not the
-	// environment's or the built-in default.
-	flags *pflag.FlagSet
 }
 
 func (f *connFlags) register(fs *pflag.FlagSet) {
-	f.flags = fs
 	fs.StringVar(&f.addrs, "olric", "", "Olric members, host:port[,host:port] (default $"+EnvOlricAddrs+")")
 	fs.StringVar(&f.dmap, "dmap", "", "Olric DMap holding the last-cluster entries (default $"+EnvOlricDMap+", else "+store.DMapName+")")
 	fs.DurationVar(&f.dialTimeout, "dial-timeout", store.DefaultDialTimeout, "timeout for one connection attempt")
@@ -112,11 +106,13 @@ func (f *connFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.debug, "debug", false, "print the olric client's own log lines to stderr")
 }
 
-// options validates the flags and builds store.Options. Errors are usage
-// errors.
-func (f *connFlags) options(env *Env) (store.Options, error) {
+// options validates the flags and builds store.Options; given reports
+// which flags were given (cmdInput.flagGiven): an explicitly empty --olric
+// or --dmap (an unset shell variable) is an error, not the environment's
+// or the built-in default. Errors are usage errors.
+func (f *connFlags) options(env *Env, given func(string) bool) (store.Options, error) {
 	var o store.Options
-	if f.explicitlyEmpty("olric", f.addrs) {
+	if explicitlyEmpty(given, "olric", f.addrs) {
 		return o, Usagef("--olric is empty: give host:port[,host:port], or leave the flag out to use $%s", EnvOlricAddrs)
 	}
 	addrs := f.addrs
@@ -131,7 +127,7 @@ func (f *connFlags) options(env *Env) (store.Options, error) {
 		return o, UsageErr(fmt.Errorf("--olric: %w", err))
 	}
 	o.Addrs = list
-	if err := f.resolveDMap(env); err != nil {
+	if err := f.resolveDMap(env, given); err != nil {
 		return o, err
 	}
 	o.DMap = f.dmap
@@ -178,14 +174,16 @@ func (f *connFlags) options(env *Env) (store.Options, error) {
 	return o, nil
 }
 
-// explicitlyEmpty reports whether flag name was given with a blank value.
-func (f *connFlags) explicitlyEmpty(name, value string) bool {
-	return f.flags != nil && f.flags.Changed(name) && strings.TrimSpace(value) == ""
+// explicitlyEmpty reports whether flag name was given (given) with a
+// blank value.
+func explicitlyEmpty(given func(string) bool, name, value string) bool {
+	return given(name) && strings.TrimSpace(value) == ""
 }
 
-// resolveDMap applies the default to --dmap and validates it.
-func (f *connFlags) resolveDMap(env *Env) error {
-	if f.explicitlyEmpty("dmap", f.dmap) {
+// resolveDMap applies the default to --dmap and validates it (given as
+// for options).
+func (f *connFlags) resolveDMap(env *Env, given func(string) bool) error {
+	if explicitlyEmpty(given, "dmap", f.dmap) {
 		return Usagef("--dmap is empty: give a DMap name, or leave the flag out for $%s or %q", EnvOlricDMap, store.DMapName)
 	}
 	if f.dmap == "" {
@@ -249,10 +247,10 @@ func (f *connFlags) tlsConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
-// connect validates the flags and connects. It warns on stderr when the
-// DMap is not the gateway's.
-func (f *connFlags) connect(ctx context.Context, env *Env) (*store.Client, error) {
-	o, err := f.options(env)
+// connect validates the flags (given as for options) and connects. It
+// warns on stderr when the DMap is not the gateway's.
+func (f *connFlags) connect(ctx context.Context, env *Env, given func(string) bool) (*store.Client, error) {
+	o, err := f.options(env, given)
 	if err != nil {
 		return nil, err
 	}
@@ -278,10 +276,10 @@ type storeConn struct {
 	opts store.Options
 }
 
-// validateConn checks the connection flags (usage errors) and keeps the
-// store.Options.
-func (s *storeConn) validateConn(env *Env) error {
-	o, err := s.conn.options(env)
+// validateConn checks the connection flags (usage errors; given as for
+// connFlags.options) and keeps the store.Options.
+func (s *storeConn) validateConn(env *Env, given func(string) bool) error {
+	o, err := s.conn.options(env, given)
 	s.opts = o
 	return err
 }

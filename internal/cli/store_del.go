@@ -32,7 +32,7 @@ func (o *storeDelOptions) validate(env *Env) (err error) {
 			return UsageErr(fmt.Errorf("--if-cluster: %w", err))
 		}
 	}
-	return o.validateConn(env)
+	return o.validateConn(env, o.flagGiven)
 }
 
 func newStoreDelCommand(env *Env, conn *connFlags) *cobra.Command {

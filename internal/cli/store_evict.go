@@ -101,7 +101,7 @@ func (o *storeEvictOptions) validate(env *Env) error {
 	if o.sample < 0 || o.sample > 10000 {
 		return Usagef("--sample %d out of range 0-10000", o.sample)
 	}
-	return o.validateConn(env)
+	return o.validateConn(env, o.flagGiven)
 }
 
 // runStoreEvict evicts (or with o.yes false counts) the validated

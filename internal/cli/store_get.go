@@ -26,7 +26,7 @@ func (o *storeGetOptions) validate(env *Env) (err error) {
 	if o.key, o.sess, err = o.session.resolve(o.flagGiven); err != nil {
 		return err
 	}
-	return o.validateConn(env)
+	return o.validateConn(env, o.flagGiven)
 }
 
 func newStoreGetCommand(env *Env, conn *connFlags) *cobra.Command {

@@ -72,6 +72,10 @@ func TestStoreCommandsWithoutCobra(t *testing.T) {
 		t.Errorf("store probe without --olric: %v", err)
 	}
 
+	if err := (&storeProbeOptions{cmdInput: given("olric"), storeConn: storeConn{conn: &connFlags{addrs: " "}}}).validate(testEnvWith(EnvOlricAddrs + "=" + cl.AddrList())); !usageErr(err, "--olric is empty") {
+		t.Errorf("store probe --olric ' ' with $%s set: %v", EnvOlricAddrs, err)
+	}
+
 	del := &storeDelOptions{cmdInput: given("key", "if-cluster"), storeConn: conn(), session: sessionFlags{withKey: true, key: want}, ifCluster: "cluster-b", yes: true}
 	env, out, _ = testEnv("", OutputText)
 	if err := runValidated(ctx, env, del, runStoreDel); err != nil || !strings.HasPrefix(out.String(), "deleted "+want) {
@@ -80,4 +84,10 @@ func TestStoreCommandsWithoutCobra(t *testing.T) {
 	if err := (&storeDelOptions{cmdInput: given("key", "if-cluster"), storeConn: conn(), session: sessionFlags{withKey: true, key: want}}).validate(env); !usageErr(err, "--if-cluster") {
 		t.Errorf("store del --if-cluster '': %v", err)
 	}
+}
+
+// testEnvWith is testEnv's Env with the environment vars (NAME=VALUE).
+func testEnvWith(vars ...string) *Env {
+	env, _, _ := testEnv("", OutputText, vars...)
+	return env
 }

@@ -18,7 +18,7 @@ type storeProbeOptions struct {
 }
 
 // validate checks the connection flags.
-func (o *storeProbeOptions) validate(env *Env) error { return o.validateConn(env) }
+func (o *storeProbeOptions) validate(env *Env) error { return o.validateConn(env, o.flagGiven) }
 
 func newStoreProbeCommand(env *Env, conn *connFlags) *cobra.Command {
 	return wireLeaf(&cobra.Command{

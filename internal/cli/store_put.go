@@ -100,7 +100,7 @@ func (o *storePutOptions) validate(env *Env) (err error) {
 	case o.ifPresent:
 		o.mode = store.PutIfPresent
 	}
-	return o.validateConn(env)
+	return o.validateConn(env, o.flagGiven)
 }
 
 // runStorePut writes the validated entry, or with o.yes false shows what

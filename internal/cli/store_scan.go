@@ -91,7 +91,7 @@ func (o *storeScanOptions) validate(env *Env) error {
 	if o.settle <= 0 || o.settle > 10*time.Minute {
 		return Usagef("--settle-timeout %v out of range (0s-10m]", o.settle)
 	}
-	return o.validateConn(env)
+	return o.validateConn(env, o.flagGiven)
 }
 
 // runStoreScan scans with the validated options.

@@ -68,7 +68,7 @@ func (o *storeServeOptions) validate(env *Env) (err error) {
 	if o.ttl, err = store.ParseTTL(o.demoTTL); err != nil {
 		return UsageErr(fmt.Errorf("--demo-ttl: %w", err))
 	}
-	return o.conn.resolveDMap(env)
+	return o.conn.resolveDMap(env, o.flagGiven)
 }
 
 // runStoreServeDev runs the member with validated options until ctx ends.

@@ -21,7 +21,7 @@ type storeStatsOptions struct {
 }
 
 // validate checks the connection flags.
-func (o *storeStatsOptions) validate(env *Env) error { return o.validateConn(env) }
+func (o *storeStatsOptions) validate(env *Env) error { return o.validateConn(env, o.flagGiven) }
 
 func newStoreStatsCommand(env *Env, conn *connFlags) *cobra.Command {
 	o := &storeStatsOptions{storeConn: storeConn{conn: conn}}
