@@ -120,8 +120,9 @@ func BenchmarkSimulateBatched(b *testing.B) {
 }
 
 // BenchmarkSimulateMooncake: the shared Mooncake conversation trace
-// (12,031 requests, 512-token blocks) through the whole comparison set on
-// four clusters, one goroutine.
+// (12,031 requests, 512-token blocks, 10M tokens of KV cache) through the
+// whole comparison set on one cluster (the reuse test's scenario), one
+// goroutine; every run reads and links the trace again.
 func BenchmarkSimulateMooncake(b *testing.B) {
 	sc := mooncakeScenario(b, 10_000_000)
 	pols, err := ResolvePolicies(sc, Selection{Compare: true})

@@ -39,18 +39,14 @@ const (
 
 type jsonState struct {
 	ids      []uint64
-	blockReq map[uint64]reqRef
-	reqs     map[int64]reqInfo
+	blockReq u64Index  // block id → the latest request holding it (index into reqs)
+	reqs     []reqInfo // the requests read since the block table was last cleared
 	chats    map[int64]chatRef
 	n        int64 // requests read
 }
 
-type reqRef struct {
-	req  int64
-	sess uint64
-}
-
 type reqInfo struct {
+	sess     uint64
 	full     int64 // full blocks of the prompt
 	followed bool  // a follow-up continued it
 }
@@ -283,16 +279,15 @@ func (t *traceReader) parseJSON(line []byte) (TraceRecord, error) {
 // exactly those sharing at least k leading blocks.
 func (t *traceReader) linkMooncake(rec *TraceRecord) {
 	s := &t.js
-	if s.blockReq == nil {
-		s.blockReq, s.reqs = map[uint64]reqRef{}, map[int64]reqInfo{}
-	}
-	if len(s.blockReq) > maxReconBlocks {
-		clear(s.blockReq)
-		clear(s.reqs)
+	// The request table is indexed by int32; it is cleared with the block
+	// table, or (a trace of 2^31 requests without blocks) when full.
+	if s.blockReq.len() > maxReconBlocks || len(s.reqs) == math.MaxInt32 {
+		s.blockReq.clear()
+		s.reqs = s.reqs[:0]
 	}
 	k := 0
 	for k < len(rec.Blocks) {
-		if _, ok := s.blockReq[rec.Blocks[k]]; !ok {
+		if _, ok := s.blockReq.get(rec.Blocks[k]); !ok {
 			break
 		}
 		k++
@@ -300,17 +295,18 @@ func (t *traceReader) linkMooncake(rec *TraceRecord) {
 	n := s.n + 1
 	rec.Session, rec.Link = uint64(n), LinkRoot
 	if k >= 2 {
-		p := s.blockReq[rec.Blocks[k-1]]
+		pi, _ := s.blockReq.get(rec.Blocks[k-1])
+		p := &s.reqs[pi]
 		rec.Session, rec.Link = p.sess, LinkBranch
-		if info, ok := s.reqs[p.req]; ok && !info.followed && int64(k) >= info.full {
+		if !p.followed && int64(k) >= p.full {
 			rec.Link = LinkFollowUp
-			info.followed = true
-			s.reqs[p.req] = info
+			p.followed = true
 		}
 	}
-	s.reqs[n] = reqInfo{full: min(rec.InputTokens/t.blockTokens, int64(len(rec.Blocks)))}
+	i := int32(len(s.reqs))
+	s.reqs = append(s.reqs, reqInfo{sess: rec.Session, full: min(rec.InputTokens/t.blockTokens, int64(len(rec.Blocks)))})
 	for _, b := range rec.Blocks {
-		s.blockReq[b] = reqRef{req: n, sess: rec.Session}
+		s.blockReq.put(b, i)
 	}
 }
 
