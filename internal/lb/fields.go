@@ -3,7 +3,11 @@ package lb
 import (
 	"fmt"
 	"math"
+	"path/filepath"
+	"reflect"
+	"runtime"
 	"strconv"
+	"strings"
 )
 
 // This file is the lb-config field registry: every field a detailed entry
@@ -14,7 +18,9 @@ import (
 // routing expressions, DefaultAlgorithmConfig, migrate's dropped and copied
 // lists, explain's settings line, the test generator and the generated
 // field matrix in docs/validate.md all read it. A test fails when a field
-// of AlgorithmConfig has no row.
+// of AlgorithmConfig has no row. A row does not spell its field's name:
+// register takes it from the json tag of the AlgorithmConfig field the
+// row's accessor points at, so the struct tag is the name's one home.
 
 // ValueType is the serde type of a field's JSON value (lb-config.md §7.1).
 type ValueType uint8
@@ -102,6 +108,9 @@ func (r *Range) Contains(x float64) bool { return x >= r.Min && x <= r.Max }
 // field of a detailed entry.
 type Field struct {
 	// Name is the JSON key, also the routing-expression parameter name.
+	// register sets it from the json tag of the AlgorithmConfig field the
+	// row's accessor points at (the name before any ",omitempty"): the
+	// struct tag is the name's one home, and a row never spells it.
 	Name string
 	// Aliases are further keys serde accepts for the field (none in the
 	// config.rs lcctl reproduces; a row that gains one is found under it
@@ -161,10 +170,56 @@ func (f *Field) Accepted(a Algorithm) bool { return f.Parsed.Has(a) && !f.Router
 // while the package initialises and never changes afterwards.
 var fields []*Field
 
+// register adds a row to the registry, named by newField.
 func register(f Field) *Field {
-	p := &f
+	p := newField(f)
 	fields = append(fields, p)
 	return p
+}
+
+// newField returns the row f with its Name set from the json tag of the
+// AlgorithmConfig field f.at points at. It panics, naming the row's
+// source line, when the accessor does not return a pointer to a
+// json-named field of AlgorithmConfig: a programming error of the
+// registry, found when the package initialises (and by
+// TestFieldNameFromTag).
+func newField(f Field) *Field {
+	if f.at == nil {
+		panic("lb: field registry: a row has no accessor")
+	}
+	var probe AlgorithmConfig
+	name, err := jsonFieldName(&probe, f.at(&probe))
+	if err != nil {
+		fn := runtime.FuncForPC(reflect.ValueOf(f.at).Pointer())
+		file, line := fn.FileLine(fn.Entry())
+		panic(fmt.Sprintf("lb: field registry: the row at %s:%d: %v", filepath.Base(file), line, err))
+	}
+	f.Name = name
+	return &f
+}
+
+// jsonFieldName returns the JSON name (its json tag up to the first
+// comma) of the field of the struct *structPtr whose address is ptr. The
+// error says what ptr is instead: not a pointer, not the address of a
+// field of that type, or a field without a JSON name (no tag, "-").
+func jsonFieldName(structPtr, ptr any) (string, error) {
+	s := reflect.ValueOf(structPtr).Elem()
+	p := reflect.ValueOf(ptr)
+	if p.Kind() != reflect.Pointer || p.IsNil() {
+		return "", fmt.Errorf("its accessor returns %T, not a pointer to a field of %s", ptr, s.Type())
+	}
+	for i := range s.NumField() {
+		sf := s.Type().Field(i)
+		if sf.Type != p.Type().Elem() || s.Field(i).Addr().Pointer() != p.Pointer() {
+			continue
+		}
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			return "", fmt.Errorf("its accessor points at %s.%s, which has no JSON name in its json tag", s.Type(), sf.Name)
+		}
+		return name, nil
+	}
+	return "", fmt.Errorf("its accessor returns a %s that is not the address of a field of %s", p.Type(), s.Type())
 }
 
 // Fields returns every registry row in documentation order. The slice is
@@ -181,114 +236,114 @@ var fieldIndex map[string]*Field
 // The registry. Common fields (§6.1).
 var (
 	// FieldRequireCacheAffinityKey is require_cache_affinity_key (H8).
-	FieldRequireCacheAffinityKey = register(Field{Name: "require_cache_affinity_key", Type: TypeBool, Default: "false",
+	FieldRequireCacheAffinityKey = register(Field{Type: TypeBool, Default: "false",
 		Parsed: allAlgorithms, Expression: allAlgorithms, Summary: true,
 		at: func(c *AlgorithmConfig) any { return &c.RequireCacheAffinityKey }})
 	// FieldRequireInputTokens is require_input_tokens (declarative).
-	FieldRequireInputTokens = register(Field{Name: "require_input_tokens", Type: TypeBool, Default: "false",
+	FieldRequireInputTokens = register(Field{Type: TypeBool, Default: "false",
 		Parsed: allAlgorithms, Expression: allAlgorithms,
 		at: func(c *AlgorithmConfig) any { return &c.RequireInputTokens }})
 	// FieldMaxInputWorkSeconds is max_input_work_seconds (s; input-work
 	// admission, wait-and-widen.md §3.7).
-	FieldMaxInputWorkSeconds = register(Field{Name: "max_input_work_seconds", Type: TypeF64, Unit: "s", Default: "unset",
+	FieldMaxInputWorkSeconds = register(Field{Type: TypeF64, Unit: "s", Default: "unset",
 		Parsed: allAlgorithms, Expression: allAlgorithms, ExprPositive: true, Summary: true,
 		at: func(c *AlgorithmConfig) any { return &c.MaxInputWorkSeconds }})
 	// FieldRequestAlgorithms is an entry's request_algorithms map (§5;
 	// only a models entry's map is used, E3.2).
-	FieldRequestAlgorithms = register(Field{Name: "request_algorithms", Type: TypeMap, Default: "{}",
+	FieldRequestAlgorithms = register(Field{Type: TypeMap, Default: "{}",
 		Parsed: allAlgorithms,
 		at:     func(c *AlgorithmConfig) any { return &c.RequestAlgorithms }})
 
 	// FieldSampleCount is power-of-n's sample_count (candidates, 1–64, V16).
-	FieldSampleCount = register(Field{Name: "sample_count", Type: TypeUsize, Unit: "candidates", Default: "2", NullRejected: true,
+	FieldSampleCount = register(Field{Type: TypeUsize, Unit: "candidates", Default: "2", NullRejected: true,
 		Range:  &Range{Min: 1, Max: 64, Message: "power-of-n sample_count must be between 1 and 64"},
 		Parsed: SetOf(PowerOfN), Expression: SetOf(PowerOfN),
 		at: func(c *AlgorithmConfig) any { return &c.SampleCount }})
 	// FieldComparator is comparator (power-of-n, wait-and-widen; refused
 	// by pulsar-wait-and-widen's router, V20).
-	FieldComparator = register(Field{Name: "comparator", Type: TypeComparator, Default: "ttft", NullRejected: true,
+	FieldComparator = register(Field{Type: TypeComparator, Default: "ttft", NullRejected: true,
 		Parsed: SetOf(PowerOfN, WaitAndWiden, PulsarWaitAndWiden), RouterRejects: SetOf(PulsarWaitAndWiden),
 		RouterMessage: "comparator is not supported for pulsar-wait-and-widen",
 		Expression:    SetOf(PowerOfN, WaitAndWiden),
 		at:            func(c *AlgorithmConfig) any { return &c.Comparator }})
 	// FieldSeed is seed, the ring / ranking hash seed.
-	FieldSeed = register(Field{Name: "seed", Type: TypeString, Default: "unset",
+	FieldSeed = register(Field{Type: TypeString, Default: "unset",
 		Parsed: SetOf(WaitAndWiden, Pulsar, PulsarWaitAndWiden), Expression: SetOf(WaitAndWiden, Pulsar, PulsarWaitAndWiden),
 		at: func(c *AlgorithmConfig) any { return &c.Seed }})
 
 	// Pulsar fields (§6.5).
 
 	// FieldConsiderKVFreeTokens is consider_kv_free_tokens.
-	FieldConsiderKVFreeTokens = register(Field{Name: "consider_kv_free_tokens", Type: TypeBool, Default: "false",
+	FieldConsiderKVFreeTokens = register(Field{Type: TypeBool, Default: "false",
 		Parsed: pulsarFamily, Expression: pulsarFamily,
 		at: func(c *AlgorithmConfig) any { return &c.ConsiderKVFreeTokens }})
 	// FieldRendezvousWeight is rendezvous_weight (not an expression
 	// parameter in the newest expression code found, X3).
-	FieldRendezvousWeight = register(Field{Name: "rendezvous_weight", Type: TypeWeight, Default: "max-input-tps", NullRejected: true,
+	FieldRendezvousWeight = register(Field{Type: TypeWeight, Default: "max-input-tps", NullRejected: true,
 		Parsed: pulsarFamily,
 		at:     func(c *AlgorithmConfig) any { return &c.RendezvousWeight }})
 
 	// wait-and-widen and pulsar-wait-and-widen fields (§6.3, §6.6).
 
 	// FieldN is n, wait-and-widen's sample count (0 is read as 1).
-	FieldN = register(Field{Name: "n", Type: TypeUsize, Unit: "candidates", Default: "2", Normalize: 1,
+	FieldN = register(Field{Type: TypeUsize, Unit: "candidates", Default: "2", Normalize: 1,
 		Parsed: waitFamily, Expression: waitFamily, ExprPositive: true,
 		at: func(c *AlgorithmConfig) any { return &c.N }})
 	// FieldMaxQueued is max_queued (requests above max_engine_concurrency).
-	FieldMaxQueued = register(Field{Name: "max_queued", Type: TypeU64, Unit: "requests", Default: "0",
+	FieldMaxQueued = register(Field{Type: TypeU64, Unit: "requests", Default: "0",
 		Parsed: waitFamily, Expression: waitFamily,
 		at: func(c *AlgorithmConfig) any { return &c.MaxQueued }})
 	// FieldMaxQueueTimeFloorMs is max_queue_time_floor_ms (ms; the queue
 	// SLO applies only with the ceiling too).
-	FieldMaxQueueTimeFloorMs = register(Field{Name: "max_queue_time_floor_ms", Type: TypeU64, Unit: "ms", Default: "unset",
+	FieldMaxQueueTimeFloorMs = register(Field{Type: TypeU64, Unit: "ms", Default: "unset",
 		Parsed: waitFamily, Expression: waitFamily,
 		at: func(c *AlgorithmConfig) any { return &c.MaxQueueTimeFloorMs }})
 	// FieldMaxQueueTimeCeilMs is max_queue_time_ceil_ms (ms).
-	FieldMaxQueueTimeCeilMs = register(Field{Name: "max_queue_time_ceil_ms", Type: TypeU64, Unit: "ms", Default: "unset",
+	FieldMaxQueueTimeCeilMs = register(Field{Type: TypeU64, Unit: "ms", Default: "unset",
 		Parsed: waitFamily, Expression: waitFamily,
 		at: func(c *AlgorithmConfig) any { return &c.MaxQueueTimeCeilMs }})
 	// FieldTTFTBucketSizeMs is ttft_bucket_size_ms (ms; 0 accepted, W9).
-	FieldTTFTBucketSizeMs = register(Field{Name: "ttft_bucket_size_ms", Type: TypeU64, Unit: "ms", Default: "20",
+	FieldTTFTBucketSizeMs = register(Field{Type: TypeU64, Unit: "ms", Default: "20",
 		Parsed: waitFamily, Expression: waitFamily, ExprPositive: true,
 		at: func(c *AlgorithmConfig) any { return &c.TTFTBucketSizeMs }})
 	// FieldNextBucketUnlockFactor is next_bucket_unlock_factor (fraction
 	// of a TTFT gap; not range-checked, W10).
-	FieldNextBucketUnlockFactor = register(Field{Name: "next_bucket_unlock_factor", Type: TypeF64, Default: "0.25",
+	FieldNextBucketUnlockFactor = register(Field{Type: TypeF64, Default: "0.25",
 		Parsed: waitFamily, Expression: waitFamily,
 		at: func(c *AlgorithmConfig) any { return &c.NextBucketUnlockFactor }})
 	// FieldIgnoreQueueTime is ignore_queue_time (bucket TTFT only).
-	FieldIgnoreQueueTime = register(Field{Name: "ignore_queue_time", Type: TypeBool, Default: "false",
+	FieldIgnoreQueueTime = register(Field{Type: TypeBool, Default: "false",
 		Parsed: waitFamily, Expression: waitFamily, Summary: true,
 		at: func(c *AlgorithmConfig) any { return &c.IgnoreQueueTime }})
 	// FieldIgnoreInputProcessingTime is ignore_input_processing_time
 	// (bucket TTFT only).
-	FieldIgnoreInputProcessingTime = register(Field{Name: "ignore_input_processing_time", Type: TypeBool, Default: "false",
+	FieldIgnoreInputProcessingTime = register(Field{Type: TypeBool, Default: "false",
 		Parsed: waitFamily, Expression: waitFamily, Summary: true,
 		at: func(c *AlgorithmConfig) any { return &c.IgnoreInputProcessingTime }})
 	// FieldCacheAffinityVirtualNodes is cache_affinity_virtual_nodes
 	// (virtual nodes per cluster; 0 is read as 1; ignored by
 	// pulsar-wait-and-widen, W6).
-	FieldCacheAffinityVirtualNodes = register(Field{Name: "cache_affinity_virtual_nodes", Type: TypeUsize, Unit: "virtual nodes", Default: "150", Normalize: 1,
+	FieldCacheAffinityVirtualNodes = register(Field{Type: TypeUsize, Unit: "virtual nodes", Default: "150", Normalize: 1,
 		Parsed: waitFamily, Expression: SetOf(WaitAndWiden), ExprPositive: true, ExprMax: 1024,
 		at: func(c *AlgorithmConfig) any { return &c.CacheAffinityVirtualNodes }})
 	// FieldCacheAffinityBackendSelectionCount is
 	// cache_affinity_backend_selection_count, k (clusters).
-	FieldCacheAffinityBackendSelectionCount = register(Field{Name: "cache_affinity_backend_selection_count", Type: TypeUsize, Unit: "clusters", Default: "unset",
+	FieldCacheAffinityBackendSelectionCount = register(Field{Type: TypeUsize, Unit: "clusters", Default: "unset",
 		Parsed: waitFamily, Expression: waitFamily, ExprPositive: true,
 		at: func(c *AlgorithmConfig) any { return &c.CacheAffinityBackendSelectionCount }})
 	// FieldCacheAffinityInputTokensScale is
 	// cache_affinity_input_tokens_scale, s (0.0–1.0, V17).
-	FieldCacheAffinityInputTokensScale = register(Field{Name: "cache_affinity_input_tokens_scale", Type: TypeF64, Default: "1.0",
+	FieldCacheAffinityInputTokensScale = register(Field{Type: TypeF64, Default: "1.0",
 		Range:  &Range{Min: 0, Max: 1, Message: "cache_affinity_input_tokens_scale must be between 0.0 and 1.0"},
 		Parsed: waitFamily, Expression: waitFamily,
 		at: func(c *AlgorithmConfig) any { return &c.CacheAffinityInputTokensScale }})
 	// FieldCacheAffinityWaitMs is cache_affinity_wait_ms, X (ms).
-	FieldCacheAffinityWaitMs = register(Field{Name: "cache_affinity_wait_ms", Type: TypeU64, Unit: "ms", Default: "0",
+	FieldCacheAffinityWaitMs = register(Field{Type: TypeU64, Unit: "ms", Default: "0",
 		Parsed: waitFamily, Expression: waitFamily,
 		at: func(c *AlgorithmConfig) any { return &c.CacheAffinityWaitMs }})
 	// FieldLastClusterAffinity is last_cluster_affinity (session rules,
 	// session.md; not an expression parameter, X3).
-	FieldLastClusterAffinity = register(Field{Name: "last_cluster_affinity", Type: TypeBool, Default: "false",
+	FieldLastClusterAffinity = register(Field{Type: TypeBool, Default: "false",
 		Parsed: waitFamily,
 		at:     func(c *AlgorithmConfig) any { return &c.LastClusterAffinity }})
 
@@ -297,14 +352,14 @@ var (
 
 	// FieldBandWidenIntervalMs is band_widen_interval_ms, S (ms; unset
 	// means the request's effective affinity wait).
-	FieldBandWidenIntervalMs = register(Field{Name: "band_widen_interval_ms", Type: TypeU64, Unit: "ms", Default: "unset",
+	FieldBandWidenIntervalMs = register(Field{Type: TypeU64, Unit: "ms", Default: "unset",
 		Parsed: waitFamily, RouterRejects: SetOf(WaitAndWiden),
 		RouterMessage: "band_widen_interval_ms is supported only for pulsar-wait-and-widen, not wait-and-widen",
 		Expression:    SetOf(PulsarWaitAndWiden),
 		at:            func(c *AlgorithmConfig) any { return &c.BandWidenIntervalMs }})
 	// FieldFallbackMaxQueued is fallback_max_queued (requests; max_queued
 	// of the open set after the wait).
-	FieldFallbackMaxQueued = register(Field{Name: "fallback_max_queued", Type: TypeU64, Unit: "requests", Default: "0",
+	FieldFallbackMaxQueued = register(Field{Type: TypeU64, Unit: "requests", Default: "0",
 		Parsed: waitFamily, RouterRejects: SetOf(WaitAndWiden),
 		RouterMessage: "fallback_max_queued is supported only for pulsar-wait-and-widen, not wait-and-widen",
 		Expression:    SetOf(PulsarWaitAndWiden),

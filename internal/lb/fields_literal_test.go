@@ -13,23 +13,18 @@ import (
 	"github.com/lcctl/lcctl/internal/testutil"
 )
 
-// literalExceptions are the production lines that hold a registry name as
-// a quoted string and are not a second home of the lb-config field but
+// literalExceptions are the production lines that hold an lb-config field
+// name as a quoted string and are not a home of the lb-config field but
 // the one home of another fact that has the same name. Keyed by file and
 // name, each excuses one line and must still match one (a stale entry
 // fails the test).
 var literalExceptions = map[[2]string]string{
-	// Upstream's hash-input builders (wait_and_widen, pulsar,
-	// groq_multiregion) write the tag as a byte literal b"seed" beside
-	// b"routing_key" and b"model_id", which are not config fields: it is
-	// the hash format's tag, pinned with HASH_VERSION and the golden
-	// hashes, not serde's field name, and must not follow a rename.
-	{"internal/lb/hash.go", "seed"}: "a tag of Stargate's hash input format (wait-and-widen.md §4.1, pulsar.md §4.2)",
 	// The simulator's master seed: the scenario key, the --seed flag and
 	// the report key all take it from sim.SeedKey.
-	{"internal/sim/scenario.go", "seed"}: "sim.SeedKey, the one home of the simulation's master seed",
-	// The top-level default and models (lb.TopLevelFields) are also
-	// ordinary words of other vocabularies and documents.
+	{"internal/sim/scenario.go", "seed"}:     "sim.SeedKey, the one home of the simulation's master seed",
+	{"internal/migrate/render_yaml.go", "n"}: "a YAML 1.1 boolean spelling a plain scalar must not take",
+	// The top-level default and models are also ordinary words of other
+	// vocabularies and documents.
 	{"internal/cli/context_cmd.go", "default"}: "a setting's origin in context show --resolved (flag, env, context, default)",
 	{"internal/live/live.go", "default"}:       "live.OriginDefault, a snapshot value's origin",
 	{"internal/validate/result.go", "default"}: "the JSON name of validate.RoleDefault (entry roles: default, model, request_algorithm, …)",
@@ -39,23 +34,27 @@ var literalExceptions = map[[2]string]string{
 	{"internal/sim/scenario.go", "models"}:     "the scenario's workload model mix",
 }
 
-// TestFieldNamesHaveOneHome fails when an lb-config field name (every
-// registry row and lb.TopLevelFields) appears as a quoted string on more
-// than two production lines (its struct tag in config.go and its registry
-// row or constant), apart from literalExceptions: every other use must go
-// through the registry (lb.FieldX.Name, lb.TopLevelDefault, …), so a
-// rename or a new field is one edit. It is the Go form of
+// TestFieldNamesHaveOneHome fails when an lb-config field name is quoted
+// on more production lines than it has homes, apart from
+// literalExceptions. A line counts when it holds "NAME" or "NAME, (a
+// struct tag with options). A registry row's name has one home, the json
+// tag of its AlgorithmConfig field (the row takes its Name from it); a
+// top-level field (lb.TopLevelFields) has two, the tag of lb.Config's
+// field and lb.TopLevelDefault / lb.TopLevelModels (request_algorithms:
+// the tags of AlgorithmConfig's and Config's maps). Every other use goes
+// through lb.Field…Name or those constants, so a rename or a new field is
+// one edit. It is a stricter Go form of
 // `git grep -n '"NAME"' -- '*.go' ':!*_test.go'` for every such name.
 func TestFieldNamesHaveOneHome(t *testing.T) {
 	root := testutil.RepoRoot(t)
-	lines := map[string][]string{} // name → "file:line"
-	quoted := map[string]string{}
+	homes := map[string]int{}
 	for _, f := range lb.Fields() {
-		quoted[f.Name] = `"` + f.Name + `"`
+		homes[f.Name] = 1
 	}
 	for _, name := range lb.TopLevelFields {
-		quoted[name] = `"` + name + `"`
+		homes[name] = 2
 	}
+	lines := map[string][]string{} // name → "file:line"
 	used := map[[2]string]bool{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -77,8 +76,8 @@ func TestFieldNamesHaveOneHome(t *testing.T) {
 		rel, _ := filepath.Rel(root, path)
 		rel = filepath.ToSlash(rel)
 		for i, line := range strings.Split(string(data), "\n") {
-			for name, q := range quoted {
-				if !strings.Contains(line, q) {
+			for name := range homes {
+				if !strings.Contains(line, `"`+name+`"`) && !strings.Contains(line, `"`+name+`,`) {
 					continue
 				}
 				// An exception excuses one line: a second quoted name
@@ -95,15 +94,18 @@ func TestFieldNamesHaveOneHome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := make([]string, 0, len(lines))
-	for n := range lines {
+	names := make([]string, 0, len(homes))
+	for n := range homes {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if len(lines[n]) > 2 {
-			t.Errorf("%q appears on %d production lines, at most 2 (struct tag, registry row); use lb.Field…Name:\n\t%s",
-				n, len(lines[n]), strings.Join(lines[n], "\n\t"))
+		if len(lines[n]) > homes[n] {
+			t.Errorf("%q is quoted on %d production lines, at most %d (its struct tag%s); use lb.Field…Name or lb.TopLevel…:\n\t%s",
+				n, len(lines[n]), homes[n], map[bool]string{true: "s or constant"}[homes[n] == 2], strings.Join(lines[n], "\n\t"))
+		}
+		if len(lines[n]) == 0 {
+			t.Errorf("%q is on no production line: its struct tag should be one", n)
 		}
 	}
 	for k, why := range literalExceptions {

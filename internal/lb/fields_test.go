@@ -9,9 +9,9 @@ import (
 )
 
 // TestFieldRegistryCoversConfig fails when a field of AlgorithmConfig has
-// no registry row, when a row's accessor points at a field whose JSON name
-// differs from the row's name, or when its Go type does not fit the row's
-// ValueType.
+// no registry row, when two rows point at one field, when a row's name is
+// not the JSON name of the field it points at, or when the field's Go type
+// does not fit the row's ValueType.
 func TestFieldRegistryCoversConfig(t *testing.T) {
 	var c AlgorithmConfig
 	base := uintptr(unsafe.Pointer(&c))
@@ -55,6 +55,9 @@ func TestFieldRegistryCoversConfig(t *testing.T) {
 		rows++
 		if f.Name != name {
 			t.Errorf("row %s points at AlgorithmConfig.%s, whose JSON name is %q", f.Name, sf.Name, name)
+		}
+		if name == "" || strings.ContainsAny(name, ",\"-") {
+			t.Errorf("AlgorithmConfig.%s: JSON name %q is not an lb-config key", sf.Name, name)
 		}
 		if types := wantType[sf.Type]; len(types) == 0 || types[0] != f.Type {
 			t.Errorf("row %s: type %s does not fit Go type %s", f.Name, f.Type, sf.Type)
@@ -165,4 +168,56 @@ func TestFieldAccessRoundTrip(t *testing.T) {
 	if u, ok := FieldMaxQueueTimeCeilMs.Uint(&c); ok || u != 0 {
 		t.Errorf("unset ceiling reads %d, %v", u, ok)
 	}
+}
+
+// TestFieldNameFromTag checks how a row gets its name: for every row,
+// jsonFieldName of its accessor is the row's Name (the tag before
+// ",omitempty"); an accessor that points at no json-named field of the
+// struct is an error, and newField panics on it naming the row's line.
+func TestFieldNameFromTag(t *testing.T) {
+	var c AlgorithmConfig
+	for _, f := range Fields() {
+		name, err := jsonFieldName(&c, f.at(&c))
+		if err != nil || name != f.Name || name == "" {
+			t.Errorf("row %q: jsonFieldName = %q, %v", f.Name, name, err)
+		}
+	}
+	if FieldMaxQueueTimeFloorMs.Name != "max_queue_time_floor_ms" {
+		t.Errorf("a tag with ,omitempty: name %q", FieldMaxQueueTimeFloorMs.Name)
+	}
+
+	type probe struct {
+		Tagged   int `json:"tagged,omitempty"`
+		Untagged int
+		Skipped  int `json:"-"`
+		Other    string
+	}
+	var p probe
+	outside := 0
+	for _, tc := range []struct {
+		ptr       any
+		want, err string
+	}{
+		{&p.Tagged, "tagged", ""},
+		{&p.Untagged, "", "probe.Untagged, which has no JSON name"},
+		{&p.Skipped, "", "probe.Skipped, which has no JSON name"},
+		{&outside, "", "returns a *int that is not the address of a field of lb.probe"},
+		{(*int)(unsafe.Pointer(&p.Other)), "", "returns a *int that is not the address of a field"}, // right address, wrong type
+		{p.Tagged, "", "returns int, not a pointer"},
+		{(*int)(nil), "", "returns *int, not a pointer"},
+	} {
+		got, err := jsonFieldName(&p, tc.ptr)
+		if got != tc.want || (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("jsonFieldName(%T) = %q, %v; want %q, error containing %q", tc.ptr, got, err, tc.want, tc.err)
+		}
+	}
+
+	defer func() {
+		msg, _ := recover().(string)
+		if !strings.Contains(msg, "lb: field registry: the row at fields_test.go:") || !strings.Contains(msg, "not the address of a field of lb.AlgorithmConfig") {
+			t.Errorf("newField with a bad accessor: panic %q", msg)
+		}
+	}()
+	newField(Field{Type: TypeBool, at: func(*AlgorithmConfig) any { return new(bool) }})
+	t.Error("newField accepted an accessor that points outside AlgorithmConfig")
 }
