@@ -27,7 +27,6 @@ var literalExceptions = map[[2]string]string{
 	// vocabularies and documents.
 	{"internal/cli/context_cmd.go", "default"}: "a setting's origin in context show --resolved (flag, env, context, default)",
 	{"internal/live/live.go", "default"}:       "live.OriginDefault, a snapshot value's origin",
-	{"internal/validate/result.go", "default"}: "the JSON name of validate.RoleDefault (entry roles: default, model, request_algorithm, …)",
 	{"internal/metrics/report.go", "models"}:   "check metrics' JSON key: the models seen in the scrape",
 	{"internal/metrics/verdict.go", "models"}:  "the English plural of model (plural.Noun)",
 	{"internal/sim/result.go", "models"}:       "simulate's JSON key: the route of each workload model",

@@ -24,7 +24,9 @@ const (
 	RoleDiscarded
 )
 
-var roleNames = [...]string{"", "default", "model", "request_algorithm", "model_request_algorithm", "discarded"}
+// roleNames are the roles' JSON names; RoleDefault's is the key of the
+// entry it names (lb.TopLevelDefault), the others name what the entry is.
+var roleNames = [...]string{"", lb.TopLevelDefault, "model", "request_algorithm", "model_request_algorithm", "discarded"}
 
 // String returns the role's JSON name ("model", "request_algorithm", ...).
 func (r EntryRole) String() string {
