@@ -404,6 +404,9 @@ func (p *planner) run() *planner {
 			"write the object form {\"default\": ..., \"request_algorithms\": ..., \"models\": ...} first (W20)")
 		return p
 	}
+	if !p.checkOnly {
+		p.changes = make([]Change, 0, len(todo)) // about one change per entry
+	}
 	for _, e := range todo {
 		p.entry(e)
 	}

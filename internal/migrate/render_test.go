@@ -1,6 +1,8 @@
 package migrate
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -103,4 +105,24 @@ func TestRenderRefusesUnsupportedYAML(t *testing.T) {
 		t.Fatalf("status %s notes %v\n%s", res.Status, res.Notes, res.Output)
 	}
 	checkMigrated(t, "x.yaml", res, opts)
+}
+
+// jsonString writes what encoding/json writes without HTML escaping, on
+// its fast path (nothing to escape) and off it.
+func TestJSONStringMatchesEncoder(t *testing.T) {
+	ins := []string{"", "pulsar-wait-and-widen", "org/model-1", `a"b`, `a\b`, "<&>", "tab\there", "ü", "\u2028", "\x7f", string([]byte{0xff})}
+	for c := range 0x80 {
+		ins = append(ins, "x"+string(rune(c))+"y")
+	}
+	for _, s := range ins {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(jsonString(s)), strings.TrimSuffix(b.String(), "\n"); got != want {
+			t.Errorf("jsonString(%q) = %s, want %s", s, got, want)
+		}
+	}
 }

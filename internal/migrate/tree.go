@@ -283,11 +283,31 @@ func jsonNumber(n *node) string {
 
 // jsonString encodes s as a JSON string without HTML escaping.
 func jsonString(s string) []byte {
+	if plainJSONString(s) {
+		// Nothing to escape: the quoted text itself (most keys and
+		// values; an encoder per string was a fifth of migrate's
+		// allocation on 124,000 entries).
+		b := make([]byte, 0, len(s)+2)
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // strings always encode
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// plainJSONString reports that encoding/json writes s as "s": printable
+// ASCII without a quote or a backslash (HTML escaping is off).
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // sameAs reports whether the decoded value v holds the same JSON data as

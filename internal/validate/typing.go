@@ -18,7 +18,7 @@ const weightVariants = "expected `last-mean-input-tps` or `max-input-tps`"
 // typeField checks one accepted field's type (lb-config.md §7.1, from its
 // registry row f) and stores its value in ac. It reports false after an
 // error.
-func (c *checker) typeField(e *Entry, m Member, f *lb.Field, ac *lb.AlgorithmConfig, set present) bool {
+func (c *checker) typeField(e *Entry, m Member, f *lb.Field, ac *lb.AlgorithmConfig, set *present) bool {
 	v := m.Value
 	if v.Kind == KindInvalid {
 		return false
@@ -104,7 +104,7 @@ func (c *checker) typeField(e *Entry, m Member, f *lb.Field, ac *lb.AlgorithmCon
 		}
 		f.SetWeight(ac, w)
 	}
-	set[f] = v
+	set.put(f, v)
 	return true
 }
 
@@ -192,7 +192,7 @@ var rangeRules = map[*lb.Field]struct {
 func (c *checker) ranges(e *Entry, set present) bool {
 	ok := true
 	for _, f := range lb.Fields() {
-		v := set[f]
+		v := set.get(f)
 		if v == nil || f.Range == nil {
 			continue
 		}

@@ -14,7 +14,7 @@ func (c *checker) entryWarnings(e *Entry) {
 	set := e.present
 	pos := e.Value.Start
 	at := func(f *lb.Field) (Pos, string) {
-		if v := set[f]; v != nil {
+		if v := set.get(f); v != nil {
 			return v.Start, fieldPath(e.Path, f.Name)
 		}
 		return pos, e.Path
@@ -24,9 +24,9 @@ func (c *checker) entryWarnings(e *Entry) {
 	if e.NoSLO {
 		missing := "neither max_queue_time_floor_ms nor max_queue_time_ceil_ms is set"
 		switch {
-		case set[floorF] != nil:
+		case set.get(floorF) != nil:
 			missing = "only " + floorF.Name + " is set"
-		case set[ceilF] != nil:
+		case set.get(ceilF) != nil:
 			missing = "only " + ceilF.Name + " is set"
 		}
 		if e.Bounded {
@@ -48,7 +48,7 @@ func (c *checker) entryWarnings(e *Entry) {
 		c.commonWarnings(e)
 		return
 	}
-	floor, ceil := set[floorF], set[ceilF]
+	floor, ceil := set.get(floorF), set.get(ceilF)
 	switch {
 	case (floor == nil) != (ceil == nil):
 		field := floorF
@@ -65,7 +65,7 @@ func (c *checker) entryWarnings(e *Entry) {
 			"swap the values")
 	}
 	vnodes := lb.FieldCacheAffinityVirtualNodes
-	if e.Algorithm == lb.PulsarWaitAndWiden && set[vnodes] != nil {
+	if e.Algorithm == lb.PulsarWaitAndWiden && set.get(vnodes) != nil {
 		p, path := at(vnodes)
 		c.add(CodeIgnoredVirtualNodes, p, path, vnodes.Name, e,
 			fmt.Sprintf("cache_affinity_virtual_nodes is accepted and ignored by %s (it ranks clusters with Pulsar, not a hash ring)", label),
@@ -73,7 +73,7 @@ func (c *checker) entryWarnings(e *Entry) {
 	}
 	if e.Algorithm == lb.WaitAndWiden && ac.CacheAffinityBackendSelectionCount == 0 {
 		for _, f := range []*lb.Field{lb.FieldCacheAffinityWaitMs, lb.FieldCacheAffinityInputTokensScale, vnodes, lb.FieldLastClusterAffinity} {
-			if set[f] == nil || (f == lb.FieldLastClusterAffinity && !ac.LastClusterAffinity) {
+			if set.get(f) == nil || (f == lb.FieldLastClusterAffinity && !ac.LastClusterAffinity) {
 				continue
 			}
 			p, path := at(f)
@@ -83,7 +83,7 @@ func (c *checker) entryWarnings(e *Entry) {
 		}
 	}
 	for _, f := range []*lb.Field{lb.FieldN, vnodes, lb.FieldCacheAffinityBackendSelectionCount} {
-		if v := set[f]; v != nil && v.Uint == 0 {
+		if v := set.get(f); v != nil && v.Uint == 0 {
 			what := "runs as 1"
 			if f == lb.FieldCacheAffinityBackendSelectionCount {
 				what = "means unset"
@@ -95,19 +95,19 @@ func (c *checker) entryWarnings(e *Entry) {
 				fmt.Sprintf("%s: 0 on %s %s", f.Name, label, what), "write the effective value")
 		}
 	}
-	if f := lb.FieldTTFTBucketSizeMs; set[f] != nil && set[f].Uint == 0 {
-		c.add(CodeZeroBucket, set[f].Start, fieldPath(e.Path, f.Name), f.Name, e,
+	if f := lb.FieldTTFTBucketSizeMs; set.get(f) != nil && set.get(f).Uint == 0 {
+		c.add(CodeZeroBucket, set.get(f).Start, fieldPath(e.Path, f.Name), f.Name, e,
 			fmt.Sprintf("ttft_bucket_size_ms: 0 on %s makes every distinct TTFT estimate its own bucket", label),
 			"use a bucket width such as 20 ms (the default)")
 	}
-	if f := lb.FieldNextBucketUnlockFactor; set[f] != nil && !(set[f].Float >= 0 && set[f].Float <= 1) {
-		v := set[f]
+	if f := lb.FieldNextBucketUnlockFactor; set.get(f) != nil && !(set.get(f).Float >= 0 && set.get(f).Float <= 1) {
+		v := set.get(f)
 		c.add(CodeUnlockFactor, v.Start, fieldPath(e.Path, f.Name), f.Name, e,
 			fmt.Sprintf("next_bucket_unlock_factor %s on %s is outside 0–1: below 0 the next bucket unlocks at once, above 1 later than the TTFT gap", rustFloatDisplay(v.Float), label),
 			"use a fraction between 0 and 1 (default 0.25)")
 	}
-	if f := lb.FieldCacheAffinityWaitMs; set[f] != nil && set[f].Uint >= 60000 {
-		v := set[f]
+	if f := lb.FieldCacheAffinityWaitMs; set.get(f) != nil && set.get(f).Uint >= 60000 {
+		v := set.get(f)
 		c.add(CodeLongWait, v.Start, fieldPath(e.Path, f.Name), f.Name, e,
 			fmt.Sprintf("cache_affinity_wait_ms %d on %s reaches the 60 s routing-wait cap: requests get 503 before the affinity wait ends", v.Uint, label),
 			"use a wait well below 60000 ms")
@@ -122,7 +122,7 @@ func (c *checker) entryWarnings(e *Entry) {
 			fmt.Sprintf("last_cluster_affinity is on for %s: it acts only when the gateway sends x-stargate-last-cluster-id and the request has x-cache-affinity-key; without the gateway every request counts as a new session and skips the affinity wait", label),
 			hint)
 	}
-	if v := set[vnodes]; v != nil && v.Uint > 1024 && e.Algorithm == lb.WaitAndWiden {
+	if v := set.get(vnodes); v != nil && v.Uint > 1024 && e.Algorithm == lb.WaitAndWiden {
 		c.add(CodeManyVirtualNodes, v.Start, fieldPath(e.Path, vnodes.Name), vnodes.Name, e,
 			fmt.Sprintf("cache_affinity_virtual_nodes %d on %s is above 1024: ring memory grows with it, and routing expressions cap it at 1024", v.Uint, label),
 			"150 (the default) is enough for most cluster counts")
@@ -132,8 +132,8 @@ func (c *checker) entryWarnings(e *Entry) {
 }
 
 func (c *checker) commonWarnings(e *Entry) {
-	if f := lb.FieldMaxInputWorkSeconds; e.present[f] != nil && e.present[f].Float <= 0 {
-		v := e.present[f]
+	if f := lb.FieldMaxInputWorkSeconds; e.present.get(f) != nil && e.present.get(f).Float <= 0 {
+		v := e.present.get(f)
 		c.add(CodeInputWorkLimit, v.Start, fieldPath(e.Path, f.Name), f.Name, e,
 			fmt.Sprintf("max_input_work_seconds %s on %s is not positive: input-work admission rejects nearly every request", rustFloatDisplay(v.Float), algLabel(e)),
 			"remove it to disable input-work admission, or set a positive number of seconds")
@@ -144,7 +144,7 @@ func (c *checker) pulsarWeight(e *Entry) {
 	if e.Algorithm != lb.Pulsar && e.Algorithm != lb.PulsarWaitAndWiden {
 		return
 	}
-	if e.present[lb.FieldRendezvousWeight] != nil {
+	if e.present.get(lb.FieldRendezvousWeight) != nil {
 		return
 	}
 	c.add(CodeImplicitWeight, e.Value.Start, e.Path, lastField(e.Path), e,
