@@ -270,9 +270,19 @@ func BuildStargateReport(source string, w Window, s StargateSnapshot, model stri
 		}
 		all = kept
 	}
-	// The shares of every row and model point into one slab instead of
-	// four 8-byte allocations each.
-	slab := make([]float64, 0, 4*2*len(all))
+	// Rows and Models at their final size, and the shares of every row
+	// and model in one slab instead of four 8-byte allocations each.
+	nRows, nModels := 0, 0
+	for i := range all {
+		if i == 0 || all[i].key.Model != all[i-1].key.Model {
+			nModels++
+			nRows++
+		} else if all[i].key.Algorithm != all[i-1].key.Algorithm {
+			nRows++
+		}
+	}
+	r.Rows, r.Models = make([]ModelSelections, 0, nRows), make([]ModelSelections, 0, nModels)
+	slab := make([]float64, 0, 4*(nRows+nModels))
 	var rks []string // the routing keys of one model, over its algorithms
 	for i := 0; i < len(all); {
 		mod := all[i].key.Model
