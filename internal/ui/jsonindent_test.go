@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -19,6 +20,19 @@ func indentLikeStdlib(src []byte) []byte {
 	return want.Bytes()
 }
 
+// indentMismatch returns "" when WriteIndentedJSON writes src as
+// json.Indent does, else what each wrote.
+func indentMismatch(src []byte) string {
+	var got bytes.Buffer
+	if err := WriteIndentedJSON(&got, src, "  "); err != nil {
+		return err.Error()
+	}
+	if want := indentLikeStdlib(src); !bytes.Equal(got.Bytes(), want) {
+		return fmt.Sprintf("%q:\ngot\n%s\nwant\n%s", src, got.Bytes(), want)
+	}
+	return ""
+}
+
 func TestWriteIndentedJSONMatchesIndent(t *testing.T) {
 	for _, doc := range []string{
 		`{}`, `[]`, `{"a":{}}`, `{"a":[],"b":[{}],"c":[[]]}`, `"x"`, `1`, `null`,
@@ -26,12 +40,8 @@ func TestWriteIndentedJSONMatchesIndent(t *testing.T) {
 		`["\\","\\\"",",",":","{","}","[","]","\u202e"]`,
 		`{"k":"\"quoted\" \\ back\\slash","v":[true,false,null,-0.1]}`,
 	} {
-		var got bytes.Buffer
-		if err := WriteIndentedJSON(&got, []byte(doc), "  "); err != nil {
-			t.Fatal(err)
-		}
-		if want := indentLikeStdlib([]byte(doc)); !bytes.Equal(got.Bytes(), want) {
-			t.Errorf("%s:\ngot\n%s\nwant\n%s", doc, got.Bytes(), want)
+		if m := indentMismatch([]byte(doc)); m != "" {
+			t.Error(m)
 		}
 	}
 }
@@ -60,12 +70,8 @@ func TestWriteIndentedJSONProperty(t *testing.T) {
 		if err != nil {
 			t.Skip("not encodable: ", err) // NaN or ±Inf floats
 		}
-		var got bytes.Buffer
-		if err := WriteIndentedJSON(&got, src, "  "); err != nil {
-			t.Fatal(err)
-		}
-		if want := indentLikeStdlib(src); !bytes.Equal(got.Bytes(), want) {
-			t.Fatalf("%s:\ngot\n%s\nwant\n%s", src, got.Bytes(), want)
+		if m := indentMismatch(src); m != "" {
+			t.Fatal(m)
 		}
 	})
 }
@@ -81,12 +87,8 @@ func FuzzWriteIndentedJSON(f *testing.F) {
 		if json.Compact(&compact, src) != nil || !bytes.Equal(compact.Bytes(), src) {
 			return
 		}
-		var got bytes.Buffer
-		if err := WriteIndentedJSON(&got, src, "  "); err != nil {
-			t.Fatal(err)
-		}
-		if want := indentLikeStdlib(src); !bytes.Equal(got.Bytes(), want) {
-			t.Fatalf("%q:\ngot\n%s\nwant\n%s", src, got.Bytes(), want)
+		if m := indentMismatch(src); m != "" {
+			t.Fatal(m)
 		}
 	})
 }
