@@ -45,6 +45,10 @@ func TestConfigCommandsWithoutCobra(t *testing.T) {
 	if err := runValidated(ctx, env, e, runExplain); err != nil || !strings.Contains(out.String(), `"schema": "lcctl.explain/v1"`) {
 		t.Errorf("explain: %v %q", err, out.String()[:min(out.Len(), 300)])
 	}
+	textEnv, _, _ := testEnv("", OutputText)
+	if err := (&explainOptions{Elapsed: "0", Chart: "sometimes"}).validate(env); err != nil {
+		t.Errorf("explain -o json --chart sometimes: %v (JSON output reads no --chart)", err)
+	}
 	for _, bad := range []struct {
 		o    explainOptions
 		want string
@@ -53,9 +57,10 @@ func TestConfigCommandsWithoutCobra(t *testing.T) {
 		{explainOptions{Width: 10, Elapsed: "0"}, "--width 10"},
 		{explainOptions{Elapsed: "soon"}, "soon"},
 		{explainOptions{Elapsed: "0", Compare: "config="}, "--compare config=FILE: the file name is empty"},
+		{explainOptions{Elapsed: "0", Chart: "sometimes"}, `--chart "sometimes": want auto, always or never`},
 		{explainOptions{cmdInput: given("model"), Case: "cases.yaml"}, "--case takes the request from the case file; --model cannot be combined with it"},
 	} {
-		if err := bad.o.validate(env); !usageErr(err, bad.want) {
+		if err := bad.o.validate(textEnv); !usageErr(err, bad.want) {
 			t.Errorf("explain %+v: %v, want %q", bad.o, err, bad.want)
 		}
 	}

@@ -57,6 +57,9 @@ type explainOptions struct {
 	exclude    []string
 	firstClass lb.SessionState
 	otherFile  string
+	// chart is --chart decided for text output (auto: stdout is a
+	// terminal), set by validate.
+	chart bool
 }
 
 // changed reports whether flag name was given or filled from a live
@@ -66,10 +69,11 @@ func (o *explainOptions) changed(name string) bool { return o.flagGiven(name) ||
 // validate checks the flags that need no input read: --case and what it
 // cannot be combined with, --check, --width, --config against
 // --algorithm-config, what reads standard input, and parses --elapsed,
-// --exclude, --first-classification and --compare. The request headers
+// --exclude, --first-classification, --compare and (text output) --chart.
+// The request headers
 // are assembled by the run step, after --session-id, --span and --olric
 // have filled the affinity key and the last cluster.
-func (o *explainOptions) validate(*Env) error {
+func (o *explainOptions) validate(env *Env) error {
 	o.derived = nil
 	if o.Case != "" {
 		return o.validateCases()
@@ -122,6 +126,19 @@ func (o *explainOptions) validate(*Env) error {
 		}
 	default:
 		return Usagef("--compare %q: want flag or config=FILE", o.Compare)
+	}
+	if env.Global.JSON() {
+		return nil // JSON output draws no chart; --chart is not read
+	}
+	switch o.Chart {
+	case "auto":
+		o.chart = env.OutTTY
+	case "always":
+		o.chart = true
+	case "never":
+		o.chart = false
+	default:
+		return Usagef("--chart %q: want auto, always or never", o.Chart)
 	}
 	return nil
 }
@@ -315,17 +332,7 @@ func runExplain(ctx context.Context, env *Env, o *explainOptions) error {
 	if env.Global.JSON() {
 		return writeJSON(env.Out, "explain", rep)
 	}
-	chart := false
-	switch o.Chart {
-	case "auto":
-		chart = env.OutTTY
-	case "always":
-		chart = true
-	case "never":
-	default:
-		return Usagef("--chart %q: want auto, always or never", o.Chart)
-	}
-	return explain.Text(env.Out, rep, env.Style, explain.Options{Width: explainWidth(o, env), Timeline: o.Timeline, Chart: chart})
+	return explain.Text(env.Out, rep, env.Style, explain.Options{Width: explainWidth(o, env), Timeline: o.Timeline, Chart: o.chart})
 }
 
 // missingModelNote says that model has no `models` entry in cfg (read from
