@@ -13,7 +13,7 @@ import (
 // algorithm, its model-level keys and the top-level keys. Sets whose own
 // algorithm cannot be read are left out.
 func selectable(r *validate.Result) map[string][]lb.Algorithm {
-	out := map[string][]lb.Algorithm{}
+	out := make(map[string][]lb.Algorithm, len(r.Entries))
 	var top []lb.Algorithm
 	def := lb.PowerOfN
 	defaultOK := true

@@ -373,6 +373,7 @@ func newPlanner(res *validate.Result, opts Options, checkOnly bool) *planner {
 
 func (p *planner) run() *planner {
 	res := p.res
+	p.models = make(map[string]*validate.Entry, len(res.Entries))
 	if !p.checkOnly {
 		p.root, p.idx = newTree(res.Doc.Root)
 	}
@@ -653,12 +654,24 @@ func firstMember(v *validate.Value, key string) *validate.Value {
 func dupInside(v *validate.Value, path string) string {
 	switch v.Kind {
 	case validate.KindObject:
-		seen := map[string]bool{}
-		for _, m := range v.Members {
-			if seen[m.Key] {
-				return path + "." + m.Key
+		if len(v.Members) <= 16 {
+			// An entry has a handful of fields: compare them pairwise
+			// rather than build a map per entry.
+			for i, m := range v.Members {
+				for _, o := range v.Members[:i] {
+					if o.Key == m.Key {
+						return path + "." + m.Key
+					}
+				}
 			}
-			seen[m.Key] = true
+		} else {
+			seen := make(map[string]bool, len(v.Members))
+			for _, m := range v.Members {
+				if seen[m.Key] {
+					return path + "." + m.Key
+				}
+				seen[m.Key] = true
+			}
 		}
 		for _, m := range v.Members {
 			if d := dupInside(m.Value, path+"."+m.Key); d != "" {

@@ -67,7 +67,7 @@ func (r *Result) finish(c *checker) {
 
 // config assembles the typed config from the winning entries.
 func (c *checker) config() *lb.Config {
-	cfg := &lb.Config{Default: lb.PowerOfN, RequestAlgorithms: map[lb.Algorithm]*lb.AlgorithmConfig{}, Models: map[string]*lb.AlgorithmConfig{}}
+	cfg := &lb.Config{Default: lb.PowerOfN, RequestAlgorithms: map[lb.Algorithm]*lb.AlgorithmConfig{}, Models: make(map[string]*lb.AlgorithmConfig, len(c.models))}
 	if d := c.defaultEntry; d != nil && d.Algorithm != 0 {
 		cfg.Default, cfg.DefaultSpelling = d.Algorithm, d.Spelling
 	}

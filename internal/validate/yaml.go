@@ -292,8 +292,17 @@ func isMergeKey(k *yaml.Node) bool {
 func (c *yamlConverter) mapping(n *yaml.Node, path string, depth int) (*Value, error) {
 	v := &Value{Kind: KindObject, Start: c.pos(n), End: -1, Node: n}
 	v.Members = make([]Member, 0, len(n.Content)/2)
-	explicit := map[string]bool{}
+	// The explicit keys matter only to a mapping with a merge key: the
+	// set is not built for the others (a map per mapping, and one of
+	// 124,000 keys for a large models mapping).
+	var explicit map[string]bool
 	for i := 0; i+1 < len(n.Content); i += 2 {
+		if isMergeKey(n.Content[i]) {
+			explicit = map[string]bool{}
+			break
+		}
+	}
+	for i := 0; explicit != nil && i+1 < len(n.Content); i += 2 {
 		if !isMergeKey(n.Content[i]) {
 			if t, _, ok := keyText(n.Content[i]); ok {
 				explicit[t] = true
