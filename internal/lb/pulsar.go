@@ -21,11 +21,16 @@ type rankEntry struct {
 // pulsarWeight is weight(c) of pulsar.md §4.1 (no fallback from the
 // maximum to the mean).
 func pulsarWeight(mode RendezvousWeight, st *Stats) (float64, bool) {
-	v := st.MaxInputTPS
-	if mode == WeightLastMeanInputTPS {
-		v = st.LastMeanInputTPS
-	}
+	v := weightField(mode, st)
 	return v, TPSValid(v)
+}
+
+// weightField is the stats field mode selects as the weight, as given.
+func weightField(mode RendezvousWeight, st *Stats) float64 {
+	if mode == WeightLastMeanInputTPS {
+		return st.LastMeanInputTPS
+	}
+	return st.MaxInputTPS
 }
 
 // rankedOrder computes the Pulsar ranking of pulsar.md §4 and appends the

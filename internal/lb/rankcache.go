@@ -237,15 +237,10 @@ func (s *rankCandidateSet) update(snap *Snapshot, mode RendezvousWeight) {
 	same := s.gen != 0 && len(s.ids) == len(cs) && s.mode == mode
 	if same {
 		ids, raw := s.ids[:len(cs)], s.raw[:len(cs)]
-		mean := mode == WeightLastMeanInputTPS
 		for i := range cs {
 			c := &cs[i]
-			w := c.Stats.MaxInputTPS
-			if mean {
-				w = c.Stats.LastMeanInputTPS
-			}
 			a, b := ids[i], c.ClusterID
-			if math.Float64bits(w) != raw[i] || len(a) != len(b) || (unsafe.StringData(a) != unsafe.StringData(b) && a != b) {
+			if math.Float64bits(weightField(mode, &c.Stats)) != raw[i] || len(a) != len(b) || (unsafe.StringData(a) != unsafe.StringData(b) && a != b) {
 				same = false
 				break
 			}
@@ -259,11 +254,7 @@ func (s *rankCandidateSet) update(snap *Snapshot, mode RendezvousWeight) {
 	s.ids, s.raw = s.ids[:0], s.raw[:0]
 	for i := range cs {
 		c := &cs[i]
-		w := c.Stats.MaxInputTPS
-		if mode == WeightLastMeanInputTPS {
-			w = c.Stats.LastMeanInputTPS
-		}
 		s.ids = append(s.ids, c.ClusterID)
-		s.raw = append(s.raw, math.Float64bits(w))
+		s.raw = append(s.raw, math.Float64bits(weightField(mode, &c.Stats)))
 	}
 }
