@@ -215,7 +215,9 @@ func textItems(rs []Result) []textItem {
 // foldedLine returns the result RenderText prints for folded results of
 // one check and status (shown of them printed before), with its reason,
 // details and hint lines: a reason or hint shared by every folded result
-// is kept, the others are left to -o json.
+// is kept, the others are left to -o json. Subjects are models (the only
+// per-subject checks are Stargate's per-model ones, Result.Subject), so
+// the title counts "models".
 func foldedLine(all []Result, folded []int, shown int) (Result, string, []string, string) {
 	head := all[folded[0]]
 	title := strings.TrimSuffix(head.Title, " ["+head.Subject+"]")
