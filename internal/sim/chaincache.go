@@ -211,27 +211,19 @@ func (c *chainCache) unlinkRun(ri int32) {
 	c.freeRun = append(c.freeRun, ri)
 }
 
-// popFirstRun removes the chain's first (lowest, most recent) run from
-// its list.
-func (c *chainCache) popFirstRun(ch *chain) {
-	ri := ch.first
-	ch.first = c.runs[ri].cnext
-	if ch.first >= 0 {
-		c.runs[ch.first].cprev = -1
+// dropChainRun takes run ri out of its chain's list (the eviction list
+// is unlinkRun's).
+func (c *chainCache) dropChainRun(ch *chain, ri int32) {
+	r := &c.runs[ri]
+	if r.cprev >= 0 {
+		c.runs[r.cprev].cnext = r.cnext
 	} else {
-		ch.last = -1
+		ch.first = r.cnext
 	}
-}
-
-// popLastRun removes the chain's last (highest, oldest) run from its
-// list.
-func (c *chainCache) popLastRun(ch *chain) {
-	ri := ch.last
-	ch.last = c.runs[ri].cprev
-	if ch.last >= 0 {
-		c.runs[ch.last].cnext = -1
+	if r.cnext >= 0 {
+		c.runs[r.cnext].cprev = r.cprev
 	} else {
-		ch.first = -1
+		ch.last = r.cprev
 	}
 }
 
@@ -246,7 +238,7 @@ func (c *chainCache) reference(ch *chain, upto int64) {
 			return
 		}
 		if r.hi <= upto {
-			c.popFirstRun(ch)
+			c.dropChainRun(ch, ri)
 			c.unlinkRun(ri)
 			continue
 		}
@@ -319,7 +311,7 @@ func (c *chainCache) makeRoom(n int64) int64 {
 		c.evictions += k
 		room += k
 		if r.hi == r.lo {
-			c.popLastRun(ch) // the oldest run is the chain's last
+			c.dropChainRun(ch, ri) // the oldest run, the chain's last
 			c.unlinkRun(ri)
 			c.dropIfEmpty(ci)
 		}
