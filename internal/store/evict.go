@@ -92,8 +92,8 @@ const (
 	// fallback (see Client.Delete).
 	EvictFailed EvictOutcome = "failed"
 	// EvictUnverified: read as absent (at the re-read or after the
-	// delete) while its partition changed owners, and it could not be
-	// confirmed gone: a member that held a copy when the run started has
+	// delete) while its partition changed owners, or deleted again after
+	// the routing table settled, and it could not be confirmed gone: a member that held a copy when the run started has
 	// left (the entry comes back if it returns), or the routing table did
 	// not settle within SettleTimeout. Not done: run again.
 	EvictUnverified EvictOutcome = "unverified"

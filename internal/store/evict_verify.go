@@ -99,14 +99,15 @@ func (c *Client) verifyEvict(ctx context.Context, o EvictOptions, tr *routeTrack
 				prev := results[i]
 				switch {
 				case errors.Is(r.err, ErrNotFound):
-					if prev.Outcome == EvictFailed {
+					switch {
+					case !tr.stayed(Partition(c.opts.DMap, prev.Key, parts), members):
+						results[i] = EvictResult{Key: prev.Key, Outcome: EvictUnverified, Reason: ReasonOwnerLeft}
+					case prev.Outcome == EvictFailed:
 						// Gone after all; the failed call may have been
 						// the delete, so it counts as gone, not deleted.
 						results[i] = EvictResult{Key: prev.Key, Outcome: EvictSkippedGone, Reason: ReasonAbsentAfterSettle}
-					} else if tr.stayed(Partition(c.opts.DMap, prev.Key, parts), members) {
+					default:
 						results[i].Reason = ReasonAbsentAfterSettle
-					} else {
-						results[i] = EvictResult{Key: prev.Key, Outcome: EvictUnverified, Reason: ReasonOwnerLeft}
 					}
 				case r.err != nil:
 					results[i] = EvictResult{Key: prev.Key, Outcome: EvictFailed, Reason: ReasonCallFailed, Error: "read after the routing table settled: " + r.err.Error()}
@@ -144,6 +145,12 @@ func (c *Client) verifyEvict(ctx context.Context, o EvictOptions, tr *routeTrack
 				i := again[lo+j]
 				if r.Outcome != EvictFailed && r.Outcome != EvictSkippedChanged {
 					r.Reason = ReasonRetried
+				}
+				// The retry deleted (or found absent) the copies of the
+				// settled owners only: a member that left holding a copy
+				// brings the entry back if it returns (a frozen one does).
+				if (r.Outcome == EvictDeleted || r.Outcome == EvictSkippedGone) && !tr.stayed(Partition(c.opts.DMap, r.Key, parts), members) {
+					r = EvictResult{Key: r.Key, Outcome: EvictUnverified, Reason: ReasonOwnerLeft}
 				}
 				results[i] = r
 				notify(i)

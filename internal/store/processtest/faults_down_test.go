@@ -73,10 +73,8 @@ func countPresent(c *store.Client, keys []string) int {
 // deleted before the members died.
 func TestFaultEvictClusterDown(t *testing.T) {
 	t.Parallel()
-	fc := startFaultCluster(t, 3, 1)
 	dmap := "fault-down"
-	c := fc.connect(0, dmap)
-	want := seedFault(t, c)
+	fc, _, want := startSeeded(t, 1, dmap, faultEntries)
 	ckeys := clusterCKeys(want)
 	obs := fc.connect(1, dmap)
 	var addrs []string
@@ -168,14 +166,12 @@ func TestFaultEvictClusterDown(t *testing.T) {
 // still there, and evict gave up within the bound.
 func TestFaultEvictClusterFrozen(t *testing.T) {
 	t.Parallel()
-	fc := startFaultCluster(t, 3, 1)
 	dmap := "fault-frozen"
-	c := fc.connect(0, dmap)
-	want := seedFault(t, c)
+	fc, c, want := startSeeded(t, 1, dmap, faultEntries)
 
 	results := map[string]store.EvictResult{}
 	var frozenAt time.Time
-	rep, err := c.Evict(context.Background(), store.EvictOptions{Cluster: "cluster-c", Apply: true, Batch: 20, Workers: 1, MaxRate: faultEvictRate, SettleTimeout: downSettle,
+	rep, err := c.Evict(context.Background(), store.EvictOptions{Cluster: "cluster-c", Apply: true, Batch: 20, Workers: 1, MaxRate: 200, SettleTimeout: downSettle,
 		OnResult: func(r store.EvictResult) {
 			results[r.Key] = r
 			if len(results) == faultEntries/15 && frozenAt.IsZero() {
@@ -233,10 +229,7 @@ func TestFaultEvictClusterFrozen(t *testing.T) {
 // that no member answered.
 func TestFaultScanClusterDown(t *testing.T) {
 	t.Parallel()
-	fc := startFaultCluster(t, 3, 1)
-	dmap := "fault-scan-down"
-	c := fc.connect(0, dmap)
-	seedFault(t, c)
+	fc, c, _ := startSeeded(t, 1, "fault-scan-down", faultEntries)
 
 	listed := 0
 	var killed time.Time
