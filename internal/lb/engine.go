@@ -32,12 +32,13 @@ type Engine struct {
 	rr  uint64 // round-robin counter
 	rng *rand.Rand
 
-	hdr       [4]headerMemo    // model, routing key, cache affinity key, last cluster
-	rankCache rankCache        // Pulsar rankings per key (rankcache.go)
-	rankSet   rankCandidateSet // the candidates the cached rankings are for
-	rings     map[ringCacheKey]*ring
-	lastRing  *ring
-	hashBuf   []byte
+	hdr        [4]headerMemo    // model, routing key, cache affinity key, last cluster
+	rankCache  rankCache        // Pulsar rankings per key (rankcache.go)
+	rankSet    rankCandidateSet // the candidates the cached rankings are for
+	rankTarget rankTargetMemo   // the last routing key and model hashed
+	rings      map[ringCacheKey]*ring
+	lastRing   *ring
+	hashBuf    []byte
 	// prefixHash holds the hash terms of the current ranking's prefix.
 	prefixHash prefixHash
 

@@ -45,7 +45,7 @@ func (e *Engine) rankedOrder(snap *Snapshot, rv *reqView, d *Decision, out []int
 	var h uint64
 	if cacheable {
 		e.rankSet.update(snap, e.cfg.RendezvousWeight)
-		h = rankKeyHash(rv)
+		h = e.rankTarget.keyHash(rv)
 		if d.Trace == nil {
 			if cached, amb, ok := e.rankCache.lookup(e.rankSet.gen, h, rv); ok {
 				d.Ambiguous = amb

@@ -70,7 +70,31 @@ type rankCacheEntry struct {
 // rankKeyHash hashes a request's (cache affinity key, routing key, model)
 // for the cache index; hits compare the strings too.
 func rankKeyHash(rv *reqView) uint64 {
-	return xxh3.HashString(rv.key) ^ bits.RotateLeft64(xxh3.HashString(rv.routingKey), 21) ^ bits.RotateLeft64(xxh3.HashString(rv.model), 42)
+	return xxh3.HashString(rv.key) ^ rankTargetHash(rv.routingKey, rv.model)
+}
+
+// rankTargetHash is the routing key and model part of rankKeyHash.
+func rankTargetHash(routingKey, model string) uint64 {
+	return bits.RotateLeft64(xxh3.HashString(routingKey), 21) ^ bits.RotateLeft64(xxh3.HashString(model), 42)
+}
+
+// rankTargetMemo remembers the last routing key and model hashed: an
+// engine mostly sees the same ones (the simulator passes the very same
+// strings), so a lookup hashes only the affinity key.
+type rankTargetMemo struct {
+	routingKey, model string
+	h                 uint64
+	ok                bool
+}
+
+// keyHash is rankKeyHash(rv), reusing the target part for the very same
+// strings (same bytes in memory) as last time.
+func (m *rankTargetMemo) keyHash(rv *reqView) uint64 {
+	same := func(a, b string) bool { return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b) }
+	if !m.ok || !same(m.routingKey, rv.routingKey) || !same(m.model, rv.model) {
+		m.routingKey, m.model, m.h, m.ok = rv.routingKey, rv.model, rankTargetHash(rv.routingKey, rv.model), true
+	}
+	return xxh3.HashString(rv.key) ^ m.h
 }
 
 // cacheable reports whether rankings for rv on n candidates are cached.
