@@ -217,7 +217,7 @@ func textItems(rs []Result) []textItem {
 // details and hint lines: a reason or hint shared by every folded result
 // is kept, the others are left to -o json. Subjects are models (the only
 // per-subject checks are Stargate's per-model ones, Result.Subject), so
-// the title counts "models".
+// the title counts models.
 func foldedLine(all []Result, folded []int, shown int) (Result, string, []string, string) {
 	head := all[folded[0]]
 	title := strings.TrimSuffix(head.Title, " ["+head.Subject+"]")
