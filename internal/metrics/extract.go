@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -19,10 +20,9 @@ type GatewaySnapshot struct {
 	LookupsPresent bool // lookups family present
 	WritesPresent  bool // writes family present
 	LatencyPresent bool // lookup duration histogram present
-	// Lookups maps the result label (hit, miss, error, timeout, skipped, or
-	// anything newer) to a count.
+	// Lookups maps the result label (one of LookupResults) to a count.
 	Lookups map[string]float64
-	// Writes maps the result label (ok, error) to a count.
+	// Writes maps the result label (one of WriteResults) to a count.
 	Writes map[string]float64
 	// Latency maps the result label to the lookup duration histogram
 	// (seconds). skipped lookups are not timed.
@@ -31,6 +31,10 @@ type GatewaySnapshot struct {
 	// NaN, +Inf, -Inf or negative, which no counter can be: they are left
 	// out of the counts, and the verdicts report them as a failure.
 	InvalidSamples int
+	// InvalidLabels are the lookup, write and latency series whose result
+	// label is outside its documented set (LookupResults, WriteResults):
+	// left out of every count, and reported by the verdicts.
+	InvalidLabels InvalidLabels
 }
 
 // SelectionKey identifies one series of the session selections counter.
@@ -57,6 +61,10 @@ type StargateSnapshot struct {
 	// InvalidSamples counts the samples that were NaN, +Inf, -Inf or
 	// negative: left out of Selections, reported by the verdicts.
 	InvalidSamples int
+	// InvalidLabels are the series whose session_state or selection is
+	// outside its documented set (SessionStates, Selections): left out of
+	// Selections, reported by the verdicts.
+	InvalidLabels InvalidLabels
 }
 
 // ModelNames returns the distinct model labels of s's series, sorted
@@ -80,9 +88,9 @@ func (s StargateSnapshot) ModelNames() []string {
 // Series with NaN or negative values are ignored.
 func ExtractGateway(s *Scrape) GatewaySnapshot {
 	g := GatewaySnapshot{Lookups: map[string]float64{}, Writes: map[string]float64{}, Latency: map[string]Histogram{}}
-	g.LookupsPresent = sumCounterBy(s.Families[GatewayLookups], "result", g.Lookups, &g.InvalidSamples)
-	g.WritesPresent = sumCounterBy(s.Families[GatewayWrites], "result", g.Writes, &g.InvalidSamples)
-	g.LatencyPresent = extractHistogramBy(s, GatewayLookupDuration, "result", g.Latency)
+	g.LookupsPresent = sumCounterBy(s.Families[GatewayLookups], "result", LookupResults, g.Lookups, &g.InvalidSamples, &g.InvalidLabels)
+	g.WritesPresent = sumCounterBy(s.Families[GatewayWrites], "result", WriteResults, g.Writes, &g.InvalidSamples, &g.InvalidLabels)
+	g.LatencyPresent = extractHistogramBy(s, GatewayLookupDuration, "result", LookupResults, g.Latency, &g.InvalidLabels)
 	return g
 }
 
@@ -105,7 +113,6 @@ func ExtractStargate(s *Scrape, prefix string) StargateSnapshot {
 			}
 			continue
 		}
-		st.Present = true
 		// One pass over the labels (the first of a repeated name wins,
 		// as label() does).
 		var k SelectionKey
@@ -131,6 +138,15 @@ func ExtractStargate(s *Scrape, prefix string) StargateSnapshot {
 				seen[f], *dst = true, l.GetValue()
 			}
 		}
+		if !slices.Contains(SessionStates, k.SessionState) {
+			st.InvalidLabels.add(mf.GetName(), m, "session_state", k.SessionState)
+			continue
+		}
+		if !slices.Contains(Selections, k.Selection) {
+			st.InvalidLabels.add(mf.GetName(), m, "selection", k.Selection)
+			continue
+		}
+		st.Present = true
 		st.Selections[k] += v
 	}
 	return st
@@ -143,6 +159,7 @@ func (g GatewaySnapshot) Since(before GatewaySnapshot) GatewaySnapshot {
 	out := GatewaySnapshot{
 		LookupsPresent: g.LookupsPresent, WritesPresent: g.WritesPresent, LatencyPresent: g.LatencyPresent,
 		InvalidSamples: g.InvalidSamples + before.InvalidSamples,
+		InvalidLabels:  g.InvalidLabels.merge(before.InvalidLabels),
 		Lookups:        counterIncrease(g.Lookups, before.Lookups),
 		Writes:         counterIncrease(g.Writes, before.Writes),
 		Latency:        map[string]Histogram{},
@@ -157,7 +174,7 @@ func (g GatewaySnapshot) Since(before GatewaySnapshot) GatewaySnapshot {
 // same reset rule as GatewaySnapshot.Since.
 func (s StargateSnapshot) Since(before StargateSnapshot) StargateSnapshot {
 	return StargateSnapshot{Name: s.Name, Present: s.Present, Selections: counterIncrease(s.Selections, before.Selections),
-		InvalidSamples: s.InvalidSamples + before.InvalidSamples}
+		InvalidSamples: s.InvalidSamples + before.InvalidSamples, InvalidLabels: s.InvalidLabels.merge(before.InvalidLabels)}
 }
 
 func counterIncrease[K comparable](after, before map[K]float64) map[K]float64 {
@@ -224,7 +241,10 @@ func invalidSample(mf *dto.MetricFamily, m *dto.Metric) bool {
 	return math.IsNaN(v) || math.IsInf(v, 0) || v < 0
 }
 
-func sumCounterBy(mf *dto.MetricFamily, by string, into map[string]float64, invalid *int) bool {
+// sumCounterBy sums mf's valid samples by the label by into into; a
+// sample whose by value is not in allowed is left out and recorded in
+// labels, one with a value no counter can have is counted in invalid.
+func sumCounterBy(mf *dto.MetricFamily, by string, allowed []string, into map[string]float64, invalid *int, labels *InvalidLabels) bool {
 	if mf == nil || !counterLike(mf) {
 		return false
 	}
@@ -237,8 +257,13 @@ func sumCounterBy(mf *dto.MetricFamily, by string, into map[string]float64, inva
 			}
 			continue
 		}
+		l := label(m, by)
+		if !slices.Contains(allowed, l) {
+			labels.add(mf.GetName(), m, by, l)
+			continue
+		}
 		present = true
-		into[label(m, by)] += v
+		into[l] += v
 	}
 	return present
 }
@@ -280,13 +305,19 @@ func histogramFromDTO(h *dto.Histogram) (Histogram, bool) {
 }
 
 // extractHistogramBy reads a typed histogram family, or its untyped
-// "_bucket"/"_count"/"_sum" pieces when the scrape had no TYPE line.
-func extractHistogramBy(s *Scrape, name, by string, into map[string]Histogram) bool {
+// "_bucket"/"_count"/"_sum" pieces when the scrape had no TYPE line. A
+// series whose by value is not in allowed is left out and recorded in
+// labels (each bucket series of the untyped form).
+func extractHistogramBy(s *Scrape, name, by string, allowed []string, into map[string]Histogram, labels *InvalidLabels) bool {
 	present := false
 	if mf := s.Families[name]; mf != nil && mf.GetType() == dto.MetricType_HISTOGRAM {
 		for _, m := range mf.GetMetric() {
 			h, ok := histogramFromDTO(m.GetHistogram())
 			if !ok {
+				continue
+			}
+			if l := label(m, by); !slices.Contains(allowed, l) {
+				labels.add(name, m, by, l)
 				continue
 			}
 			present = true
@@ -316,6 +347,10 @@ func extractHistogramBy(s *Scrape, name, by string, into map[string]Histogram) b
 		if !ok {
 			continue
 		}
+		if l := label(m, by); !slices.Contains(allowed, l) {
+			labels.add(buckets.GetName(), m, by, l)
+			continue
+		}
 		h := get(label(m, by))
 		h.add(Histogram{Buckets: []Bucket{{UpperBound: le, Count: v}}})
 		present = true
@@ -338,7 +373,7 @@ func extractHistogramBy(s *Scrape, name, by string, into map[string]Histogram) b
 		return false
 	}
 	for k, h := range parts {
-		if len(h.Buckets) == 0 {
+		if len(h.Buckets) == 0 || !slices.Contains(allowed, k) {
 			continue
 		}
 		if h.Count == 0 {

@@ -136,13 +136,14 @@ func TestOpenMetricsRewrite(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
 		want map[string]float64 // lookups by result
+		bad  []string           // undocumented result values, left out
 		err  string
 	}{
 		{in: "# TYPE llm_api_gateway_last_cluster_lookups counter\n# UNIT llm_api_gateway_last_cluster_lookups x\n" +
 			`llm_api_gateway_last_cluster_lookups_total{result="hit"} 3 1700000000.5 # {trace_id="a b}"} 1 1700000000` + "\n" +
 			`llm_api_gateway_last_cluster_lookups_created{result="hit"} 1700000000` + "\n" +
 			`llm_api_gateway_last_cluster_lookups_total{result="mi}s\"s"} 2` + "\n# EOF\n",
-			want: map[string]float64{"hit": 3, `mi}s"s`: 2}},
+			want: map[string]float64{"hit": 3}, bad: []string{`mi}s"s`}},
 		{in: "# TYPE llm_api_gateway_last_cluster_lookups unknown\n" + `llm_api_gateway_last_cluster_lookups_total{result="hit"} 1` + "\n# EOF\n", want: map[string]float64{"hit": 1}},
 		{in: "# TYPE llm_api_gateway_last_cluster_lookups counter\n" + `llm_api_gateway_last_cluster_lookups_total{result="hit"} 1` + "\n", err: "does not end with # EOF"},
 		{in: "# EOF\nllm_api_gateway_last_cluster_lookups_total 1\n", err: "x:2: unexpected data after # EOF"},
@@ -162,8 +163,16 @@ func TestOpenMetricsRewrite(t *testing.T) {
 			t.Errorf("%q: %v", tc.in, err)
 			continue
 		}
-		if got := ExtractGateway(s).Lookups; !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%q: %v, want %v", tc.in, got, tc.want)
+		g := ExtractGateway(s)
+		if !reflect.DeepEqual(g.Lookups, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.in, g.Lookups, tc.want)
+		}
+		var bad []string
+		for _, e := range g.InvalidLabels.Examples {
+			bad = append(bad, e.Value)
+		}
+		if !reflect.DeepEqual(bad, tc.bad) {
+			t.Errorf("%q: undocumented values %q, want %q", tc.in, bad, tc.bad)
 		}
 	}
 }

@@ -70,14 +70,18 @@ type GatewayReport struct {
 	Present bool `json:"present"`
 	// WritesPresent reports whether the write counter family was present.
 	WritesPresent bool `json:"writes_present"`
-	// InvalidSamples counts lookup and write samples that were NaN, ±Inf
-	// or negative (left out of every count; a failed check).
+	// InvalidSamples counts every sample left out of the counts: lookup
+	// and write samples that were NaN, ±Inf or negative (a failed
+	// gateway-metrics.samples) and the InvalidLabels samples.
 	InvalidSamples int `json:"invalid_samples"`
+	// InvalidLabels are the series whose result label is not one of
+	// LookupResults / WriteResults (a failed gateway-metrics.labels).
+	InvalidLabels InvalidLabels `json:"invalid_labels"`
 	// Lookups are counts by result.
 	Lookups map[string]float64 `json:"lookups"`
 	// LookupsTotal sums every result; Attempted excludes skipped.
 	LookupsTotal float64 `json:"lookups_total"`
-	Attempted    float64 `json:"lookups_attempted"` // hit+miss+error+timeout (and unknown results)
+	Attempted    float64 `json:"lookups_attempted"` // hit+miss+error+timeout
 	// HitRatio is hit / (hit+miss+error+timeout); nil without attempts.
 	HitRatio *float64 `json:"hit_ratio"`
 	// FailureRatio is (error+timeout) / attempted; nil without attempts.
@@ -125,8 +129,9 @@ type ModelSelections struct {
 	RoutingKeys int `json:"routing_keys"`
 	// States maps session_state (new, returning, stale) to its counts.
 	States map[string]SelectionCounts `json:"states"`
-	// Total sums every state and selection (including label values this
-	// version does not know).
+	// Total sums every state and selection (series with an undocumented
+	// session_state or selection are in StargateReport.InvalidLabels,
+	// not here).
 	Total float64 `json:"total"`
 	// ReturningShare is returning / total; nil when total is 0.
 	ReturningShare *float64 `json:"returning_share"`
@@ -153,9 +158,14 @@ type StargateReport struct {
 	Window Window `json:"window"`
 	// Present reports whether the family had any series.
 	Present bool `json:"present"`
-	// InvalidSamples counts samples that were NaN, ±Inf or negative (left
-	// out of every count; a failed check).
+	// InvalidSamples counts every sample left out of the counts: samples
+	// that were NaN, ±Inf or negative (a failed stargate-metrics.samples)
+	// and the InvalidLabels samples.
 	InvalidSamples int `json:"invalid_samples"`
+	// InvalidLabels are the series whose session_state or selection is
+	// not one of SessionStates / Selections (a failed
+	// stargate-metrics.labels).
+	InvalidLabels InvalidLabels `json:"invalid_labels"`
 	// Rows are per model and algorithm, sorted by model then algorithm.
 	Rows []ModelSelections `json:"rows"`
 	// Models are per model (all algorithms), sorted by model.
@@ -187,7 +197,8 @@ func ratio(num, den float64) *float64 {
 // BuildGatewayReport computes the gateway report from a snapshot (a single
 // scrape, or the result of Since).
 func BuildGatewayReport(source string, w Window, g GatewaySnapshot) GatewayReport {
-	r := GatewayReport{Source: source, Window: w, Present: g.LookupsPresent, WritesPresent: g.WritesPresent, InvalidSamples: g.InvalidSamples,
+	r := GatewayReport{Source: source, Window: w, Present: g.LookupsPresent, WritesPresent: g.WritesPresent,
+		InvalidSamples: g.InvalidSamples + g.InvalidLabels.Samples, InvalidLabels: g.InvalidLabels.orEmpty(),
 		Lookups: map[string]float64{}, Writes: map[string]float64{}}
 	for k, v := range g.Lookups {
 		r.Lookups[k] = v
@@ -236,7 +247,8 @@ func BuildGatewayReport(source string, w Window, g GatewaySnapshot) GatewayRepor
 // order (a map per row and per routing key set made 200,000 models cost
 // 1.5 s, docs/performance.md).
 func BuildStargateReport(source string, w Window, s StargateSnapshot, model string) StargateReport {
-	r := StargateReport{Source: source, Metric: s.Name, Window: w, Present: s.Present, InvalidSamples: s.InvalidSamples, Rows: []ModelSelections{}, Models: []ModelSelections{}, ModelsInScrape: []string{}}
+	r := StargateReport{Source: source, Metric: s.Name, Window: w, Present: s.Present,
+		InvalidSamples: s.InvalidSamples + s.InvalidLabels.Samples, InvalidLabels: s.InvalidLabels.orEmpty(), Rows: []ModelSelections{}, Models: []ModelSelections{}, ModelsInScrape: []string{}}
 	type series struct {
 		key *SelectionKey
 		v   float64

@@ -29,6 +29,10 @@ const (
 	// samples are NaN, ±Inf or negative (InvalidSamplesVerdict).
 	CheckGatewaySamples  = "gateway-metrics.samples"
 	CheckStargateSamples = "stargate-metrics.samples"
+	// CheckGatewayLabels and CheckStargateLabels fail when a series has a
+	// label value outside its documented set (InvalidLabelsVerdict).
+	CheckGatewayLabels  = "gateway-metrics.labels"
+	CheckStargateLabels = "stargate-metrics.labels"
 )
 
 // DefaultLookupTimeout is the gateway's default
@@ -154,7 +158,10 @@ func GatewayVerdicts(r GatewayReport, o VerdictOptions) []checks.Result {
 		tLatency = "lookup latency is within the lookup timeout"
 	)
 	var out []checks.Result
-	if res, bad := InvalidSamplesVerdict(CheckGatewaySamples, GatewayLookups+" and "+GatewayWrites, r.Source, r.InvalidSamples); bad {
+	if res, bad := InvalidSamplesVerdict(CheckGatewaySamples, GatewayLookups+" and "+GatewayWrites, r.Source, r.InvalidSamples-r.InvalidLabels.Samples); bad {
+		out = append(out, res)
+	}
+	if res, bad := InvalidLabelsVerdict(CheckGatewayLabels, r.Source, r.InvalidLabels); bad {
 		out = append(out, res)
 	}
 	if !r.Present {
@@ -348,10 +355,17 @@ func MissingModelMessage(r StargateReport, model string) string {
 // the scrape. At stage 0 and no series at all, one informational result
 // says so.
 func StargateSessionVerdicts(r StargateReport, models []string, o VerdictOptions) []checks.Result {
-	if res, bad := InvalidSamplesVerdict(CheckStargateSamples, r.Metric, r.Source, r.InvalidSamples); bad {
-		return append([]checks.Result{res}, stargateSessionVerdicts(r, models, o)...)
+	var out []checks.Result
+	if res, bad := InvalidSamplesVerdict(CheckStargateSamples, r.Metric, r.Source, r.InvalidSamples-r.InvalidLabels.Samples); bad {
+		out = append(out, res)
 	}
-	return stargateSessionVerdicts(r, models, o)
+	if res, bad := InvalidLabelsVerdict(CheckStargateLabels, r.Source, r.InvalidLabels); bad {
+		out = append(out, res)
+	}
+	if out == nil {
+		return stargateSessionVerdicts(r, models, o)
+	}
+	return append(out, stargateSessionVerdicts(r, models, o)...)
 }
 
 func stargateSessionVerdicts(r StargateReport, models []string, o VerdictOptions) []checks.Result {
@@ -465,4 +479,46 @@ func InvalidSamplesVerdict(id, metric, source string, n int) (res checks.Result,
 	return checks.Fail(id, "counter samples are valid numbers",
 		fmt.Sprintf("%s: %s of %s %s NaN, +Inf, -Inf or negative; a counter is a finite count >= 0, so %s left out of every count", source, plural.Count(n, "sample", "samples"), metric, map[bool]string{true: "is", false: "are"}[n == 1], map[bool]string{true: "it was", false: "they were"}[n == 1]),
 		"check the exporter (or the file): a counter sample must be a finite number >= 0"), true
+}
+
+// InvalidLabelsVerdict returns a failed check id when l holds series of
+// source whose result, session_state or selection label is outside its
+// documented set (LookupResults, WriteResults, SessionStates,
+// Selections): those series are in no count, so every total and share
+// is computed without them. The reason names the first series and its
+// value; the details list the other examples (MaxInvalidLabelExamples in all). ok is false
+// when there are none.
+func InvalidLabelsVerdict(id, source string, l InvalidLabels) (res checks.Result, bad bool) {
+	if l.Samples == 0 || len(l.Examples) == 0 {
+		return checks.Result{}, false
+	}
+	first := l.Examples[0]
+	what := fmt.Sprintf("%s=%q (expected %s)", first.Label, first.Value, strings.Join(documentedValues(first.Label, first.Series), ", "))
+	if first.Value == "" {
+		what = "no " + first.Label + " label"
+	}
+	reason := fmt.Sprintf("%s: %s with a label value outside the documented set, left out of every count and share: %s in %s",
+		source, plural.Count(l.Samples, "sample", "samples"), what, first.Series)
+	var details []string
+	for _, e := range l.Examples[1:] {
+		details = append(details, fmt.Sprintf("%s=%q (expected %s): %s", e.Label, e.Value, strings.Join(documentedValues(e.Label, e.Series), ", "), e.Series))
+	}
+	if n := l.Samples - len(l.Examples); n > 0 {
+		details = append(details, fmt.Sprintf("… and %s more", plural.Count(n, "sample", "samples")))
+	}
+	return checks.Fail(id, "label values are documented ones", reason,
+		"check the exporter (or the file): label values are case-sensitive, and a newer build may need a newer lcctl").WithDetails(details...), true
+}
+
+// documentedValues returns the values label may take in series.
+func documentedValues(label, series string) []string {
+	switch {
+	case label == "session_state":
+		return SessionStates
+	case label == "selection":
+		return Selections
+	case strings.HasPrefix(series, GatewayWrites+"{"):
+		return WriteResults
+	}
+	return LookupResults
 }
