@@ -66,7 +66,9 @@ type explainOptions struct {
 // source (prepareExplainLive).
 func (o *explainOptions) changed(name string) bool { return o.flagGiven(name) || o.derived[name] }
 
-// validate checks the flags that need no input read: --case and what it
+// validate checks the flags that need no input read: --values-key and
+// --data-key (validateValuesKeyFlags; not with --algorithm-config, which
+// is one algorithm's object, never a manifest), --case and what it
 // cannot be combined with, --check, --width, --config against
 // --algorithm-config, what reads standard input, and parses --elapsed,
 // --exclude, --first-classification, --compare and (text output) --chart.
@@ -75,6 +77,9 @@ func (o *explainOptions) changed(name string) bool { return o.flagGiven(name) ||
 // have filled the affinity key and the last cluster.
 func (o *explainOptions) validate(env *Env) error {
 	o.derived = nil
+	if err := validateValuesKeyFlags(o.flagGiven, o.ValuesKey, o.DataKey); err != nil {
+		return err
+	}
 	if o.Case != "" {
 		return o.validateCases()
 	}
@@ -90,6 +95,9 @@ func (o *explainOptions) validate(env *Env) error {
 	}
 	if o.Config != "" && o.AlgorithmConfig != "" {
 		return Usagef("--config and --algorithm-config are exclusive")
+	}
+	if o.AlgorithmConfig != "" && (o.ValuesKey != "" || o.DataKey != "") {
+		return Usagef("--values-key and --data-key read an lb-config out of a Helm values file or Kubernetes manifest given to --config; --algorithm-config is one algorithm's settings object")
 	}
 	if (o.Config == "-" || o.AlgorithmConfig == "-") && o.Snapshot == "-" {
 		return Usagef("--config and --snapshot cannot both read standard input")

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/pflag"
@@ -24,12 +25,39 @@ func addValuesKeyFlag(f *pflag.FlagSet, p *string, dataKey *string) {
 	f.StringVar(dataKey, "data-key", "", dataKeyUsage)
 }
 
+// validateValuesKeyFlags refuses an empty --values-key or --data-key
+// (an unset shell variable: the file would be read as a plain lb-config
+// without a word, as --only "" is refused for widening migrate's run)
+// and the two together (a Helm values file has no ConfigMap data keys,
+// so --data-key would be ignored). given is cmdInput.flagGiven.
+func validateValuesKeyFlags(given func(string) bool, valuesKey, dataKey string) error {
+	if given("values-key") && valuesKey == "" {
+		return Usagef("--values-key is empty (an unset variable?): give the key path of the lb-config in the Helm values file (e.g. router.lbConfig), or leave the flag out")
+	}
+	if given("data-key") && dataKey == "" {
+		return Usagef("--data-key is empty (an unset variable?): give the ConfigMap data key of the lb-config (e.g. lb-config.json), or leave the flag out")
+	}
+	if valuesKey != "" && dataKey != "" {
+		return Usagef("--data-key picks a ConfigMap data entry of a Kubernetes manifest and --values-key a key of a Helm values file: give one of them")
+	}
+	return nil
+}
+
+// errNotManifest is embeddedConfigs' error for --data-key on a file that
+// is not a Kubernetes manifest.
+var errNotManifest = errors.New("not a Kubernetes manifest")
+
 // embeddedConfigs finds the lb-configs of a Kubernetes manifest (a
 // ConfigMap, a List, a multi-document stream) or, with valuesKey, of a
 // Helm values file. ok is false when data is neither (a plain lb-config);
-// err says why a manifest holds no usable lb-config.
+// err says why a manifest holds no usable lb-config. With dataKey, data
+// must be a manifest: a plain lb-config gives ok and an error wrapping
+// errNotManifest (--data-key would otherwise be ignored without a word).
 func embeddedConfigs(data []byte, valuesKey, dataKey string) (es []*manifest.Embedded, ok bool, err error) {
 	if valuesKey == "" && !manifest.IsManifest(data) {
+		if dataKey != "" {
+			return nil, true, fmt.Errorf("--data-key %q: the file is %w (no ConfigMap with a data section), so it has no data keys; leave --data-key out for a plain lb-config", dataKey, errNotManifest)
+		}
 		return nil, false, nil
 	}
 	es, err = manifest.Extract(data, manifest.Options{ValuesKey: valuesKey, DataKey: dataKey})
@@ -78,18 +106,24 @@ func manifestFailure(name string, err error, values bool) *validate.Result {
 	if values {
 		what = "Helm values file: "
 	}
+	if errors.Is(err, errNotManifest) {
+		what = ""
+	}
 	line, col, msg := 0, 0, err.Error()
 	var ye *yamldoc.Error
-	if inner := errors.Unwrap(err); inner != nil && !errors.Is(err, manifest.ErrNoConfig) {
+	if inner := errors.Unwrap(err); inner != nil && !errors.Is(err, manifest.ErrNoConfig) && !errors.Is(err, errNotManifest) {
 		line, msg = 0, "not valid YAML: "+inner.Error()
 		if errors.As(inner, &ye) {
 			line, col, msg = ye.Line, ye.Col, "not valid YAML: "+ye.Msg
 		}
 	}
 	r := &validate.Result{File: name, Format: validate.FormatYAML, Doc: &validate.Document{File: name, Format: validate.FormatYAML}}
+	hint := "give the lb-config's own file, or a manifest with a ConfigMap holding it (--values-key for a Helm values file)"
+	if errors.Is(err, errNotManifest) {
+		hint = "leave --data-key out to read the file as an lb-config, or give the manifest (kubectl get cm NAME -o yaml)"
+	}
 	r.Diagnostics = []validate.Diagnostic{{Severity: validate.SeverityError, Code: validate.CodeSyntax, Rule: "V1", File: name,
-		Line: line, Col: col, Offset: -1, Message: what + msg,
-		Hint: "give the lb-config's own file, or a manifest with a ConfigMap holding it (--values-key for a Helm values file)"}}
+		Line: line, Col: col, Offset: -1, Message: what + msg, Hint: hint}}
 	r.Counts = validate.CountDiagnostics(r.Diagnostics)
 	return r
 }

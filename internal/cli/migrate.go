@@ -40,8 +40,8 @@ type migrateOptions struct {
 	mo migrate.Options
 }
 
-// validate checks the flags (--only and --default-models not empty when
-// given, --strategy, migrate.Options.Check, --backup with --write) and
+// validate checks the flags (--only, --default-models, --values-key and
+// --data-key not empty when given, not both of the last two, --strategy, migrate.Options.Check, --backup with --write) and
 // the FILE arguments (at most one "-", never with --write).
 func (opts *migrateOptions) validate(*Env) error {
 	// --only "" (an unset shell variable) parses as no list at all,
@@ -53,6 +53,9 @@ func (opts *migrateOptions) validate(*Env) error {
 		if opts.flagGiven(f.name) && len(f.v) == 0 {
 			return Usagef("--%s is empty: give model IDs (comma-separated), or leave the flag out", f.name)
 		}
+	}
+	if err := validateValuesKeyFlags(opts.flagGiven, opts.ValuesKey, opts.DataKey); err != nil {
+		return err
 	}
 	mo := migrate.Options{MaxQueued: opts.MaxQueued, AffinityWaitMs: opts.AffinityWaitMs,
 		Only: opts.Only, DefaultModels: opts.DefaultModels, NoPreserveHeaderMethod: opts.NoPreserveHeaderMethod}

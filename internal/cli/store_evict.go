@@ -83,8 +83,9 @@ type evictJSON struct {
 	ElapsedMs   int64 `json:"elapsed_ms"`
 }
 
-// validate checks --cluster (required), --max-rate, --settle-timeout and
-// --sample, then the connection flags.
+// validate checks --cluster (required), --max-rate, --settle-timeout,
+// --sample and --verbose (only with --yes, only for text output), then
+// the connection flags.
 func (o *storeEvictOptions) validate(env *Env) error {
 	if !o.flagGiven("cluster") {
 		return Usagef("--cluster is required")
@@ -100,6 +101,16 @@ func (o *storeEvictOptions) validate(env *Env) error {
 	}
 	if o.sample < 0 || o.sample > 10000 {
 		return Usagef("--sample %d out of range 0-10000", o.sample)
+	}
+	// --verbose prints each deletion's outcome: a dry run deletes
+	// nothing, and the JSON report counts every outcome, so both would
+	// drop it without a word. The candidates of a dry run are listed by
+	// --sample.
+	if o.verbose && !o.yes {
+		return Usagef("--verbose prints the outcome of each deletion, so it needs --yes; a dry run deletes nothing (list more candidate keys with --sample N)")
+	}
+	if o.verbose && env.Global.JSON() {
+		return Usagef("--verbose is for text output; the JSON report counts every outcome (deleted, skipped_changed, skipped_gone, failed, …)")
 	}
 	return o.validateConn(env, o.flagGiven)
 }

@@ -41,9 +41,13 @@ type validateOptions struct {
 	format validate.Format
 }
 
-// validate checks --fail-on, --input-format and the FILE arguments (at
-// most one "-", no empty one).
+// validate checks --fail-on, --input-format, --values-key and --data-key
+// (validateValuesKeyFlags) and the FILE arguments (at most one "-", no
+// empty one).
 func (o *validateOptions) validate(*Env) error {
+	if err := validateValuesKeyFlags(o.flagGiven, o.ValuesKey, o.DataKey); err != nil {
+		return err
+	}
 	if o.flagGiven("fail-on") && len(o.FailOn) == 0 {
 		// --fail-on "$CODES" with CODES unset would turn the
 		// gate off without a word.
