@@ -299,6 +299,9 @@ func writeEvictReport(env *Env, rep store.EvictReport, o *storeEvictOptions) {
 		if rep.Retried > 0 {
 			fmt.Fprintf(w, "%s found again after the table settled and handled again\n", plural.Count(rep.Retried, "candidate was", "candidates were"))
 		}
+		if rep.Late > 0 {
+			fmt.Fprintf(w, "%s found only when the partitions that moved were scanned again (a member joined or returned with them), and handled\n", plural.Count(rep.Late, "entry was", "entries were"))
+		}
 		for _, oc := range rep.Outcomes {
 			if oc.Outcome == store.EvictUnverified {
 				fmt.Fprintf(w, "%d unverified (%s): %s\n", oc.Count, oc.Reason, unverifiedWhy(oc.Reason))

@@ -204,6 +204,12 @@ type EvictReport struct {
 	// settled and handled a second time; their final outcome is counted
 	// above.
 	Retried int `json:"retried"`
+	// Late counts candidates the scan did not list: found when the
+	// partitions whose owners changed during the run were scanned again
+	// after the routing table settled (a member that joined or returned
+	// brought them); they are included in Candidates and their outcome
+	// is counted above.
+	Late int `json:"late_candidates"`
 	// Outcomes breaks the counts above down by reason, one item per
 	// outcome and reason that occurred, in a fixed order; empty (never
 	// null) for no candidates.
@@ -383,6 +389,14 @@ func (c *Client) Evict(ctx context.Context, o EvictOptions) (EvictReport, error)
 	}
 	if ctx.Err() == nil {
 		c.verifyEvict(ctx, o, tr, changed, results, &rep)
+		var sweepErr error
+		results, sweepErr = c.sweepMoved(ctx, o, tr, changed, results, &rep)
+		rep.Candidates = len(results)
+		if sweepErr != nil && scanErr == nil {
+			rep.Scan.Complete = false
+			rep.Scan.Problems = append(rep.Scan.Problems, sweepErr.Error())
+			scanErr = sweepErr
+		}
 	}
 	rep.tally(results)
 	rep.Elapsed = time.Since(start)

@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+
+	"github.com/lcctl/lcctl/internal/plural"
 )
 
 // evictRetryRounds bounds how often verifyEvict handles candidates found
@@ -162,4 +165,95 @@ func (c *Client) verifyEvict(ctx context.Context, o EvictOptions, tr *routeTrack
 			}
 		}
 	}
+}
+
+// sweepMoved runs after verifyEvict when partitions changed owners during
+// the run (changed) and the routing table settled: it scans those
+// partitions again for entries of o.Cluster and evicts what it finds. A
+// member that joined, or returned after it had been dropped before the
+// candidates were listed (a frozen one), brings entries the scan never
+// saw, and a candidate counted deleted can come back with it. Found keys
+// that were candidates are handled again (Retried); the others are added
+// as candidates (rep.Late). A key handled here is trusted when the table
+// did not move again meanwhile, and otherwise unverified (not_settled).
+// It returns the results with the added candidates, and an error wrapping
+// ErrIncomplete when the partitions could not be scanned again.
+func (c *Client) sweepMoved(ctx context.Context, o EvictOptions, tr *routeTracker, changed []bool, results []EvictResult, rep *EvictReport) ([]EvictResult, error) {
+	if changed == nil || ctx.Err() != nil || downWatchFrom(ctx).downErr() != nil {
+		return results, nil
+	}
+	if !rep.Settle.Settled {
+		// verifyEvict waited and the table did not settle.
+		return results, fmt.Errorf("the routing table did not settle within %v: %s not scanned again: %w",
+			o.SettleTimeout, plural.Count(countTrue(changed), "partition whose owners changed was", "partitions whose owners changed were"), ErrIncomplete)
+	}
+	parts := c.PartitionCount()
+	tr2 := c.trackRoutes(ctx)
+	so := o.Scan
+	so.Cluster, so.Limit, so.Progress, so.partitions = o.Cluster, 0, nil, changed
+	if so.SettleTimeout == 0 {
+		so.SettleTimeout = o.SettleTimeout
+	}
+	var found []string
+	srep, err := c.Scan(ctx, so, func(e Entry) error {
+		found = append(found, e.Key)
+		return nil
+	})
+	if err != nil {
+		tr2.close()
+		rep.Scan.Problems = append(rep.Scan.Problems, srep.Problems...)
+		return results, fmt.Errorf("the partitions whose owners changed could not be scanned again: %w", err)
+	}
+	if len(found) == 0 {
+		tr2.close()
+		return results, nil
+	}
+	at := make(map[string]int, len(results))
+	for i, r := range results {
+		at[r.Key] = i
+	}
+	idx := make([]int, len(found))
+	for j, k := range found {
+		i, ok := at[k]
+		if ok {
+			rep.Retried++
+		} else {
+			i = len(results)
+			results = append(results, EvictResult{Key: k, Outcome: EvictNotAttempted, Reason: ReasonInterrupted})
+			rep.Late++
+		}
+		idx[j] = i
+	}
+	rctx := context.WithoutCancel(ctx)
+	for lo := 0; lo < len(found); lo += o.Batch {
+		hi := min(lo+o.Batch, len(found))
+		for j, r := range c.evictRound(rctx, o.Cluster, found[lo:hi]) {
+			if r.Outcome != EvictFailed && r.Outcome != EvictSkippedChanged {
+				r.Reason = ReasonRetried
+			}
+			results[idx[lo+j]] = r
+		}
+	}
+	moved := tr2.close()
+	for _, i := range idx {
+		r := &results[i]
+		p := Partition(c.opts.DMap, r.Key, parts)
+		if (r.Outcome == EvictDeleted || r.Outcome == EvictSkippedGone) && moved != nil && (p >= uint64(len(moved)) || moved[p]) {
+			*r = EvictResult{Key: r.Key, Outcome: EvictUnverified, Reason: ReasonNotSettled}
+		}
+		if o.OnResult != nil {
+			o.OnResult(*r)
+		}
+	}
+	return results, nil
+}
+
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }

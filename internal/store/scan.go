@@ -63,6 +63,10 @@ type ScanOptions struct {
 	// partitions changed owners during the scan; 0 means
 	// DefaultSettleTimeout.
 	SettleTimeout time.Duration
+
+	// partitions, when not nil, restricts the scan to the partitions
+	// set (Evict's scan again of the partitions that moved).
+	partitions []bool
 }
 
 // ScanProgress is a running count for progress displays.
@@ -286,7 +290,7 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 	st := &scanState{c: c, o: o, fn: fn, rep: &rep, start: start, hashes: make([][]uint64, c.PartitionCount())}
 
 	tr := c.trackRoutes(ctx)
-	prod := st.pass(ctx, nil, nil)
+	prod := st.pass(ctx, o.partitions, nil)
 	changed := tr.close()
 	var trouble []string // problems found by the ownership check
 	if !st.stopped && ctx.Err() == nil && prod.err == nil && (changed != nil || prod.restarts > 0) {

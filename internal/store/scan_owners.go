@@ -11,19 +11,35 @@ import (
 // recheckOwnership runs after a scan pass during which partitions changed
 // owners (changed, nil when the tracker saw none) or the iterator had to
 // restart. A partition is trusted when its scan succeeded under the owners
-// it had at the start (they held its entries). The others are scanned
-// again once the routing table has settled, skipping the keys already
-// counted; a partition is then trusted when the rescan ran under the
-// settled owners and a member that held a copy at the start is still in
-// the cluster. It fills the report's Settle and partition counts and
+// it had at the start (they held its entries) and its owners did not
+// change during the run. The others are scanned again once the routing
+// table has settled, skipping the keys already counted (a member that
+// joins or returns brings entries the starting owners did not hold); a
+// partition is then trusted when the rescan ran under the settled owners
+// and, for one not scanned under its starting owners, a member that held
+// a copy at the start is still in the cluster. It fills the report's Settle and partition counts and
 // returns the problems to report.
 func (st *scanState) recheckOwnership(ctx context.Context, tr *routeTracker, changed []bool, prod producerResult) []string {
 	c, rep := st.c, st.rep
 	parts := c.PartitionCount()
+	// bad: not scanned under the starting owners (their entries may be
+	// missing). moved: scanned under them, but the owners changed later
+	// in the run: a member that joined or returned (a frozen one that was
+	// already dropped when the run started) may have brought entries the
+	// starting owners did not hold, so those partitions are scanned again
+	// too (after the keys already counted).
 	var bad []uint64
+	untrusted := make([]bool, parts)
 	for p := uint64(0); p < parts; p++ {
+		if st.o.partitions != nil && (p >= uint64(len(st.o.partitions)) || !st.o.partitions[p]) {
+			continue
+		}
 		trusted := prod.scanned[p] && tr.start != nil && sameRoute(prod.under[p], tr.start[p])
+		moved := p < uint64(len(changed)) && changed[p]
 		if !trusted {
+			untrusted[p] = true
+		}
+		if !trusted || moved {
 			bad = append(bad, p)
 		}
 	}
@@ -68,7 +84,7 @@ func (st *scanState) recheckOwnership(ctx context.Context, tr *routeTracker, cha
 	var lost, unsettled []uint64
 	for _, p := range bad {
 		switch {
-		case !tr.survived(p, members):
+		case untrusted[p] && !tr.survived(p, members):
 			lost = append(lost, p)
 		case again.err != nil || !again.scanned[p] || !sameRoute(again.under[p], final[p]) || (changedAgain != nil && changedAgain[p]):
 			unsettled = append(unsettled, p)
