@@ -312,11 +312,20 @@ func (r *runner) totalBlocks(q *request) int64 {
 }
 
 // matchPrefix references the longest leading run of the request's blocks
-// cached on c and returns the cached tokens (at most the input).
+// cached on c and returns the cached tokens. The run stops short of the
+// prompt's last token, as in vLLM (vllm/v1/core/kv_cache_manager.py,
+// get_computed_blocks, max_cache_hit_length = num_tokens − 1, whole
+// blocks only): the engine must compute at least that token to produce
+// the first output token, so a prompt whose every block is cached still
+// prefills its last block (block_tokens tokens, or the partial last block
+// of a trace prompt). The returned tokens are what vLLM counts as prefix
+// cache hits (its PrefixCacheStats record this capped hit), so the
+// recomputed block is not reuse.
 func (r *runner) matchPrefix(q *request, c *clusterState) int64 {
 	q.held = 0
+	most := min(q.inBlocks, max(q.input-1, 0)/r.blockTokens) // blocks a hit may cover
 	if q.blocks != nil {
-		for i := int64(0); i < q.inBlocks; i++ {
+		for i := int64(0); i < most; i++ {
 			if !c.kv.hit(q.blocks[i]) {
 				break
 			}
@@ -325,7 +334,7 @@ func (r *runner) matchPrefix(q *request, c *clusterState) int64 {
 	} else {
 		var buf [3]segment
 		for _, s := range r.segments(q, &buf) {
-			want := min(s.hi, q.inBlocks) - s.lo
+			want := min(s.hi, most) - s.lo
 			if want <= 0 {
 				break
 			}
@@ -336,7 +345,7 @@ func (r *runner) matchPrefix(q *request, c *clusterState) int64 {
 			}
 		}
 	}
-	return min(q.held*r.blockTokens, q.input)
+	return q.held * r.blockTokens
 }
 
 // writeBlocks writes the request's blocks from the ones it holds up to

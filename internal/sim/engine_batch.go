@@ -20,7 +20,10 @@ import "math"
 //     · context tokens of the decode sequences (at least 1 µs).
 //   - A request's first token leaves at the end of the iteration that
 //     finishes its prefill; each later iteration adds one token; it ends
-//     when it has output_tokens tokens.
+//     when it has output_tokens tokens. A prompt is never wholly cached
+//     (matchPrefix leaves its last block to compute, as vLLM does), so
+//     every request with a prompt prefills at least one token; an empty
+//     prompt has its first token at the end of its first iteration.
 //   - When the decode sequences' new tokens do not fit in the KV capacity,
 //     the most recently admitted request is preempted (recompute, vLLM's
 //     default): it drops its blocks and progress and waits again, ahead
@@ -52,6 +55,7 @@ type running struct {
 	prefillLeft   int64 // uncached prompt tokens still to prefill
 	generated     int64 // output tokens so far
 	chunk         int64 // prefill tokens in the current iteration
+	decoding      bool  // the first token has left: one token per iteration
 }
 
 // noMacro turns the repetition off (tests compare both).
@@ -144,12 +148,12 @@ func (r *runner) batchStep(ci int32) {
 	// Preempt (recompute) the newest requests until the decode tokens fit.
 	decode := int64(0)
 	for i := range b.run {
-		if b.run[i].prefillLeft == 0 {
+		if b.run[i].decoding {
 			decode++
 		}
 	}
 	for len(b.run) > 1 && c.kvInUse+decode > c.spec.KVCacheTokens {
-		if b.run[len(b.run)-1].prefillLeft == 0 {
+		if b.run[len(b.run)-1].decoding {
 			decode--
 		}
 		r.preempt(ci)
@@ -162,13 +166,17 @@ func (r *runner) batchStep(ci int32) {
 	// in prefill take chunks in admission order.
 	budget := c.spec.MaxNumBatchedTokens - decode
 	var prefill, kvRead int64
+	firsts := false              // a first token leaves at this iteration's end
 	left := int64(math.MaxInt64) // fewest output tokens still to generate
 	for i := range b.run {
 		e := &b.run[i]
 		e.chunk = 0
-		if e.prefillLeft == 0 {
+		switch {
+		case e.decoding:
 			kvRead += e.input + e.generated
-		} else if budget > 0 {
+		case e.prefillLeft == 0: // an empty prompt
+			firsts = true
+		case budget > 0:
 			e.chunk = min(e.prefillLeft, budget)
 			budget -= e.chunk
 			prefill += e.chunk
@@ -186,7 +194,7 @@ func (r *runner) batchStep(ci int32) {
 	// (no KV-read term), until the first completion or the KV limit.
 	k := int64(1)
 	canAdmit := len(b.run) < c.spec.Concurrency && (c.queue.len() > 0 || b.preempted.len() > 0)
-	if !noMacro && prefill == 0 && !canAdmit && s.StepKVReadMsPerToken == 0 {
+	if !noMacro && prefill == 0 && !firsts && !canAdmit && s.StepKVReadMsPerToken == 0 {
 		k = left
 		if room := (c.spec.KVCacheTokens - c.kvInUse) / decode; room < k {
 			k = room
@@ -237,11 +245,12 @@ func (r *runner) batchStepDone(ci int32) {
 	for i := range b.run {
 		e := &b.run[i]
 		switch {
-		case e.chunk > 0:
+		case !e.decoding:
 			e.prefillLeft -= e.chunk
 			c.pendingIn -= e.chunk
 			e.chunk = 0
 			if e.prefillLeft == 0 {
+				e.decoding = true
 				e.generated = 1
 				c.kvInUse++
 				r.reqs[e.qi].firstAt = r.now
@@ -252,7 +261,7 @@ func (r *runner) batchStepDone(ci int32) {
 					continue
 				}
 			}
-		case e.prefillLeft == 0:
+		default:
 			e.generated += b.k
 			decoded += b.k
 			if e.generated >= e.output {

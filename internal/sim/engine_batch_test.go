@@ -101,3 +101,69 @@ workload:
 		t.Fatalf("repeated iterations changed the results:\n%s\n---\n%s", fast, slow)
 	}
 }
+
+// fullHitScenario is one session of two turns on one cluster of the given
+// engine: 1,000 input tokens and 24 output tokens, then a turn with no new
+// input, whose 1,024-token prompt (64 blocks of 16) is wholly cached. The
+// fifo cluster prefills 100,000 tokens/s; the batched cluster's steps are
+// batchScenario's.
+const fullHitScenario = `
+clusters:
+  - {id: a, engine: %s, concurrency: 4, queue_capacity: -1, rtt_ms: 0, kv_cache_tokens: 1000000,
+     prefill_tps: 100000, decode_tps: 1000,
+     max_num_batched_tokens: 4096, step_base_ms: 5, step_prefill_ms_per_token: 0.01, step_decode_ms_per_seq: 1, step_kv_read_ms_per_token: 0}
+workload:
+  session_rate: 1
+  sessions: 1
+  duration_s: 10
+  turns: 2
+  think_time_s: 1
+  first_input_tokens: 1000
+  new_input_tokens: 0
+  output_tokens: 24
+`
+
+// TestFullPrefixHitRecomputesLastBlock: a prompt whose every block is
+// cached still computes its last block, as vLLM does (get_computed_blocks
+// caps the hit at prompt length − 1 tokens, whole blocks only), so it
+// has a first token after one block of prefill, and the reuse counts the
+// 63 matched blocks only (vLLM's prefix cache hits count the capped
+// hit). Before, the batched engine never emitted that request's first
+// token (its TPOT ran from time 0) and the fifo engine gave it no
+// prefill at all.
+func TestFullPrefixHitRecomputesLastBlock(t *testing.T) {
+	for _, c := range []struct {
+		engine       string
+		ttft1, ttft2 float64 // ms
+	}{
+		{"batched", 5 + 0.01*1000, 5 + 0.01*16},
+		{"fifo", 1000.0 / 100, 16.0 / 100},
+	} {
+		r := mustRun(t, mustScenario(t, fmt.Sprintf(fullHitScenario, c.engine)), PolicyRoundRobin)[0]
+		if r.Completed != 2 || r.TTFT.Count() != 2 {
+			t.Fatalf("%s: %d completed, %d first tokens; want 2 and 2", c.engine, r.Completed, r.TTFT.Count())
+		}
+		if r.InputTokens != 2024 || r.CachedTokens != 63*16 {
+			t.Errorf("%s: %d of %d input tokens cached, want %d of 2024", c.engine, r.CachedTokens, r.InputTokens, 63*16)
+		}
+		if want := (c.ttft1 + c.ttft2) / 2; math.Abs(r.TTFTMs.Mean-want) > 0.001 || math.Abs(r.TTFTMs.Max-c.ttft1) > 0.001 {
+			t.Errorf("%s: TTFT mean %.4f max %.4f ms, want %.4f and %.4f", c.engine, r.TTFTMs.Mean, r.TTFTMs.Max, want, c.ttft1)
+		}
+		if r.TPOTMs.Max > 10 {
+			t.Errorf("%s: TPOT max %.3f ms", c.engine, r.TPOTMs.Max)
+		}
+	}
+}
+
+// TestBatchedEmptyPrompt: a request with no prompt tokens (nothing to
+// prefill, cached or not) has its first token at the end of its first
+// iteration, one step_base_ms, and then decodes one token per iteration.
+func TestBatchedEmptyPrompt(t *testing.T) {
+	r := batchRun(t, 8, 1<<30, 1, 1, 0, 4)
+	if r.Completed != 1 || r.TTFT.Count() != 1 {
+		t.Fatalf("%d completed, %d first tokens; want 1 and 1", r.Completed, r.TTFT.Count())
+	}
+	if math.Abs(r.TTFTMs.Mean-5) > 0.001 || math.Abs(r.TPOTMs.Mean-6) > 0.001 {
+		t.Errorf("TTFT %.4f ms, TPOT %.4f ms; want 5 and 6", r.TTFTMs.Mean, r.TPOTMs.Mean)
+	}
+}
