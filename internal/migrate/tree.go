@@ -224,10 +224,15 @@ func (n *node) clone() *node {
 // jsonText renders the subtree as compact JSON (the JSON data model, for
 // reports). Numbers keep their literal when it is JSON; YAML-only literals
 // (hex, octal, "+1", ".5") are converted through their value.
+//
+// The text is copied out at its length: a bytes.Buffer's doubling leaves
+// up to half its capacity unused, and one change record keeps two or
+// three of these (93,000 change records on 124,000 entries).
 func (n *node) jsonText() json.RawMessage {
-	var b bytes.Buffer
-	n.writeJSON(&b)
-	return b.Bytes()
+	var arr [512]byte
+	b := bytes.NewBuffer(arr[:0])
+	n.writeJSON(b)
+	return append(json.RawMessage(nil), b.Bytes()...)
 }
 
 func (n *node) writeJSON(b *bytes.Buffer) {
