@@ -51,17 +51,18 @@ type leafOptions interface {
 // wireLeaf sets cmd's PreRunE and RunE to the steps of a leaf command:
 // PreRunE records cmd's positional arguments and given flags in o and
 // calls o.validate(env); RunE calls run(ctx, env, o) with the validated
-// options and the command's context. It returns cmd.
+// options and the command's context. An error of either about a flag a
+// context filled names that context (withContextOrigin). It returns cmd.
 func wireLeaf[O leafOptions](cmd *cobra.Command, env *Env, o O, run func(context.Context, *Env, O) error) *cobra.Command {
 	cmd.PreRunE = func(c *cobra.Command, args []string) error {
 		in := o.input()
 		in.args, in.root = args, c.Root()
 		in.given = map[string]bool{}
 		c.Flags().Visit(func(f *pflag.Flag) { in.given[f.Name] = true })
-		return o.validate(env)
+		return withContextOrigin(env, o.validate(env))
 	}
 	cmd.RunE = func(c *cobra.Command, _ []string) error {
-		return run(c.Context(), env, o)
+		return withContextOrigin(env, run(c.Context(), env, o))
 	}
 	return cmd
 }

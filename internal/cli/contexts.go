@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -114,8 +115,10 @@ type configFile struct {
 	// list of strings, in file order within each context (Order).
 	Contexts map[string]map[string][]string
 	Order    map[string][]string
-	Names    []string
-	Doc      *yaml.Node
+	// Lines maps a context and a setting to the setting's 1-based line.
+	Lines map[string]map[string]int
+	Names []string
+	Doc   *yaml.Node
 	// Data is the file's bytes as read (within maxConfigFileBytes); Doc's
 	// positions refer to them, so a rewrite starts from these bytes.
 	Data []byte
@@ -147,7 +150,7 @@ func configPath(env *Env) (path, source string) {
 // $LCCTL_CONFIG must exist. The error names the file and line.
 func loadConfigFile(env *Env) (*configFile, error) {
 	path, source := configPath(env)
-	cf := &configFile{Path: path, Source: source, Contexts: map[string]map[string][]string{}, Order: map[string][]string{}}
+	cf := &configFile{Path: path, Source: source, Contexts: map[string]map[string][]string{}, Order: map[string][]string{}, Lines: map[string]map[string]int{}}
 	if path == "" {
 		return cf, nil
 	}
@@ -257,6 +260,13 @@ func (cf *configFile) parseContext(name, body *yaml.Node) error {
 		}
 		settings[k.Value] = vals
 		cf.Order[name.Value] = append(cf.Order[name.Value], k.Value)
+		if cf.Lines == nil {
+			cf.Lines = map[string]map[string]int{}
+		}
+		if cf.Lines[name.Value] == nil {
+			cf.Lines[name.Value] = map[string]int{}
+		}
+		cf.Lines[name.Value][k.Value] = k.Line
 	}
 	cf.Contexts[name.Value] = settings
 	cf.Names = append(cf.Names, name.Value)
@@ -325,12 +335,30 @@ func (cf *configFile) warnings(context string) []string {
 	return out
 }
 
+// contextOrigin is where a flag's value came from when a context
+// setting filled it (applyContext): the context, its config file, the
+// setting and its line.
+type contextOrigin struct {
+	Context, File, Key string
+	Line               int // 1-based line of the setting in File
+}
+
+// String names the setting: context "prod", setting olric at FILE:LINE.
+func (o contextOrigin) String() string {
+	return fmt.Sprintf("context %q, setting %s at %s:%d", o.Context, o.Key, o.File, o.Line)
+}
+
 // applyContext fills the command's flags from the context in force, for
 // every flag not given on the command line whose environment variable is
 // not set either: precedence flag > env > context > default. It runs in
 // the root's PersistentPreRunE, after flag parsing and before the
-// command's run function.
+// command's run function. Each flag it fills is recorded in
+// env.contextFlags, so that an error about the value names the context
+// (withContextOrigin). A blank setting that would fill a flag is a usage
+// error naming the context, its file and line: the command line's
+// "--olric is empty … leave the flag out" would name a flag never given.
 func applyContext(cmd *cobra.Command, env *Env) error {
+	env.contextFlags = nil
 	if cmd.Name() == "context" || cmd.Parent() != nil && cmd.Parent().Name() == "context" {
 		return nil // the context commands read the file themselves
 	}
@@ -362,14 +390,81 @@ func applyContext(cmd *cobra.Command, env *Env) error {
 			continue
 		}
 		vals := settings[key]
+		origin := contextOrigin{Context: name, File: cf.Path, Key: key, Line: cf.Lines[name][key]}
+		if len(vals) == 0 || slices.ContainsFunc(vals, func(v string) bool { return strings.TrimSpace(v) == "" }) {
+			then := "--" + fl.Name + " from the command line or its default"
+			if k.Env != "" {
+				then = "--" + fl.Name + " from the command line or $" + k.Env
+			}
+			return Usagef("%s, is empty (want %s): give a value, or remove the setting (then %s applies)", origin, k.Help, then)
+		}
 		if k.Path {
 			vals = resolveContextPaths(cf.Path, vals)
 		}
 		if err := setFlag(cmd.Flags(), fl, vals); err != nil {
-			return Usagef("context %q in %s: %s: %v", name, cf.Path, key, err)
+			return Usagef("%s: %v", origin, err)
 		}
+		if env.contextFlags == nil {
+			env.contextFlags = map[string]contextOrigin{}
+		}
+		env.contextFlags[fl.Name] = origin
 	}
 	return nil
+}
+
+// withContextOrigin adds to err, when its message is about a flag a
+// context filled (--olric, not given on the command line), which context
+// setting the value came from: "; --olric is context "a", setting olric
+// at FILE:LINE". An ExitError keeps its code and details; an error
+// without a message (ErrFindings) and one that already names the context
+// are returned as they are.
+func withContextOrigin(env *Env, err error) error {
+	if err == nil || len(env.contextFlags) == 0 {
+		return err
+	}
+	msg := err.Error()
+	flags := make([]string, 0, len(env.contextFlags))
+	for f := range env.contextFlags {
+		flags = append(flags, f)
+	}
+	sort.Strings(flags)
+	var notes []string
+	for _, f := range flags {
+		o := env.contextFlags[f]
+		if mentionsFlag(msg, f) && !strings.Contains(msg, fmt.Sprintf("context %q", o.Context)) {
+			notes = append(notes, "--"+f+" is "+o.String())
+		}
+	}
+	if len(notes) == 0 {
+		return err
+	}
+	wrapped := fmt.Errorf("%w; %s", err, strings.Join(notes, "; "))
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if ee.Err == nil {
+			return err
+		}
+		return &ExitError{Code: ee.Code, Err: wrapped, Details: ee.Details}
+	}
+	return wrapped
+}
+
+// mentionsFlag reports whether msg names --flag (not as the start of a
+// longer flag name such as --olric-x).
+func mentionsFlag(msg, flag string) bool {
+	needle := "--" + flag
+	for i := strings.Index(msg, needle); i >= 0; {
+		end := i + len(needle)
+		if end == len(msg) || !(msg[end] == '-' || msg[end] == '_' || msg[end] >= 'a' && msg[end] <= 'z' || msg[end] >= '0' && msg[end] <= '9') {
+			return true
+		}
+		j := strings.Index(msg[end:], needle)
+		if j < 0 {
+			return false
+		}
+		i = end + j
+	}
+	return false
 }
 
 // resolveContextPaths makes relative file values of a context relative to

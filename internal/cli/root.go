@@ -64,6 +64,10 @@ type Env struct {
 	// commands in-process, reads what they found without parsing their
 	// output.
 	onValue func(doc string, v any)
+	// contextFlags maps the flags the context in force filled
+	// (applyContext) to the setting each came from, for the errors
+	// about their values (withContextOrigin).
+	contextFlags map[string]contextOrigin
 }
 
 // colorEnabled decides styling for one stream.

@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+const originContexts = `contexts:
+  a:
+    olric: ""
+  b:
+    olric: 10.0.0.1
+    prometheus: http://127.0.0.1:1
+    stargate-metrics: ["  "]
+  c:
+    prometheus: ""
+    dmap: "bad name"
+`
+
+// An empty or wrong value a context supplied is reported as the
+// context's, with its file and line, never as a flag the user gave.
+func TestContextValueErrorsNameTheContext(t *testing.T) {
+	t.Parallel()
+	dir, file := writeContexts(t, originContexts, 0o600)
+	env := map[string]string{"XDG_CONFIG_HOME": dir}
+	for _, tc := range []struct {
+		args []string
+		want []string
+		not  string
+	}{
+		{[]string{"--context", "a", "store", "scan"}, []string{`context "a", setting olric at ` + file + ":3, is empty", "$LCCTL_OLRIC_ADDRS"}, "leave the flag out"},
+		{[]string{"--context", "b", "store", "scan"}, []string{`not host:port`, `--olric is context "b", setting olric at ` + file + ":5"}, ""},
+		{[]string{"--context", "b", "check", "metrics"}, []string{`context "b", setting stargate-metrics at ` + file + ":7, is empty", "--stargate from the command line"}, ""},
+		{[]string{"--context", "c", "snapshot", "--model", "m"}, []string{`context "c", setting prometheus at ` + file + ":9, is empty"}, ""},
+		{[]string{"--context", "c", "store", "--olric", "127.0.0.1:1", "scan"}, []string{"--dmap", `--dmap is context "c", setting dmap at ` + file + ":10"}, ""},
+	} {
+		code, out, errs := runWithEnv(t, env, tc.args...)
+		ok := code == ExitUsage && (tc.not == "" || !strings.Contains(errs, tc.not))
+		for _, w := range tc.want {
+			ok = ok && strings.Contains(errs, w)
+		}
+		if !ok {
+			t.Errorf("lcctl %s: exit %d, want 2 saying %q\nstdout:\n%s\nstderr:\n%s", strings.Join(tc.args, " "), code, tc.want, out, errs)
+		}
+	}
+	// A value given on the command line is the flag's, not the context's.
+	code, _, errs := runWithEnv(t, env, "--context", "b", "store", "--olric", "", "scan")
+	if code != ExitUsage || !strings.Contains(errs, "--olric is empty") || strings.Contains(errs, `context "b"`) {
+		t.Errorf("--olric '' on the command line: exit %d\n%s", code, errs)
+	}
+}
+
+func TestWithContextOrigin(t *testing.T) {
+	env := &Env{contextFlags: map[string]contextOrigin{"olric": {Context: "p", File: "f.yaml", Key: "olric", Line: 4}}}
+	err := withContextOrigin(env, Usagef("--olric: bad"))
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != ExitUsage || ee.Err.Error() != `--olric: bad; --olric is context "p", setting olric at f.yaml:4` {
+		t.Errorf("got %v", err)
+	}
+	for _, e := range []error{Usagef("--olric-x: bad"), Usagef("--dmap: bad"), ErrFindings, nil} {
+		if got := withContextOrigin(env, e); got != e {
+			t.Errorf("%v: changed to %v", e, got)
+		}
+	}
+}
