@@ -126,7 +126,7 @@ migrated; 2 usage error, or a file that cannot be read or decoded.`,
   lcctl migrate --strategy pulsar --only meta/llama-3.3-70b-instruct lb-config.yaml
   lcctl migrate --strategy bounded --default-models model-a,model-b lb-config.json
   lcctl migrate --strategy bounded --output json lb-config.json`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needsArgs("an lb-config file or folder to migrate"),
 	}
 	wireLeaf(cmd, env, opts, runMigrate)
 	f := cmd.Flags()

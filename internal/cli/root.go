@@ -232,7 +232,7 @@ Exit codes: 0 ok, 1 findings or failure, 2 usage or input error.`,
 	pf.BoolVar(&g.NoColor, "no-color", false, "disable colour (also when NO_COLOR is set or stdout is not a terminal)")
 	addContextFlags(root, g)
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{OutputText, OutputJSON}, cobra.ShellCompDirectiveNoFileComp))
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageErr(err) })
+	root.SetFlagErrorFunc(flagError)
 
 	// Commands appear in --help in this order, grouped (see init).
 	root.AddGroup(

@@ -151,7 +151,7 @@ not JSON/YAML.`,
   kubectl get cm llm-request-router -o yaml | lcctl validate -
   helm template router ./chart | lcctl validate -
   lcctl validate --values-key router.lbConfig values-prod.yaml`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needsArgs("an lb-config file or folder (or - for standard input)"),
 	}
 	wireLeaf(cmd, env, opts, runValidate)
 	f := cmd.Flags()

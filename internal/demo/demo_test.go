@@ -119,7 +119,9 @@ func TestSelect(t *testing.T) {
 		{8, "", "--step 8: want a step from 1 to 7"},
 		{-1, "", "--step -1"},
 		{0, "0", "--only 0: want a step from 1 to 7"},
-		{0, "Validate", `--only "Validate": want one of validate, migrate`},
+		{0, "Validate", `--only "Validate"; did you mean "validate"?: want one of validate, migrate`},
+		{0, "simulat", `--only "simulat"; did you mean "simulate"?`},
+		{0, "zzzzzzz", `--only "zzzzzzz": want one of`},
 		{2, "migrate", "--step and --only both pick a step"},
 	} {
 		if _, err := Select(steps, tc.step, tc.only); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/lcctl/lcctl/internal/store"
+	"github.com/lcctl/lcctl/internal/suggest"
 )
 
 // Step names, in the order of the story; `lcctl demo --only NAME` takes
@@ -293,7 +294,7 @@ func Select(steps []Step, step int, only string) ([]Step, error) {
 				return []Step{s}, nil
 			}
 		}
-		return nil, fmt.Errorf("--only %q: want one of %s (or a step number)", only, strings.Join(StepNames, ", "))
+		return nil, fmt.Errorf("--only %q%s: want one of %s (or a step number)", only, suggest.DidYouMean(only, StepNames), strings.Join(StepNames, ", "))
 	}
 	if step == 0 {
 		return steps, nil

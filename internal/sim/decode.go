@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/formats"
+	"github.com/lcctl/lcctl/internal/suggest"
 )
 
 // InputError is a problem in a scenario, trace or policy file: what is
@@ -317,7 +318,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) error
 		}
 		fi, ok := idx[name]
 		if !ok {
-			d.errs = append(d.errs, d.errAt(k, fp, "unknown field %q (known: %s)", name, strings.Join(names, ", ")))
+			d.errs = append(d.errs, d.errAt(k, fp, "unknown field %q%s (known: %s)", name, suggest.DidYouMean(name, names), strings.Join(names, ", ")))
 			continue
 		}
 		if seen[name] {

@@ -285,7 +285,11 @@ func ResolvePolicies(sc *Scenario, sel Selection) ([]Policy, error) {
 				}
 			}
 			if !found {
-				return nil, fmt.Errorf("unknown policy %q: not in the comparison set (%s) nor in the scenario's policies", n, comparisonList())
+				known := slices.Clone(ComparisonNames)
+				for i := range sc.Policies {
+					known = append(known, sc.Policies[i].Name)
+				}
+				return nil, fmt.Errorf("unknown policy %q%s: not in the comparison set (%s) nor in the scenario's policies", n, suggest.DidYouMean(n, known), comparisonList())
 			}
 		}
 	case len(sel.ConfigFiles) == 0:

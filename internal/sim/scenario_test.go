@@ -45,7 +45,8 @@ func TestParseScenarioErrors(t *testing.T) {
 	cases := []struct {
 		name, yaml, want string
 	}{
-		{"unknown field", "clusters:\n  - id: a\n    concurency: 3\n", `test.yaml:3:5: clusters[0].concurency: unknown field "concurency"`},
+		{"unknown field", "clusters:\n  - id: a\n    concurency: 3\n", `test.yaml:3:5: clusters[0].concurency: unknown field "concurency"; did you mean "concurrency"?`},
+		{"unknown field, nothing close", "clusters:\n  - id: a\n    zzzzzzzzz: 3\n", `unknown field "zzzzzzzzz" (known: `},
 		{"wrong type", "clusters:\n  - {id: a, concurrency: lots}\n", `test.yaml:2:26: clusters[0].concurrency: want an integer, got "lots"`},
 		{"float for int", "clusters:\n  - {id: a, concurrency: 1.5}\n", `clusters[0].concurrency: want an integer`},
 		{"range", "clusters:\n  - {id: a, concurrency: 0}\n", `test.yaml:2:26: clusters[0].concurrency: must be 1–1048576`},
@@ -166,6 +167,11 @@ policies:
 	}
 	if _, err := ResolvePolicies(sc, Selection{Names: []string{"nope"}}); err == nil {
 		t.Error("unknown policy name accepted")
+	} else if strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("nothing is close to nope, got %v", err)
+	}
+	if _, err := ResolvePolicies(sc, Selection{Names: []string{"wait-and-widen/lc-onn"}}); err == nil || !strings.Contains(err.Error(), `unknown policy "wait-and-widen/lc-onn"; did you mean "wait-and-widen/lc-on"?`) {
+		t.Errorf("got %v, want the nearest policy name", err)
 	}
 }
 
@@ -438,7 +444,7 @@ func TestSetField(t *testing.T) {
 		v    float64
 		want string
 	}{
-		{"workload.sesion_rate", 1, `unknown field "sesion_rate"`},
+		{"workload.sesion_rate", 1, `unknown field "sesion_rate"; did you mean "session_rate"?`},
 		{"clusters.kv_cache_tokens", 1.5, "want a whole number"},
 		{"clusters[5].rtt_ms", 1, "clusters has 2 entries"},
 		{"workload.think_time_s", 1, "sweep one of its parameters"},

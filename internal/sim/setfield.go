@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/lcctl/lcctl/internal/suggest"
 )
 
 // SetField sets one numeric scenario field, named by its YAML path, to v
@@ -69,7 +71,7 @@ func setPath(cur reflect.Value, parts []string, path string, v float64) error {
 	idxs, names := fieldIndex(cur.Type())
 	fi, ok := idxs[name]
 	if !ok {
-		return fmt.Errorf("%s: unknown field %q (known: %s)", path, name, strings.Join(names, ", "))
+		return fmt.Errorf("%s: unknown field %q%s (known: %s)", path, name, suggest.DidYouMean(name, names), strings.Join(names, ", "))
 	}
 	f := cur.Field(fi)
 	if f.Kind() == reflect.Slice {
