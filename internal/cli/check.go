@@ -270,7 +270,7 @@ func renderMetricsText(env *Env, r *MetricsReport, model string) error {
 	if g := r.Gateway; g != nil {
 		fmt.Fprintf(w, "%s\n", h(fmt.Sprintf("Gateway last-cluster store — %s (%s)", ui.Printable(g.Source), windowTitle(g.Window))))
 		if !g.Present {
-			fmt.Fprintf(w, "  no %s series%s\n", metrics.GatewayLookups, invalidNote(g.InvalidSamples))
+			fmt.Fprintf(w, "  no %s series%s\n", metrics.GatewayLookups, invalidNote(g.InvalidSamples-g.InvalidLabels.Samples, g.InvalidLabels.Samples))
 		} else {
 			fmt.Fprintf(w, "  lookups  %s  (hit ratio %s, error+timeout %s, skipped %s)\n", resultList(g.Window, g.Lookups,
 				[]string{metrics.ResultHit, metrics.ResultMiss, metrics.ResultError, metrics.ResultTimeout, metrics.ResultSkipped}),
@@ -286,7 +286,7 @@ func renderMetricsText(env *Env, r *MetricsReport, model string) error {
 			// Model names come from the scrape: escaped like the rest.
 			fmt.Fprintf(w, "  %s\n", ui.Printable(metrics.MissingModelMessage(*s, model)))
 		} else if len(s.Rows) == 0 {
-			fmt.Fprintf(w, "  no %s series%s\n", s.Metric, invalidNote(s.InvalidSamples))
+			fmt.Fprintf(w, "  no %s series%s\n", s.Metric, invalidNote(s.InvalidSamples-s.InvalidLabels.Samples, s.InvalidLabels.Samples))
 		} else if err := selectionsTable(w, s); err != nil {
 			return err
 		}
@@ -295,12 +295,20 @@ func renderMetricsText(env *Env, r *MetricsReport, model string) error {
 }
 
 // invalidNote says how many samples were left out as NaN, ±Inf or
-// negative, so "no series" does not hide them.
-func invalidNote(n int) string {
-	if n == 0 {
+// negative (bad) and for an undocumented label value (labels), so "no
+// series" does not hide them.
+func invalidNote(bad, labels int) string {
+	var parts []string
+	if bad > 0 {
+		parts = append(parts, plural.Count(bad, "sample", "samples")+" NaN, ±Inf or negative")
+	}
+	if labels > 0 {
+		parts = append(parts, plural.Count(labels, "sample", "samples")+" with an undocumented label value")
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	return " with a valid value (" + plural.Count(n, "sample", "samples") + " NaN, ±Inf or negative left out)"
+	return " with a valid value (left out: " + strings.Join(parts, ", ") + ")"
 }
 
 func resultList(win metrics.Window, m map[string]float64, order []string) string {

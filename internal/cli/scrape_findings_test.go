@@ -54,3 +54,32 @@ func TestScrapeFindings(t *testing.T) {
 		t.Errorf("json: exit %d\n%s", code, out)
 	}
 }
+
+// The breaker's scrape: 30 returning and 970 "Returning". The 970 are in
+// no count (total 30, not 1000), the labels check fails naming the value
+// and the series, and a family with only such series says why it shows
+// no series.
+func TestScrapeUndocumentedLabelValues(t *testing.T) {
+	dir := t.TempDir()
+	head := "# TYPE stargate_routing_session_selections_total counter\n"
+	good := `stargate_routing_session_selections_total{model="m",algorithm="wait-and-widen",session_state="returning",selection="primary"} 30` + "\n"
+	bad := `stargate_routing_session_selections_total{model="m",algorithm="wait-and-widen",session_state="Returning",selection="primary"} 970` + "\n"
+	ws, only := filepath.Join(dir, "ws.prom"), filepath.Join(dir, "only.prom")
+	if os.WriteFile(ws, []byte(head+good+bad), 0o644) != nil || os.WriteFile(only, []byte(head+bad), 0o644) != nil {
+		t.Fatal("write")
+	}
+	code, out, errOut := runLcctlStdin(t, "", nil, "check", "metrics", "--stargate", ws)
+	if code != 1 || !strings.Contains(out, "✖ label values are documented ones") || !strings.Contains(out, `session_state="Returning"`) ||
+		!strings.Contains(out, "30 classified") || strings.Contains(out, "1000 classified") || strings.Contains(out, "share 3.0%") {
+		t.Errorf("text: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = runLcctlStdin(t, "", nil, "check", "metrics", "--stargate", ws, "-o", "json")
+	if code != 1 || !strings.Contains(out, `"invalid_samples": 1`) || !strings.Contains(out, `"total": 30`) || !strings.Contains(out, `"value": "Returning"`) ||
+		!strings.Contains(out, `"stargate-metrics.labels"`) {
+		t.Errorf("json: exit %d\n%s", code, out)
+	}
+	code, out, _ = runLcctlStdin(t, "", nil, "check", "metrics", "--stargate", only)
+	if code != 1 || !strings.Contains(out, "left out: 1 sample with an undocumented label value") {
+		t.Errorf("only undocumented: exit %d\n%s", code, out)
+	}
+}
