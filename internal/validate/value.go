@@ -93,11 +93,11 @@ type Pos struct {
 type Value struct {
 	// Kind is the JSON type.
 	Kind Kind
+	// Number is how a number is held when Kind is KindNumber.
+	Number NumberType
 	// Text is the decoded text of a string, the literal of a number
 	// ("2.0", "-0", "0x1F" in YAML), "true"/"false" or "null".
 	Text string
-	// Number is how a number is held when Kind is KindNumber.
-	Number NumberType
 	// Uint is the value of a NumUint number.
 	Uint uint64
 	// Int is the value of a NumInt number.
