@@ -402,7 +402,7 @@ func (c *Client) refreshRoutes(ctx context.Context, metadata bool) error {
 	c.lastRefresh = time.Now()
 	c.mu.Unlock()
 
-	rctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+	rctx, cancel := c.callCtx(ctx)
 	defer cancel()
 	if metadata {
 		// RefreshMetadata retries CLUSTER.MEMBERS for as long as members
@@ -412,18 +412,18 @@ func (c *Client) refreshRoutes(ctx context.Context, metadata bool) error {
 		// left refuses, so try a few.
 		var err error
 		for i := 0; i < 4; i++ {
-			if _, err = safeCall(func() ([]olric.Member, error) { return c.cc.Members(rctx) }); err == nil {
+			if _, err = cutCall(rctx, func() ([]olric.Member, error) { return c.cc.Members(rctx) }); err == nil {
 				break
 			}
 		}
 		if err != nil {
 			return fmt.Errorf("refresh members: %w", classify(err))
 		}
-		if _, err := safeCall(func() (struct{}, error) { return struct{}{}, c.cc.RefreshMetadata(rctx) }); err != nil {
+		if _, err := cutCall(rctx, func() (struct{}, error) { return struct{}{}, c.cc.RefreshMetadata(rctx) }); err != nil {
 			return fmt.Errorf("refresh metadata: %w", classify(err))
 		}
 	}
-	rt, err := safeCall(func() (olric.RoutingTable, error) { return c.cc.RoutingTable(rctx) })
+	rt, err := cutCall(rctx, func() (olric.RoutingTable, error) { return c.cc.RoutingTable(rctx) })
 	if err != nil {
 		return fmt.Errorf("read routing table: %w", classify(err))
 	}
@@ -463,10 +463,13 @@ func (c *Client) do(ctx context.Context, op func(ctx context.Context) error) err
 		if derr := w.downErr(); derr != nil {
 			return derr
 		}
-		actx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
-		_, err = safeCall(func() (struct{}, error) { return struct{}{}, op(actx) })
+		actx, cancel := c.callCtx(ctx)
+		_, err = cutCall(actx, func() (struct{}, error) { return struct{}{}, op(actx) })
 		cancel()
 		err = classify(err)
+		if derr := w.downErr(); err != nil && derr != nil {
+			return derr // cut off when the run found the cluster down
+		}
 		if err == nil || !retryable(err) || attempt >= c.opts.Attempts || ctx.Err() != nil {
 			return err
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -15,14 +14,24 @@ import (
 // Every call retries transient failures (Options.Attempts), and evict's
 // reads retry each partition of a batch separately, so with every member
 // killed a run used to spend minutes paying the retry policy batch after
-// batch. The rule: after a call of a run fails because its member could
-// not be reached or timed out, the run pings every member it knows (the
-// seeds and the owners in the last routing table), each ping bounded by
-// RequestTimeout, every routePollInterval; if none answers for the run's
-// settle timeout, the cluster is down for the rest of the run: calls fail
-// at once with an error wrapping ErrUnreachable, no new round or restart
-// starts, and what is not done is reported as not done (docs/store.md,
-// "When no member answers").
+// batch. The rule: for the whole run, a monitor pings every member it
+// knows (the seeds and the owners in the last routing table) every
+// routePollInterval, each ping bounded by pingTimeout; if none has
+// answered for the run's settle timeout, the cluster is down for the rest
+// of the run: the calls in flight are cancelled, calls fail at once with
+// an error wrapping ErrUnreachable, no new round or restart starts, and
+// what is not done is reported as not done (docs/store.md, "When no
+// member answers"). A run therefore gives up at most settle timeout +
+// pingTimeout + routePollInterval after the last answer, whatever
+// RequestTimeout is (frozen members answer nothing and refuse nothing, so
+// every call to them used to run to its full RequestTimeout, retries
+// included, before the wait even began).
+
+// pingTimeout bounds one liveness ping: at most 1 s (a PING is one tiny
+// round trip), less when RequestTimeout is shorter.
+func (c *Client) pingTimeout() time.Duration {
+	return min(c.opts.RequestTimeout, time.Second)
+}
 
 // downWatch is one run's view of whether any member answers.
 type downWatch struct {
@@ -30,27 +39,78 @@ type downWatch struct {
 	window time.Duration // how long no member may answer before the run gives up
 
 	down atomic.Pointer[clusterDownError] // set once no member answered for window
+	okAt atomic.Int64                     // when a member last answered a ping (UnixNano); the run's start at first
 
-	mu   sync.Mutex // held while probing, so concurrent callers wait for one answer
-	okAt time.Time  // when a member last answered a probe; guarded by mu
+	// gone is cancelled when the cluster is found down (and when the run
+	// ends): the calls bound to it (callCtx) stop at once.
+	gone     context.Context
+	goneStop context.CancelFunc
+	done     chan struct{} // closed when the monitor has stopped
 }
 
 type downWatchKey struct{}
 
-// withDownWatch returns ctx carrying a new downWatch with the given window,
-// unless ctx already carries one (evict's scan phase shares evict's).
-func (c *Client) withDownWatch(ctx context.Context, window time.Duration) (context.Context, *downWatch) {
+// withDownWatch returns ctx carrying a new downWatch with the given window
+// and starts its monitor, unless ctx already carries one (evict's scan
+// phase shares evict's). The returned function stops the monitor; call it
+// when the run ends (a no-op for a shared watch).
+func (c *Client) withDownWatch(ctx context.Context, window time.Duration) (context.Context, *downWatch, func()) {
 	if w := downWatchFrom(ctx); w != nil {
-		return ctx, w
+		return ctx, w, func() {}
 	}
-	w := &downWatch{c: c, window: window}
-	return context.WithValue(ctx, downWatchKey{}, w), w
+	w := &downWatch{c: c, window: window, done: make(chan struct{})}
+	w.okAt.Store(time.Now().UnixNano())
+	w.gone, w.goneStop = context.WithCancel(context.Background())
+	ctx = context.WithValue(ctx, downWatchKey{}, w)
+	go w.monitor(ctx)
+	return ctx, w, func() { w.goneStop(); <-w.done }
+}
+
+// monitor pings the known members until the run ends or the cluster is
+// found down.
+func (w *downWatch) monitor(ctx context.Context) {
+	defer close(w.done)
+	tick := time.NewTicker(routePollInterval)
+	defer tick.Stop()
+	for {
+		asked, last := w.c.pingAny(ctx)
+		now := time.Now()
+		switch {
+		case last == nil:
+			w.okAt.Store(now.UnixNano())
+		case ctx.Err() != nil || w.gone.Err() != nil:
+			return
+		case now.Sub(time.Unix(0, w.okAt.Load())) >= w.window:
+			w.down.Store(&clusterDownError{window: w.window, asked: asked, last: last})
+			w.goneStop()
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.gone.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // downWatchFrom returns the downWatch of ctx, nil outside a Scan or Evict.
 func downWatchFrom(ctx context.Context) *downWatch {
 	w, _ := ctx.Value(downWatchKey{}).(*downWatch)
 	return w
+}
+
+// callCtx bounds one Olric call: RequestTimeout, and within a run also
+// until the run finds the cluster down.
+func (c *Client) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	cctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+	w := downWatchFrom(ctx)
+	if w == nil {
+		return cctx, cancel
+	}
+	stop := context.AfterFunc(w.gone, cancel)
+	return cctx, func() { stop(); cancel() }
 }
 
 // downErr returns the error of a run whose cluster is down, else nil; nil
@@ -86,49 +146,37 @@ func (e *clusterDownError) Error() string {
 func (e *clusterDownError) Unwrap() error { return ErrUnreachable }
 
 // check is called after a call of the run failed with err. For a failure
-// that may mean the member is gone (unreachable, timed out) it makes sure
-// some member still answers: it pings the known members until one
-// answers or the window has passed, and then returns nil or the run's
-// down error. A member answer less than routePollInterval old is taken as
-// is, so concurrent failures cost one probe.
+// that may mean the member is gone (unreachable, timed out) it waits until
+// the monitor has heard a member answer since routePollInterval before
+// the failure, or has found the cluster down, and returns nil or the
+// run's down error.
 func (w *downWatch) check(ctx context.Context, err error) error {
 	if w == nil || !(errors.Is(err, ErrUnreachable) || errors.Is(err, ErrTimeout)) {
 		return nil
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.downErr(); err != nil {
-		return err
-	}
-	if time.Since(w.okAt) < routePollInterval {
-		return nil
-	}
-	deadline := time.Now().Add(w.window)
+	since := time.Now().Add(-routePollInterval).UnixNano()
 	for {
-		asked, last := w.c.pingAny(ctx)
-		if last == nil {
-			w.okAt = time.Now()
-			return nil
+		if derr := w.downErr(); derr != nil {
+			return derr
 		}
-		if ctx.Err() != nil {
-			return nil // the caller sees its context's error
+		if w.okAt.Load() >= since || ctx.Err() != nil || w.gone.Err() != nil {
+			return nil // a member answers (or the caller sees its context's error)
 		}
-		if !time.Now().Before(deadline) {
-			d := &clusterDownError{window: w.window, asked: asked, last: last}
-			w.down.Store(d)
-			return d
+		select {
+		case <-ctx.Done():
+		case <-w.gone.Done():
+		case <-time.After(20 * time.Millisecond):
 		}
-		sleepCtx(ctx, min(routePollInterval, time.Until(deadline)))
 	}
 }
 
 // pingAny pings every known member at once (seeds and the owners in the
-// last routing table read), each within RequestTimeout. It returns the
+// last routing table read), each within pingTimeout. It returns the
 // addresses asked and nil when one answered, else the last error.
 func (c *Client) pingAny(ctx context.Context) ([]string, error) {
 	addrs := c.knownMembers()
 	errs := make(chan error, len(addrs))
-	pctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+	pctx, cancel := context.WithTimeout(ctx, c.pingTimeout())
 	defer cancel()
 	for _, a := range addrs {
 		go func() {
@@ -173,4 +221,43 @@ func (c *Client) knownMembers() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// cutCall runs fn (through safeCall) and returns its result, or the run's
+// down error as soon as the run finds the cluster down, whichever comes
+// first. The olric client's calls do not stop when their context is
+// cancelled (its connections time out after RequestTimeout, and retry
+// once), so a call to a frozen member is abandoned instead: it goes on in
+// its goroutine, bounded by those timeouts, and its result is dropped.
+// Outside a run it is safeCall. fn must not touch what the caller uses
+// after an error.
+func cutCall[T any](ctx context.Context, fn func() (T, error)) (T, error) {
+	w := downWatchFrom(ctx)
+	if w == nil {
+		return safeCall(fn)
+	}
+	if derr := w.downErr(); derr != nil {
+		var zero T
+		return zero, derr
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := safeCall(fn)
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-w.gone.Done():
+		if derr := w.downErr(); derr != nil {
+			var zero T
+			return zero, derr
+		}
+		r := <-ch // the run ended: wait as a plain call would
+		return r.v, r.err
+	}
 }

@@ -331,7 +331,8 @@ func (c *Client) Evict(ctx context.Context, o EvictOptions) (EvictReport, error)
 		return rep, err
 	}
 	start := time.Now()
-	ctx, down := c.withDownWatch(ctx, o.SettleTimeout)
+	ctx, down, release := c.withDownWatch(ctx, o.SettleTimeout)
+	defer release()
 	tr := c.trackRoutes(ctx)
 	defer tr.close()
 	var candidates []string
@@ -675,8 +676,8 @@ func (c *Client) deleteAll(ctx context.Context, keys []string) []error {
 		for i, k := range keys {
 			futs[i] = pipe.Delete(ctx, k)
 		}
-		ectx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
-		_, err := safeCall(func() (struct{}, error) { return struct{}{}, pipe.Exec(ectx) })
+		ectx, cancel := c.callCtx(ctx)
+		_, err := cutCall(ectx, func() (struct{}, error) { return struct{}{}, pipe.Exec(ectx) })
 		cancel()
 		for i, f := range futs {
 			if err != nil {
@@ -685,7 +686,9 @@ func (c *Client) deleteAll(ctx context.Context, keys []string) []error {
 			}
 			_, errs[i] = safeCall(f.Result)
 		}
-		pipe.Close()
+		if !isDown(err) { // an abandoned Exec may still use pipe
+			pipe.Close()
+		}
 	}
 	for i, err := range errs {
 		if err == nil {

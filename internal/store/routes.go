@@ -67,11 +67,11 @@ func (c *Client) trackRoutes(ctx context.Context) *routeTracker {
 func (c *Client) readRoutes(ctx context.Context) (olric.RoutingTable, map[string]bool) {
 	w := downWatchFrom(ctx)
 	for try := 0; try < 3 && ctx.Err() == nil && w.downErr() == nil; try++ {
-		rctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
-		rt, err := safeCall(func() (olric.RoutingTable, error) { return c.cc.RoutingTable(rctx) })
+		rctx, cancel := c.callCtx(ctx)
+		rt, err := cutCall(rctx, func() (olric.RoutingTable, error) { return c.cc.RoutingTable(rctx) })
 		var ms []olric.Member
 		if err == nil {
-			ms, err = safeCall(func() ([]olric.Member, error) { return c.cc.Members(rctx) })
+			ms, err = cutCall(rctx, func() ([]olric.Member, error) { return c.cc.Members(rctx) })
 		}
 		cancel()
 		if err == nil && len(rt) > 0 {

@@ -286,7 +286,8 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 	c.scanMu.Lock()
 	defer c.scanMu.Unlock()
 	start := time.Now()
-	ctx, down := c.withDownWatch(ctx, o.SettleTimeout)
+	ctx, down, release := c.withDownWatch(ctx, o.SettleTimeout)
+	defer release()
 	st := &scanState{c: c, o: o, fn: fn, rep: &rep, start: start, hashes: make([][]uint64, c.PartitionCount())}
 
 	tr := c.trackRoutes(ctx)
@@ -367,6 +368,10 @@ func (st *scanState) pass(ctx context.Context, only []bool, skip map[uint64]stru
 	c, o := st.c, st.o
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if w := downWatchFrom(ctx); w != nil {
+		// The iterator's calls stop when the run finds the cluster down.
+		defer context.AfterFunc(w.gone, cancel)()
+	}
 	// Reads in flight finish even when ctx is cancelled (an interrupt), so
 	// no read is cut off half-way; they are bounded by RequestTimeout.
 	rctx := context.WithoutCancel(ctx)
@@ -525,7 +530,7 @@ func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyB
 		} else {
 		loop:
 			for {
-				ok, perr := safeNext(it)
+				ok, perr := nextOrCut(ctx, it)
 				if perr != nil {
 					iterErr = perr
 					break
@@ -584,7 +589,9 @@ func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyB
 					break loop
 				}
 			}
-			it.Close()
+			if !isDown(iterErr) { // an abandoned Next closes it when it returns
+				it.Close()
+			}
 		}
 		watch.close()
 		if !send() || ctx.Err() != nil {
@@ -638,6 +645,41 @@ func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyB
 		if err := c.refreshRoutes(ctx, true); err != nil {
 			res.problems = append(res.problems, err.Error())
 		}
+	}
+}
+
+// nextOrCut calls safeNext, and returns the run's down error as soon as
+// the run finds the cluster down (see cutCall); the abandoned Next closes
+// the iterator when it returns.
+func nextOrCut(ctx context.Context, it olric.Iterator) (bool, error) {
+	w := downWatchFrom(ctx)
+	if w == nil {
+		return safeNext(it)
+	}
+	type result struct {
+		ok  bool
+		err error
+	}
+	ch := make(chan result)
+	cut := make(chan struct{})
+	go func() {
+		ok, err := safeNext(it)
+		select {
+		case ch <- result{ok, err}:
+		case <-cut:
+			it.Close()
+		}
+	}()
+	select {
+	case r := <-ch:
+		return r.ok, r.err
+	case <-w.gone.Done():
+		if derr := w.downErr(); derr != nil {
+			close(cut)
+			return false, derr
+		}
+		r := <-ch
+		return r.ok, r.err
 	}
 }
 
@@ -701,14 +743,18 @@ func (c *Client) pipelineGet(ctx context.Context, keys []string) []getResult {
 	if err != nil {
 		return fail(err)
 	}
-	defer pipe.Close()
 	futs := make([]*olric.FutureGet, len(keys))
 	for i, k := range keys {
 		futs[i] = pipe.Get(ctx, k)
 	}
-	ectx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+	ectx, cancel := c.callCtx(ctx)
 	defer cancel()
-	if _, err := safeCall(func() (struct{}, error) { return struct{}{}, pipe.Exec(ectx) }); err != nil {
+	_, err = cutCall(ectx, func() (struct{}, error) { return struct{}{}, pipe.Exec(ectx) })
+	if isDown(err) {
+		return fail(err) // Exec was abandoned and may still use pipe: leave it to the collector
+	}
+	defer pipe.Close()
+	if err != nil {
 		// Results of partitions that did not run are missing: do not read them.
 		return fail(err)
 	}
@@ -751,9 +797,9 @@ func (c *Client) watchRoutes(ctx context.Context, from uint64) *routeWatch {
 	w := &routeWatch{stop: make(chan struct{}), done: make(chan struct{})}
 	w.from.Store(from)
 	read := func() olric.RoutingTable {
-		rctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+		rctx, cancel := c.callCtx(ctx)
 		defer cancel()
-		rt, err := safeCall(func() (olric.RoutingTable, error) { return c.cc.RoutingTable(rctx) })
+		rt, err := cutCall(rctx, func() (olric.RoutingTable, error) { return c.cc.RoutingTable(rctx) })
 		if err != nil {
 			return nil
 		}

@@ -260,3 +260,85 @@ func TestFaultScanClusterDown(t *testing.T) {
 		t.Errorf("the scan took %v after every member was killed, want at most %v", took.Round(time.Millisecond), downBound)
 	}
 }
+
+// frozenRequestTimeout is the request timeout of the frozen-cluster
+// bound tests: longer than the settle timeout, so a give-up that waits
+// for calls to time out (and retry) shows; frozenBound is how long a run
+// may take after every member froze: the settle timeout, one liveness
+// ping (at most 1 s), one poll interval, and room for a loaded machine.
+// Before the pings had their own timeout and the calls in flight were
+// cut off, it took 4-7 request timeouts.
+const (
+	frozenRequestTimeout = 4 * time.Second
+	frozenBound          = downSettle + 3*time.Second
+)
+
+// TestFaultClusterFrozenBound freezes every member part-way through a
+// scan and through an evict run with a request timeout longer than the
+// settle timeout: each must give up (cluster down, ErrIncomplete) within
+// frozenBound, however long a call may take.
+func TestFaultClusterFrozenBound(t *testing.T) {
+	t.Parallel()
+	for _, run := range []string{"scan", "evict"} {
+		t.Run(run, func(t *testing.T) {
+			t.Parallel()
+			dmap := "fault-frozen-" + run
+			fc, _, _ := startSeeded(t, 1, dmap, faultEntries)
+			c, err := store.Connect(context.Background(), store.Options{Addrs: []string{fc.members[0].name}, DMap: dmap,
+				DialTimeout: 300 * time.Millisecond, RequestTimeout: frozenRequestTimeout})
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			defer c.Close()
+			var frozenAt time.Time
+			freezeAll := func() {
+				for _, m := range fc.members {
+					_ = m.cmd.Process.Signal(syscall.SIGSTOP)
+				}
+				frozenAt = time.Now()
+			}
+			var complete, down bool
+			if run == "scan" {
+				n := 0
+				var rep store.ScanReport
+				rep, err = c.Scan(context.Background(), store.ScanOptions{Count: 50, ReadBatch: 50, ReadWorkers: 1, SettleTimeout: downSettle}, func(store.Entry) error {
+					if n++; n == faultEntries/5 && frozenAt.IsZero() {
+						freezeAll()
+					}
+					time.Sleep(faultScanPace)
+					return nil
+				})
+				complete, down = rep.Complete, rep.ClusterDown
+			} else {
+				n := 0
+				var rep store.EvictReport
+				rep, err = c.Evict(context.Background(), store.EvictOptions{Cluster: "cluster-c", Apply: true, Batch: 20, Workers: 4, MaxRate: 200, SettleTimeout: downSettle,
+					OnResult: func(store.EvictResult) {
+						if n++; n == faultEntries/15 && frozenAt.IsZero() {
+							freezeAll()
+						}
+					}})
+				complete, down = rep.Done, rep.ClusterDown
+				checkEvictReport(t, rep, err)
+			}
+			if frozenAt.IsZero() {
+				t.Fatalf("the %s ended before the freeze", run)
+			}
+			took := time.Since(frozenAt)
+			for _, m := range fc.members {
+				_ = m.cmd.Process.Signal(syscall.SIGCONT)
+			}
+			t.Logf("RESULT %s, every member frozen, request timeout %v, settle timeout %v: gave up after %v; err %v",
+				run, frozenRequestTimeout, downSettle, took.Round(time.Millisecond), err)
+			if !errors.Is(err, store.ErrIncomplete) || !errors.Is(err, store.ErrUnreachable) {
+				t.Errorf("%s: %v, want an error wrapping ErrIncomplete and ErrUnreachable", run, err)
+			}
+			if complete || !down {
+				t.Errorf("complete/done %v, cluster_down %v after every member froze", complete, down)
+			}
+			if took > frozenBound {
+				t.Errorf("%s took %v after every member froze, want at most %v (settle timeout %v, request timeout %v)", run, took.Round(time.Millisecond), frozenBound, downSettle, frozenRequestTimeout)
+			}
+		})
+	}
+}
