@@ -281,7 +281,7 @@ func runExplain(ctx context.Context, env *Env, o *explainOptions) error {
 	}
 	var cfg *lb.Config
 	if in.configFile != "" {
-		if cfg, err = loadExplainConfig(env, in.configFile, o.ValuesKey, o.DataKey, in.algObject, in.req.Model); err != nil {
+		if cfg, err = loadExplainConfig(env, configFlag(in.algObject), in.configFile, o.ValuesKey, o.DataKey, in.algObject, in.req.Model); err != nil {
 			return err
 		}
 	}
@@ -295,7 +295,7 @@ func runExplain(ctx context.Context, env *Env, o *explainOptions) error {
 	var other *lb.Config
 	otherFile := o.otherFile
 	if otherFile != "" {
-		if other, err = loadExplainConfig(env, otherFile, o.ValuesKey, o.DataKey, in.algObject, in.req.Model); err != nil {
+		if other, err = loadExplainConfig(env, "compare", otherFile, o.ValuesKey, o.DataKey, in.algObject, in.req.Model); err != nil {
 			return err
 		}
 	}
@@ -478,7 +478,7 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 	var data []byte
 	if o.Snapshot == "" {
 		data, snapName = o.liveIn.snapYAML, liveSnapshotName
-	} else if data, err = readInput(env, o.Snapshot, explainInputLimit); err != nil {
+	} else if data, err = readFlagInput(env, "snapshot", o.Snapshot, explainInputLimit); err != nil {
 		return nil, nil, UsageErr(err)
 	}
 	snap, err := formats.DecodeSnapshot(snapName, data)

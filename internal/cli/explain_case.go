@@ -90,7 +90,7 @@ func (o *explainOptions) validateCases() error {
 // the other explain inputs cannot be combined with --case.
 func runExplainCases(o *explainOptions, env *Env) error {
 	name := o.Case
-	data, err := readInput(env, name, caseInputLimit)
+	data, err := readFlagInput(env, "case", name, caseInputLimit)
 	if err != nil {
 		return UsageErr(err)
 	}

@@ -182,8 +182,11 @@ func ParseExcludeList(values []string) ([]string, error) {
 //
 // A Kubernetes manifest (or, with valuesKey, a Helm values file) holding
 // one lb-config is read as that lb-config, positions in the manifest.
-func loadExplainConfig(env *Env, file, valuesKey, dataKey string, algObject bool, model string) (*lb.Config, error) {
-	data, err := readInput(env, file, explainInputLimit)
+//
+// flag names the flag that gave file (config, algorithm-config, compare);
+// a file that cannot be read is an error naming it.
+func loadExplainConfig(env *Env, flag, file, valuesKey, dataKey string, algObject bool, model string) (*lb.Config, error) {
+	data, err := readFlagInput(env, flag, file, explainInputLimit)
 	if err != nil {
 		return nil, UsageErr(err)
 	}
@@ -259,4 +262,13 @@ func reportInvalidConfig(env *Env, file string, diags []validate.Diagnostic) err
 	}
 	return &ExitError{Code: ExitUsage, Details: details,
 		Err: fmt.Errorf("%s: invalid lb-config (%s); run 'lcctl validate %s' for details", file, plural.Count(n, "error", "errors"), file)}
+}
+
+// configFlag is the name of the flag that gives explain's lb-config:
+// --algorithm-config for one algorithm object, --config otherwise.
+func configFlag(algObject bool) string {
+	if algObject {
+		return "algorithm-config"
+	}
+	return "config"
 }

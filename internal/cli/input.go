@@ -28,6 +28,18 @@ func readLimited(r io.Reader, what string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
+// readFlagInput is readInput for the file that flag (its name without
+// dashes) names: the error starts with the flag, "--snapshot: failed to
+// read nope.yaml: no such file or directory", so an operator who gave
+// several files knows which flag to fix.
+func readFlagInput(env *Env, flag, name string, limit int64) ([]byte, error) {
+	data, err := readInput(env, name, limit)
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", flag, err)
+	}
+	return data, nil
+}
+
 // readInput reads one named input: "-" is the command's standard input;
 // anything else a regular file, refused without reading when larger than
 // limit bytes.

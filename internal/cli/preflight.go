@@ -202,7 +202,7 @@ func runPreflightOnce(ctx context.Context, env *Env, opts *preflightOptions) err
 	}
 
 	if opts.Config != "" {
-		data, err := readInput(env, opts.Config, validate.MaxInputBytes)
+		data, err := readFlagInput(env, "config", opts.Config, validate.MaxInputBytes)
 		if err != nil {
 			return UsageErr(err)
 		}
@@ -220,7 +220,7 @@ func runPreflightOnce(ctx context.Context, env *Env, opts *preflightOptions) err
 
 	switch {
 	case opts.GatewayEnv != "":
-		data, err := readInput(env, opts.GatewayEnv, gateway.MaxInputBytes)
+		data, err := readFlagInput(env, "gateway-env", opts.GatewayEnv, gateway.MaxInputBytes)
 		if err != nil {
 			return UsageErr(err)
 		}
@@ -232,7 +232,7 @@ func runPreflightOnce(ctx context.Context, env *Env, opts *preflightOptions) err
 	case len(opts.GatewayValues) > 0:
 		var ins []gateway.NamedInput
 		for _, p := range opts.GatewayValues {
-			data, err := readInput(env, p, gateway.MaxInputBytes)
+			data, err := readFlagInput(env, "gateway-values", p, gateway.MaxInputBytes)
 			if err != nil {
 				return UsageErr(err)
 			}

@@ -170,7 +170,7 @@ func TestPreflightUsageErrors(t *testing.T) {
 		{[]string{"preflight", "--stage", "1", "--olric", "127.0.0.1:1"}, "nothing was checked at stage 1: every check was skipped"},
 		{[]string{"preflight", "--stage", "4"}, "--stage must be 1, 2 or 3"},
 		{[]string{"preflight", "--stage", "1", "--gateway-env", "a.env", "--gateway-values", "v.yaml"}, "mutually exclusive"},
-		{[]string{"preflight", "--stage", "1", "--config", "missing.json"}, "failed to read missing.json"},
+		{[]string{"preflight", "--stage", "1", "--config", "missing.json"}, "--config: failed to read missing.json"},
 		{[]string{"preflight", "--stage", "1", "--gateway-env", fixture("internal", "gateway", "testdata", "values-broken.yaml")}, "expected '=' after llmApiGateway"},
 		{[]string{"preflight", "--stage", "1", "--gateway-values", fixture("internal", "gateway", "testdata", "values-broken.yaml")}, "not valid YAML"},
 		{[]string{"preflight", "--stage", "1", "--gateway-metrics", metricsFixture("gateway-malformed.prom")}, "gateway-malformed.prom:3:"},

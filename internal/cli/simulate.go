@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -160,6 +162,10 @@ func runSimulate(ctx context.Context, env *Env, o *simulateOptions) error {
 	// sees --max-requests and --duration-s.
 	sc, err := sim.LoadScenarioWith(o.scenario, overrides)
 	if err != nil {
+		if _, notFile := errors.AsType[*readlimit.NotFileError](err); notFile || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			// The file could not be opened: name the flag that gave it.
+			err = fmt.Errorf("--scenario: %w", err)
+		}
 		return UsageErr(err)
 	}
 	sel := sim.Selection{Compare: o.compare, Names: o.policies, ConfigFiles: o.configs}
@@ -342,7 +348,7 @@ func checkPlotDir(dir string) error {
 func countTrace(sc *sim.Scenario) (int64, error) {
 	f, err := readlimit.Open(sc.TracePath())
 	if err != nil {
-		return 0, fmt.Errorf("%s: workload.trace: cannot read %s: %w", sc.File, sc.TracePath(), readlimit.Cause(err))
+		return 0, traceOpenError(sc, err)
 	}
 	defer f.Close()
 	var n int64
@@ -351,6 +357,26 @@ func countTrace(sc *sim.Scenario) (int64, error) {
 		err = fmt.Errorf("%s: the trace has no requests (only blank lines, comments or a header)", sc.Workload.Trace)
 	}
 	return n, err
+}
+
+// traceOpenError is the error for a workload.trace that cannot be opened.
+// A relative trace resolves against the scenario file's folder, not the
+// working directory, so the error shows the path as written, the folder
+// and the absolute path lcctl tried.
+func traceOpenError(sc *sim.Scenario, err error) error {
+	tried := sc.TracePath()
+	if abs, aerr := filepath.Abs(tried); aerr == nil {
+		tried = abs
+	}
+	if filepath.IsAbs(sc.Workload.Trace) {
+		return fmt.Errorf("%s: workload.trace: cannot read %s: %w", sc.File, tried, readlimit.Cause(err))
+	}
+	dir := sc.Dir
+	if abs, aerr := filepath.Abs(dir); aerr == nil {
+		dir = abs
+	}
+	return fmt.Errorf("%s: workload.trace: cannot read %s (%q is relative to the scenario file's folder %s, not to the working directory): %w",
+		sc.File, tried, sc.Workload.Trace, dir, readlimit.Cause(err))
 }
 
 // startProgress draws a progress bar on stderr while the simulation runs:

@@ -111,7 +111,7 @@ func (f *liveFlags) options(model string) (live.Options, error) {
 // (unreachable source).
 func (f *liveFlags) buildWith(ctx context.Context, env *Env, o live.Options, span *live.Span) (*live.Snapshot, error) {
 	if f.overlay != "" {
-		data, err := readInput(env, f.overlay, live.MaxOverlayBytes+1)
+		data, err := readFlagInput(env, "overlay", f.overlay, live.MaxOverlayBytes+1)
 		if err != nil {
 			return nil, UsageErr(err)
 		}
@@ -234,7 +234,7 @@ func (f *liveFlags) loadSpan(env *Env, requestID string) (*live.Span, error) {
 	if f.span == "" {
 		return nil, nil
 	}
-	data, err := readInput(env, f.span, live.MaxSpanFileBytes)
+	data, err := readFlagInput(env, "span", f.span, live.MaxSpanFileBytes)
 	if err != nil {
 		return nil, UsageErr(err)
 	}

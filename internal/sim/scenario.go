@@ -485,7 +485,7 @@ func LoadScenarioWith(path string, apply func(*Scenario)) (*Scenario, error) {
 func readFileLimited(path string, limit int64) ([]byte, error) {
 	f, err := readlimit.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("failed to read %s: %w", path, readlimit.Cause(err))
 	}
 	defer f.Close()
 	data, err := readlimit.ReadFile(f, limit)
