@@ -16,6 +16,10 @@ import (
 // compare the rewritten file with the intended document.
 type node struct {
 	kind validate.Kind
+	// replaced reports that the node's own content (kind or scalar text)
+	// differs from orig: the renderer rewrites the whole value. It sits
+	// next to kind, so that both share one word (a node per input value).
+	replaced bool
 	// text is a scalar's text as validate reads it: a string's decoded
 	// text, a number's literal, "true"/"false", "null".
 	text    string
@@ -23,9 +27,6 @@ type node struct {
 	items   []*node
 	// orig is the input value this node stands for; nil for a new node.
 	orig *validate.Value
-	// replaced reports that the node's own content (kind or scalar text)
-	// differs from orig: the renderer rewrites the whole value.
-	replaced bool
 }
 
 // member is one key/value pair of an object node.
