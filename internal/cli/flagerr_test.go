@@ -59,3 +59,18 @@ func TestMissingFileArgumentSaysWhatIsNeeded(t *testing.T) {
 		}
 	}
 }
+
+// An interrupted command's error line drops Go's ": context canceled"
+// and says it was interrupted.
+func TestInterruptedMessage(t *testing.T) {
+	for in, want := range map[string]string{
+		"evict interrupted after 3 of 10 candidates: context canceled": "evict interrupted after 3 of 10 candidates",
+		"context canceled":              "interrupted",
+		"scan of d: context canceled":   "interrupted: scan of d",
+		"scan of d: connection refused": "interrupted: scan of d: connection refused",
+	} {
+		if got := interruptedMessage(in); got != want {
+			t.Errorf("interruptedMessage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -305,7 +305,7 @@ func TestInterruptedSaysSo(t *testing.T) {
 	if code := <-done; code != cli.ExitFindings {
 		t.Errorf("exit %d, want %d", code, cli.ExitFindings)
 	}
-	if got := errb.String(); got != "lcctl: interrupted (context canceled)\n" {
+	if got := errb.String(); got != "lcctl: interrupted\n" {
 		t.Errorf("stderr %q", got)
 	}
 }

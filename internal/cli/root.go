@@ -354,7 +354,7 @@ func run(ctx context.Context, args []string, streams *ui.Streams, onValue func(d
 	}
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		// Ctrl-C or SIGTERM: say so, not just "context canceled".
-		writeProblem(streams.Err, "interrupted ("+err.Error()+")")
+		writeProblem(streams.Err, interruptedMessage(err.Error()))
 		var ee *ExitError
 		if errors.As(err, &ee) && ee.Code != ExitOK {
 			return ee.Code
@@ -367,7 +367,11 @@ func run(ctx context.Context, args []string, streams *ui.Streams, onValue func(d
 			writeDetail(streams.Err, d)
 		}
 		if ee.Err != nil {
-			writeProblem(streams.Err, ee.Err.Error())
+			msg := ee.Err.Error()
+			if ctx.Err() != nil {
+				msg = interruptedMessage(msg)
+			}
+			writeProblem(streams.Err, msg)
 		}
 		return ee.Code
 	}
@@ -381,6 +385,21 @@ func run(ctx context.Context, args []string, streams *ui.Streams, onValue func(d
 		return ExitUsage
 	}
 	return ExitFindings
+}
+
+// interruptedMessage is the error line of a command stopped by Ctrl-C or
+// SIGTERM: msg without Go's trailing ": context canceled", said as an
+// interruption ("evict interrupted after 3 of 10 candidates"; a message
+// that was only the context's error becomes "interrupted").
+func interruptedMessage(msg string) string {
+	if msg == context.Canceled.Error() {
+		return "interrupted"
+	}
+	msg = strings.TrimSuffix(msg, ": "+context.Canceled.Error())
+	if !strings.Contains(msg, "interrupted") {
+		msg = "interrupted: " + msg
+	}
+	return msg
 }
 
 // writeProblem writes one error or problem line, "lcctl: MSG", to w (the
