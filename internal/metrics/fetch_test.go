@@ -169,3 +169,16 @@ func TestDetectFormat(t *testing.T) {
 		}
 	}
 }
+
+// A YAML file given as a scrape keeps the parser's line and says it is not
+// the text exposition format.
+func TestParseYAMLSaysNotExpositionFormat(t *testing.T) {
+	_, err := Parse("values.yaml", []byte("# comment\nllmApiGateway:\n  replicaCount: 3\n"), "")
+	pe, ok := err.(*ParseError)
+	if !ok {
+		t.Fatalf("error %v, want *ParseError", err)
+	}
+	if pe.Line != 2 || !strings.Contains(err.Error(), "values.yaml:2: ") || !strings.Contains(err.Error(), "not in the Prometheus text exposition format") {
+		t.Errorf("error %q (line %d)", err, pe.Line)
+	}
+}

@@ -192,6 +192,12 @@ func Parse(source string, data []byte, contentType string, keep ...string) (s *S
 		fams, perr := p.TextToMetricFamilies(bytes.NewReader(data))
 		if perr != nil {
 			err := toParseError(source, perr)
+			if pe, ok := err.(*ParseError); ok && format == FormatText {
+				// A YAML, JSON or log file given as a scrape fails on
+				// some line with a message about floats or label
+				// names: say what the input should have been.
+				pe.Msg += " (not in the Prometheus text exposition format: want a /metrics page or a saved scrape of one)"
+			}
 			if pe, ok := err.(*ParseError); ok && format == FormatOpenMetrics {
 				if pe.Line > 0 && pe.Line <= len(lineMap) {
 					pe.Line = lineMap[pe.Line-1]
