@@ -293,7 +293,17 @@ func runDemo(ctx context.Context, env *Env, o *demoOptions) error {
 		return failf("demo interrupted")
 	}
 	if o.keep && backend != nil {
-		if err := r.keep(ctx, backend); err != nil {
+		var live []string
+		if params.PylonFlags != nil {
+			for _, s := range selected {
+				if s.NeedsPylons {
+					for _, c := range s.Commands {
+						live = append(live, c.Line())
+					}
+				}
+			}
+		}
+		if err := r.keep(ctx, backend, params.PylonFlags, live); err != nil {
 			return err
 		}
 	}
@@ -575,7 +585,10 @@ func (r *demoRunner) closing(selected, ran int, failed []string, elapsed time.Du
 
 // keep leaves the member running until ctx ends (Ctrl-C) and prints how
 // to reach it: on stdout for text, on stderr next to a JSON document.
-func (r *demoRunner) keep(ctx context.Context, b *demo.Backend) error {
+// pylonFlags (the live step's --pylon CLUSTER=URL pairs, nil when the
+// live step did not run) are the Pylon-style pages that stay up too;
+// liveLines are the live step's command lines, ready to run again.
+func (r *demoRunner) keep(ctx context.Context, b *demo.Backend, pylonFlags, liveLines []string) error {
 	w := r.env.Out
 	if r.json {
 		w = r.env.Err
@@ -589,6 +602,15 @@ func (r *demoRunner) keep(ctx context.Context, b *demo.Backend) error {
 	fmt.Fprintf(w, "  lcctl store get --routing-key %s --model %s --affinity-key %s\n", demo.Session.RoutingKey, demo.Session.Model, demo.Session.AffinityKey)
 	fmt.Fprintf(w, "  lcctl store scan --cluster %s --limit 5\n", demo.EvictCluster)
 	fmt.Fprintln(w, "  lcctl store stats")
+	if len(pylonFlags) > 0 {
+		fmt.Fprintln(w, "The Pylon-style /metrics pages of the live step stay up too:")
+		for i := 1; i < len(pylonFlags); i += 2 {
+			fmt.Fprintf(w, "  %s\n", strings.Replace(pylonFlags[i], "=", "  ", 1))
+		}
+		for _, l := range liveLines {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(w, "stopping")
