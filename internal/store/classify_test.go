@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/olric-data/olric"
@@ -67,3 +68,31 @@ func TestClassifyPlainTexts(t *testing.T) {
 		t.Error("classify(nil) != nil")
 	}
 }
+
+// A routing-table read that timed out names the members that timed out,
+// or says that a member did not answer when none was noted; other
+// errors get neither.
+func TestSilentMembersRoutingTimeout(t *testing.T) {
+	rt := fmt.Errorf("error while loading the routing table: %w", context.DeadlineExceeded)
+	var s silentMembers
+	if got := s.unnamed(rt); !strings.Contains(got, "a member did not answer while the routing table was loaded") || !strings.Contains(got, "failure detection") {
+		t.Errorf("unnamed = %q", got)
+	}
+	if got := s.unnamed(errors.New("connection refused")); got != "" {
+		t.Errorf("unnamed for a refused connection = %q, want empty", got)
+	}
+	s.noteErr("127.0.0.1:2", "", timeoutErr{})
+	s.noteErr("127.0.0.1:2", "", timeoutErr{})
+	if got := s.describe(); !strings.HasPrefix(got, "; no reply from member 127.0.0.1:2 (a frozen") {
+		t.Errorf("describe = %q", got)
+	}
+	if got := s.unnamed(rt); got != "" {
+		t.Errorf("unnamed with a member noted = %q, want empty", got)
+	}
+}
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }

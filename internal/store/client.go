@@ -183,7 +183,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 			c.dm = dm
 			if err := c.refreshRoutes(ctx, false); err != nil {
 				_ = cc.Close(context.Background())
-				return nil, fmt.Errorf("%w%s", err, silent.describe())
+				return nil, fmt.Errorf("%w%s%s", err, silent.describe(), silent.unnamed(err))
 			}
 			return c, nil
 		}
@@ -219,10 +219,25 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		errs[i] = f.seed + ": " + msg
 	}
 	hint := ""
-	if errors.Is(firstKind, ErrUnreachable) || errors.Is(firstKind, ErrTimeout) {
+	allRouting := len(failed) > 0
+	for _, f := range failed {
+		allRouting = allRouting && routingTimeout(f.err)
+	}
+	switch {
+	case allRouting:
+		// Every seed failed reading the routing table, which olric's
+		// client asks of any member it knows: name the member that did
+		// not answer, or say that one did not.
+		if hint = silent.describe(); hint == "" {
+			hint = silent.unnamed(failed[0].err)
+		}
+	case errors.Is(firstKind, ErrUnreachable) || errors.Is(firstKind, ErrTimeout):
 		hint = " (is the address right, and does this machine reach the gateway pods? see 'lcctl docs store', \"Where to run lcctl\")"
 	}
-	return nil, fmt.Errorf("cannot connect to Olric: %w: %s%s%s", firstKind, strings.Join(errs, "; "), silent.describe(), hint)
+	if !allRouting {
+		hint = silent.describe() + hint
+	}
+	return nil, fmt.Errorf("cannot connect to Olric: %w: %s%s", firstKind, strings.Join(errs, "; "), hint)
 }
 
 // newClusterClient runs olric.NewClusterClient for one seed, honouring ctx
@@ -281,9 +296,12 @@ func safeNewClusterClient(seed string, cfg *config.Client, sink *logSink) (cc *o
 // when configured. Dial errors are returned unwrapped (*net.OpError), as
 // the olric client's error translation expects.
 //
-// A member reached through AddrMap that times out (in the dial or in a
-// read or write) is noted in silent, so an error can name the member and
-// where it was dialled instead of only the seed that answered.
+// A member that times out (in the dial or in a read or write) is noted in
+// silent, with where it was dialled when it is reached through AddrMap, so
+// an error can name the member that did not answer instead of only the
+// seed that did (a frozen or partitioned member, not yet dropped by the
+// cluster, times out every call routed to it, the routing table's
+// included).
 func newDialer(o *Options, silent *silentMembers) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	nd := &net.Dialer{Timeout: o.DialTimeout, KeepAlive: 5 * time.Minute}
 	addrMap := o.AddrMap
@@ -302,19 +320,23 @@ func newDialer(o *Options, silent *silentMembers) func(ctx context.Context, netw
 			td := &tls.Dialer{NetDialer: nd, Config: tlsCfg}
 			c, err = td.DialContext(ctx, network, addr)
 		}
-		if !mapped || silent == nil {
+		if silent == nil {
 			return c, err
+		}
+		dialled := ""
+		if mapped {
+			dialled = addr
 		}
 		if err != nil {
-			silent.noteErr(member, addr, err)
+			silent.noteErr(member, dialled, err)
 			return c, err
 		}
-		return &watchedConn{Conn: c, member: member, dialled: addr, silent: silent}, nil
+		return &watchedConn{Conn: c, member: member, dialled: dialled, silent: silent}, nil
 	}
 }
 
-// silentMembers records the mapped members that timed out, as
-// "member M (dialled at A)", in the order first seen.
+// silentMembers records the members that timed out, as "member M" or
+// "member M (dialled at A)" for a mapped one, in the order first seen.
 type silentMembers struct {
 	mu    sync.Mutex
 	names []string
@@ -325,7 +347,10 @@ func (s *silentMembers) noteErr(member, dialled string, err error) {
 	if !errors.As(err, &ne) || !ne.Timeout() {
 		return
 	}
-	name := "member " + member + " (dialled at " + dialled + ")"
+	name := "member " + member
+	if dialled != "" {
+		name += " (dialled at " + dialled + ")"
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, n := range s.names {
@@ -344,7 +369,30 @@ func (s *silentMembers) describe() string {
 	if len(s.names) == 0 {
 		return ""
 	}
-	return "; no reply from " + strings.Join(s.names, ", ")
+	return "; no reply from " + strings.Join(s.names, ", ") + silentWhy
+}
+
+// silentWhy follows the members that did not answer, or stands for them
+// when the timed-out call's member is not known.
+const silentWhy = " (a frozen or partitioned member: the cluster keeps routing to it until its failure detection declares it dead, after memberlist's probe and suspicion time; then this works again)"
+
+// routingTimeout reports whether err is a timed-out read of the routing
+// table, the call every connect makes first.
+func routingTimeout(err error) bool {
+	return errors.Is(classify(err), ErrTimeout) && strings.Contains(err.Error(), "routing table")
+}
+
+// unnamed returns, for a routing-table read that timed out while no
+// member was noted as silent, the sentence that says a member did not
+// answer; "" otherwise.
+func (s *silentMembers) unnamed(err error) string {
+	s.mu.Lock()
+	n := len(s.names)
+	s.mu.Unlock()
+	if n > 0 || !routingTimeout(err) {
+		return ""
+	}
+	return "; a member did not answer while the routing table was loaded" + silentWhy
 }
 
 // watchedConn notes a timed-out read or write in silentMembers.

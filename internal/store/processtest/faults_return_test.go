@@ -3,6 +3,7 @@ package processtest
 import (
 	"context"
 	"errors"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -155,4 +156,40 @@ func TestFaultEvictMemberReturns(t *testing.T) {
 		t.Errorf("evict returned no error and left %d entries of cluster-c (report %+v)", left, rep)
 	}
 	checkEvictReport(t, rep, err)
+}
+
+// TestConnectNamesFrozenMember freezes a member that is not the seed and
+// connects at once, before the cluster drops it: a connect that fails
+// must name the member that did not answer, not only the seed that did.
+func TestConnectNamesFrozenMember(t *testing.T) {
+	t.Parallel()
+	fc := startFaultCluster(t, 3, 1)
+	failures := 0
+	for try := 0; try < 4 && failures < 2; try++ {
+		frozen := fc.members[1+try%2]
+		if err := frozen.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		c, err := store.Connect(context.Background(), store.Options{Addrs: []string{fc.members[0].name}, DMap: "connect-frozen",
+			DialTimeout: 300 * time.Millisecond, RequestTimeout: 300 * time.Millisecond})
+		_ = frozen.cmd.Process.Signal(syscall.SIGCONT)
+		if err == nil {
+			_ = c.Close() // this connect did not ask the frozen member
+		} else {
+			failures++
+			t.Logf("frozen %s, seed %s: %v", frozen.name, fc.members[0].name, err)
+			if !strings.Contains(err.Error(), "no reply from member "+frozen.name) {
+				t.Errorf("the error does not name the frozen member %s: %v", frozen.name, err)
+			}
+			if strings.Contains(err.Error(), "is the address right") {
+				t.Errorf("the error blames the seed's address: %v", err)
+			}
+		}
+		if err := waitMembers(fc.members, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if failures == 0 {
+		t.Errorf("no connect failed while a member was frozen: nothing was tested")
+	}
 }
