@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/google/renameio/v2"
@@ -11,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/metrics"
+	"github.com/lcctl/lcctl/internal/store"
 	"github.com/lcctl/lcctl/internal/ui"
 )
 
@@ -410,30 +412,51 @@ func resolveSettings(root *cobra.Command, env *Env, cf *configFile, name string)
 	return out
 }
 
-// flagDefault finds the default of the flag a setting fills, on the first
-// command (in help order) that has it.
+// flagDefault finds the default of the flag a setting fills and names
+// the flag and every top-level command that takes it ("--dmap (explain,
+// preflight, snapshot, store)"): a setting serves several commands, so
+// the detail names none as its origin. The value is the first command's
+// (in help order) flag default; dmap's empty flag default means the
+// gateway's DMap (store.DMapName), which is shown instead.
 func flagDefault(root *cobra.Command, k contextKey) (value, detail string) {
-	var walk func(c *cobra.Command) bool
-	walk = func(c *cobra.Command) bool {
+	var (
+		flag  string
+		found bool
+		cmds  []string
+	)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
 		path := strings.TrimPrefix(c.CommandPath(), "lcctl ")
 		if name := k.flagFor(path); name != "" && c != root {
-			if fl := c.Flags().Lookup(name); fl != nil {
-				value, detail = fl.DefValue, "lcctl "+path+" --"+name
-				if value == "[]" {
-					value = ""
+			fl := c.Flags().Lookup(name)
+			if fl == nil {
+				fl = c.PersistentFlags().Lookup(name) // store's Olric flags
+			}
+			if fl != nil {
+				if !found {
+					value, flag, found = fl.DefValue, name, true
 				}
-				return true
+				top, _, _ := strings.Cut(path, " ")
+				if !slices.Contains(cmds, top) {
+					cmds = append(cmds, top)
+				}
 			}
 		}
 		for _, sub := range c.Commands() {
-			if walk(sub) {
-				return true
-			}
+			walk(sub)
 		}
-		return false
 	}
 	walk(root)
-	return value, detail
+	if value == "[]" {
+		value = ""
+	}
+	if k.Key == "dmap" && value == "" {
+		value = store.DMapName
+	}
+	if !found {
+		return value, ""
+	}
+	return value, "--" + flag + " (" + strings.Join(cmds, ", ") + ")"
 }
 
 // redactSettings copies settings with every URL's password replaced by

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lcctl/lcctl/internal/store"
 	"github.com/lcctl/lcctl/internal/testutil"
 	"github.com/lcctl/lcctl/internal/ui"
 )
@@ -86,7 +87,9 @@ func TestContextPrecedence(t *testing.T) {
 	if r := got["prometheus"]; r.Value != "http://user:xxxxx@prom:9090" {
 		t.Errorf("prometheus shown as %+v (the password must be hidden)", r)
 	}
-	if r := got["dmap"]; r.From != "default" {
+	// The real default (not the flag's empty one) and a neutral origin:
+	// the setting serves explain, preflight and store alike.
+	if r := got["dmap"]; r.From != "default" || r.Value != store.DMapName || r.Detail != "--dmap (explain, preflight, store)" {
 		t.Errorf("dmap: %+v", r)
 	}
 	if !strings.Contains(errs, `context "prod" stores a password in plain text`) {
