@@ -173,7 +173,7 @@ now only) or read through Prometheus (--prometheus, any past instant with
 --at); per-cluster values no metric carries from --overlay; and the chosen
 cluster's exact values from Stargate's proxy_openai_request span (--span,
 --request-id). Backends are combined per cluster as Stargate does
-(--aggregation, live-snapshot.md §1.4).
+(--aggregation; 'lcctl docs snapshot', "Field mapping").
 
 Every value is annotated with its origin (metric, derived, overlay, span,
 default, unknown) and age: as YAML comments (the default output), or in the

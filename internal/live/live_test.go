@@ -45,6 +45,11 @@ func roundTrip(t *testing.T, s *live.Snapshot) *lb.Snapshot {
 	if err := live.WriteYAML(&y, s); err != nil {
 		t.Fatal(err)
 	}
+	// The header cites what an installed lcctl carries (lcctl docs), not
+	// the repository's spec files.
+	if !strings.Contains(y.String(), "\n# aggregation: "+string(s.Aggregation)+` (lcctl docs snapshot, "Field mapping")`+"\n") || strings.Contains(y.String(), "live-snapshot.md") {
+		t.Errorf("the YAML header does not cite lcctl docs snapshot:\n%s", y.String())
+	}
 	ys, err := formats.DecodeSnapshot("snap.yaml", y.Bytes())
 	if err != nil {
 		t.Fatalf("the YAML is not a valid snapshot: %v\n%s", err, y.String())

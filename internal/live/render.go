@@ -96,7 +96,9 @@ func WriteYAML(w io.Writer, s *Snapshot) error {
 		when = "--at, a past instant"
 	}
 	p("# source: %s at %s (%s)\n", oneLine(s.Source), fmtTime(s.At), when)
-	p("# aggregation: %s (live-snapshot.md §1.4)\n", s.Aggregation)
+	// The rule is live-snapshot.md §1.4; the header cites what an
+	// installed lcctl carries: `lcctl docs snapshot`, Field mapping.
+	p("# aggregation: %s (lcctl docs snapshot, \"Field mapping\")\n", s.Aggregation)
 	if s.Overlay != "" {
 		p("# overlay: %s\n", oneLine(s.Overlay))
 	}
