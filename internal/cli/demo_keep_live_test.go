@@ -49,6 +49,12 @@ func TestDemoKeepLive(t *testing.T) {
 	if code, got, errs := runLcctlStdin(t, "", nil, strings.Fields(m[1])...); code != 0 || !strings.Contains(got, "cluster-a") {
 		t.Errorf("the printed %q exited %d: %s%s", m[1], code, got, errs)
 	}
+	stopKeptDemo(t, cancel, done, &errb)
+}
+
+// stopKeptDemo cancels a kept demo (Ctrl-C) and waits for it to exit 0.
+func stopKeptDemo(t *testing.T, cancel context.CancelFunc, done <-chan int, errb *testutil.SyncBuffer) {
+	t.Helper()
 	cancel()
 	select {
 	case code := <-done:

@@ -431,15 +431,7 @@ func TestDemoKeep(t *testing.T) {
 		t.Fatalf("demo --keep exited %d without Ctrl-C", code)
 	default:
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("demo --keep exited %d after Ctrl-C\n%s", code, errb.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("demo --keep did not stop after Ctrl-C")
-	}
+	stopKeptDemo(t, cancel, done, &errb)
 	if !strings.HasSuffix(out.String(), "stopping\n") {
 		t.Fatalf("output does not end with stopping:\n%s", out.String())
 	}
