@@ -117,9 +117,15 @@ func TestPreflightWait(t *testing.T) {
 		t.Fatalf("timeout: exit %d\n%s%s", code, out, errs)
 	}
 	// The config is fixed while waiting: exit 0 with the passing report.
+	// Replaced atomically (as an editor or a ConfigMap update does):
+	// os.WriteFile truncates first, and a run that read the empty file
+	// in between failed the test with exit 2.
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		_ = os.WriteFile(cfg, good, 0o644)
+		tmp := cfg + ".new"
+		if os.WriteFile(tmp, good, 0o644) == nil {
+			_ = os.Rename(tmp, cfg)
+		}
 	}()
 	code, out, errs = runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--config", cfg, "--wait", "--wait-timeout", "20s", "--wait-interval", "30ms")
 	if code != cli.ExitOK || !strings.Contains(errs, "preflight passed on run ") || strings.Count(out, "Status check results") != 1 {
