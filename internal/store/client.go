@@ -11,6 +11,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -144,6 +145,10 @@ type Client struct {
 	logs *logSink
 
 	scanMu sync.Mutex // one iterator at a time (its errors arrive through logs)
+
+	// abandoned is set when a run found the cluster down and left calls
+	// in flight (see cutCall): Close then does not wait for them.
+	abandoned atomic.Bool
 
 	mu          sync.Mutex // protects the fields below
 	route       olric.RoutingTable
@@ -422,11 +427,25 @@ func (c *watchedConn) Write(b []byte) (int, error) {
 func (c *Client) DMap() string { return c.opts.DMap }
 
 // Close stops the olric client's background refresher and closes every
-// connection.
+// connection, waiting at most 5 s; after a run found the cluster down it
+// waits at most 250 ms (the calls it abandoned hold connections until
+// their RequestTimeout, retries included, and olric's Close waits for
+// them) and leaves the rest to finish on its own.
 func (c *Client) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	wait := 5 * time.Second
+	if c.abandoned.Load() {
+		wait = 250 * time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	return c.cc.Close(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.cc.Close(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return nil // still closing: the calls in flight end within their timeouts
+	}
 }
 
 // PartitionCount returns the cluster's partition count (the routing table

@@ -82,6 +82,7 @@ func (w *downWatch) monitor(ctx context.Context) {
 			return
 		case now.Sub(time.Unix(0, w.okAt.Load())) >= w.window:
 			w.down.Store(&clusterDownError{window: w.window, asked: asked, last: last})
+			w.c.abandoned.Store(true)
 			w.goneStop()
 			return
 		}
@@ -171,7 +172,7 @@ func (w *downWatch) check(ctx context.Context, err error) error {
 }
 
 // pingAny pings every known member at once (seeds and the owners in the
-// last routing table read), each within pingTimeout. It returns the
+// last routing table read), waiting at most pingTimeout. It returns the
 // addresses asked and nil when one answered, else the last error.
 func (c *Client) pingAny(ctx context.Context) ([]string, error) {
 	addrs := c.knownMembers()
@@ -184,12 +185,20 @@ func (c *Client) pingAny(ctx context.Context) ([]string, error) {
 			errs <- err
 		}()
 	}
+	// The olric client's calls ignore their context (a frozen member is
+	// answered only by the connection's RequestTimeout): stop waiting at
+	// pingTimeout and leave the pings still out to end on their own (errs
+	// has room for every answer).
 	var last error
 	for range addrs {
-		if err := <-errs; err == nil {
-			return addrs, nil
-		} else {
+		select {
+		case err := <-errs:
+			if err == nil {
+				return addrs, nil
+			}
 			last = classify(err)
+		case <-pctx.Done():
+			return addrs, classify(pctx.Err())
 		}
 	}
 	if last == nil {

@@ -270,7 +270,7 @@ func TestFaultScanClusterDown(t *testing.T) {
 // cut off, it took 4-7 request timeouts.
 const (
 	frozenRequestTimeout = 4 * time.Second
-	frozenBound          = downSettle + 3*time.Second
+	frozenBound          = downSettle + 2*time.Second
 )
 
 // TestFaultClusterFrozenBound freezes every member part-way through a

@@ -144,8 +144,8 @@ func TestFaultEvictMemberReturns(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("RESULT evict member returns: err %v; candidates %d, deleted %d, gone %d, failed %d, unverified %d, retried %d; cluster-c left afterwards %d; back during the run %v",
-		err != nil, rep.Candidates, rep.Deleted, rep.SkippedGone, rep.Failed, rep.Unverified, rep.Retried, left, backInRun)
+	t.Logf("RESULT evict member returns: err %v; candidates %d (late %d), deleted %d, gone %d, failed %d, unverified %d, retried %d; cluster-c left afterwards %d; back during the run %v",
+		err != nil, rep.Candidates, rep.Late, rep.Deleted, rep.SkippedGone, rep.Failed, rep.Unverified, rep.Retried, left, backInRun)
 	if wrong > 0 {
 		t.Errorf("%d entries reported deleted or gone are there afterwards", wrong)
 	}
