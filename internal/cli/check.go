@@ -146,11 +146,11 @@ func runCheckMetricsOnce(ctx context.Context, env *Env, opts *checkMetricsOption
 	var specs []*scrapeSpec
 	if opts.Gateway != "" {
 		gw = &preflight.Scrapes{Source: sourceLabel(opts.Gateway)}
-		specs = append(specs, &scrapeSpec{src: opts.Gateway, keep: metrics.GatewayFamilies, out: gw})
+		specs = append(specs, &scrapeSpec{flag: "gateway", src: opts.Gateway, keep: metrics.GatewayFamilies, out: gw})
 	}
 	if opts.Stargate != "" {
 		sg = &preflight.Scrapes{Source: sourceLabel(opts.Stargate)}
-		specs = append(specs, &scrapeSpec{src: opts.Stargate, keep: metrics.StargateFamilies(opts.StargatePrefix), out: sg})
+		specs = append(specs, &scrapeSpec{flag: "stargate", src: opts.Stargate, keep: metrics.StargateFamilies(opts.StargatePrefix), out: sg})
 	}
 	if err := scrapeAll(ctx, fetcher, specs, opts.Interval); err != nil {
 		return err

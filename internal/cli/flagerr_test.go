@@ -74,3 +74,22 @@ func TestInterruptedMessage(t *testing.T) {
 		}
 	}
 }
+
+// A file flag whose file cannot be read names the flag.
+func TestMissingFileNamesItsFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "metrics", "--gateway", "nope.prom"}, "--gateway: read nope.prom: no such file or directory"},
+		{[]string{"check", "metrics", "--stargate", "nope.prom"}, "--stargate: read nope.prom: no such file or directory"},
+		{[]string{"preflight", "--stage", "1", "--stargate-metrics", "nope.prom"}, "--stargate-metrics: read nope.prom"},
+		{[]string{"simulate", "--scenario", "nope.yaml", "--compare"}, "--scenario: failed to read nope.yaml: no such file or directory"},
+		{[]string{"explain", "--case", "nope.yaml"}, "--case: failed to read nope.yaml: no such file or directory"},
+	} {
+		code, _, errs := runCLI(t, "", tc.args...)
+		if code != ExitUsage || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}

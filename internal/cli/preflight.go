@@ -249,11 +249,11 @@ func runPreflightOnce(ctx context.Context, env *Env, opts *preflightOptions) err
 	var specs []*scrapeSpec
 	if opts.GatewayMetrics != "" {
 		in.GatewayMetrics = &preflight.Scrapes{Source: sourceLabel(opts.GatewayMetrics)}
-		specs = append(specs, &scrapeSpec{src: opts.GatewayMetrics, keep: metrics.GatewayFamilies, out: in.GatewayMetrics})
+		specs = append(specs, &scrapeSpec{flag: "gateway-metrics", src: opts.GatewayMetrics, keep: metrics.GatewayFamilies, out: in.GatewayMetrics})
 	}
 	if opts.StargateMetrics != "" {
 		in.StargateMetrics = &preflight.Scrapes{Source: sourceLabel(opts.StargateMetrics)}
-		specs = append(specs, &scrapeSpec{src: opts.StargateMetrics, keep: metrics.StargateFamilies(opts.StargatePrefix), out: in.StargateMetrics})
+		specs = append(specs, &scrapeSpec{flag: "stargate-metrics", src: opts.StargateMetrics, keep: metrics.StargateFamilies(opts.StargatePrefix), out: in.StargateMetrics})
 	}
 	if err := scrapeAll(ctx, fetcher, specs, opts.Interval); err != nil {
 		return err

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/lcctl/lcctl/internal/metrics"
@@ -10,6 +12,10 @@ import (
 
 // scrapeSpec is one metrics input of preflight or check metrics.
 type scrapeSpec struct {
+	// flag is the flag that gave src, without dashes (gateway,
+	// stargate-metrics, …); a file that cannot be read is an error
+	// naming it.
+	flag string
 	src  string
 	keep []string
 	out  *preflight.Scrapes
@@ -31,6 +37,9 @@ func scrapeAll(ctx context.Context, f *metrics.Fetcher, specs []*scrapeSpec, int
 					return ctx.Err()
 				}
 				if !metrics.IsURL(s.src) {
+					if _, unread := errors.AsType[*metrics.ReadError](err); unread && s.flag != "" {
+						err = fmt.Errorf("--%s: %w", s.flag, err)
+					}
 					return UsageErr(err)
 				}
 				s.out.Err = err

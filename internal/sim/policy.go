@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -210,7 +212,8 @@ type Selection struct {
 	// Names picks comparison-set or scenario policies by name (in this
 	// order); with Compare too, only the named ones run.
 	Names []string
-	// ConfigFiles adds one policy per lb-config file (named by base name).
+	// ConfigFiles adds one policy per lb-config file (named by base name):
+	// the CLI's --config, which a file that cannot be opened names.
 	ConfigFiles []string
 }
 
@@ -308,6 +311,10 @@ func ResolvePolicies(sc *Scenario, sel Selection) ([]Policy, error) {
 	}
 	for _, f := range sel.ConfigFiles {
 		p, err := configFilePolicy(f, "", nil)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			// The CLI's --config named the file: say so.
+			err = fmt.Errorf("--config: %w", err)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -170,6 +170,9 @@ policies:
 	} else if strings.Contains(err.Error(), "did you mean") {
 		t.Errorf("nothing is close to nope, got %v", err)
 	}
+	if _, err := ResolvePolicies(sc, Selection{ConfigFiles: []string{"nope.json"}}); err == nil || !strings.Contains(err.Error(), "--config: failed to read nope.json") {
+		t.Errorf("a missing --config file: %v", err)
+	}
 	if _, err := ResolvePolicies(sc, Selection{Names: []string{"wait-and-widen/lc-onn"}}); err == nil || !strings.Contains(err.Error(), `unknown policy "wait-and-widen/lc-onn"; did you mean "wait-and-widen/lc-on"?`) {
 		t.Errorf("got %v, want the nearest policy name", err)
 	}
