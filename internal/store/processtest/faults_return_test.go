@@ -20,16 +20,19 @@ import (
 // its end. A scan that says complete must have listed them, an evict that
 // returns no error must have deleted them.
 
-// frozenBefore freezes member i, waits until obs no longer lists it, and
-// returns a fresh client seeded with member 0 (one connected before the
-// freeze keeps a pool to the frozen member).
-func (fc *faultCluster) frozenBefore(i int, obs *store.Client, dmap string) *store.Client {
-	fc.t.Helper()
-	fc.inject(freeze, i, obs)
-	if fc.t.Failed() {
-		fc.t.FailNow()
+// startFrozen starts three members with one copy, writes faultEntries
+// entries, freezes member 2 and waits until obs (a client of member 1) no
+// longer lists it; it returns obs and a fresh client seeded with member 0
+// (one connected before the freeze keeps a pool to the frozen member).
+func startFrozen(t *testing.T, dmap string) (*faultCluster, *store.Client, *store.Client, map[string]string) {
+	t.Helper()
+	fc, _, want := startSeeded(t, 1, dmap, faultEntries)
+	obs := fc.connect(1, dmap)
+	fc.inject(freeze, 2, obs)
+	if t.Failed() {
+		t.FailNow()
 	}
-	return fc.connect(0, dmap)
+	return fc, obs, fc.connect(0, dmap), want
 }
 
 // thawAsync thaws member i and returns at once; the channel is closed
@@ -61,9 +64,7 @@ func (fc *faultCluster) thawAsync(i int, obs *store.Client) <-chan struct{} {
 func TestFaultScanMemberReturns(t *testing.T) {
 	t.Parallel()
 	dmap := "fault-return-scan"
-	fc, _, want := startSeeded(t, 1, dmap, faultEntries)
-	obs := fc.connect(1, dmap)
-	c := fc.frozenBefore(2, obs, dmap)
+	fc, obs, c, want := startFrozen(t, dmap)
 
 	got := map[string]string{}
 	var back <-chan struct{}
@@ -78,13 +79,7 @@ func TestFaultScanMemberReturns(t *testing.T) {
 		return nil
 	})
 	t.Logf("scan: %v; report %+v", err, rep)
-	if back == nil {
-		t.Fatal("the scan ended before the thaw")
-	}
-	backInRun := isClosed(back)
-	<-back
-	fc.recover(freeze, 2)
-	truth := fc.truth(0, dmap, want)
+	backInRun, truth := fc.afterRun("the scan", "thaw", back, freeze, dmap, want)
 	missing := 0
 	for k := range truth {
 		if _, ok := got[k]; !ok {
@@ -112,9 +107,7 @@ func TestFaultScanMemberReturns(t *testing.T) {
 func TestFaultEvictMemberReturns(t *testing.T) {
 	t.Parallel()
 	dmap := "fault-return-evict"
-	fc, _, want := startSeeded(t, 1, dmap, faultEntries)
-	obs := fc.connect(1, dmap)
-	c := fc.frozenBefore(2, obs, dmap)
+	fc, obs, c, want := startFrozen(t, dmap)
 
 	results := map[string]store.EvictOutcome{}
 	var back <-chan struct{}
@@ -128,13 +121,7 @@ func TestFaultEvictMemberReturns(t *testing.T) {
 			}
 		}})
 	t.Logf("evict: %v; report %+v", err, rep)
-	if back == nil {
-		t.Fatal("the evict ended before the thaw")
-	}
-	backInRun := isClosed(back)
-	<-back
-	fc.recover(freeze, 2)
-	truth := fc.truth(0, dmap, want)
+	backInRun, truth := fc.afterRun("the evict", "thaw", back, freeze, dmap, want)
 	left, wrong := 0, 0
 	for k, v := range truth {
 		if v == "cluster-c" {

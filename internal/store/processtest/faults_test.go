@@ -333,6 +333,20 @@ func sameEntries(a, b map[string]string) bool {
 	return true
 }
 
+// afterRun waits for the fault's channel (nil when the run ended before
+// the fault: the test fails), recovers member 2 and returns whether the
+// channel was closed before the run ended, and the store's true contents.
+func (fc *faultCluster) afterRun(run, event string, ch <-chan struct{}, f fault, dmap string, want map[string]string) (bool, map[string]string) {
+	fc.t.Helper()
+	if ch == nil {
+		fc.t.Fatalf("%s ended before the %s", run, event)
+	}
+	inRun := isClosed(ch)
+	<-ch
+	fc.recover(f, 2)
+	return inRun, fc.truth(0, dmap, want)
+}
+
 // faultCase is one fault test: what runs, which fault, how many copies.
 type faultCase struct {
 	fault    fault
@@ -374,13 +388,7 @@ func TestFaultScan(t *testing.T) {
 				return nil
 			})
 			t.Logf("scan: %v; report %+v", err, rep)
-			if dropped == nil {
-				t.Fatal("the scan ended before the fault")
-			}
-			droppedInRun := isClosed(dropped)
-			<-dropped
-			fc.recover(fcase.fault, 2)
-			truth := fc.truth(0, dmap, want)
+			droppedInRun, truth := fc.afterRun("the scan", "fault", dropped, fcase.fault, dmap, want)
 			t.Logf("the store holds %d of %d entries afterwards; the scan listed %d", len(truth), len(want), len(got))
 			missing := 0
 			for k := range truth {
@@ -454,13 +462,7 @@ func TestFaultEvict(t *testing.T) {
 					}
 				}})
 			t.Logf("evict: %v; report %+v", err, rep)
-			if dropped == nil {
-				t.Fatal("the evict ended before the fault")
-			}
-			droppedInRun := isClosed(dropped)
-			<-dropped
-			fc.recover(fcase.fault, 2)
-			truth := fc.truth(0, dmap, want)
+			droppedInRun, truth := fc.afterRun("the evict", "fault", dropped, fcase.fault, dmap, want)
 			left, back := 0, 0
 			for k, v := range truth {
 				if v == "cluster-c" {
