@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -261,10 +260,10 @@ type producerResult struct {
 //
 // Completeness is decided from partition ownership (see routeTracker): a
 // partition counts as scanned when its scan succeeded under the owners it
-// had when the run started. When owners changed during the run (a member
-// frozen, killed, leaving or joining), Scan waits up to o.SettleTimeout
-// for the routing table to settle and scans the partitions it could not
-// trust again under the settled owners; a partition none of whose
+// had when the run started and those did not change during the run. When
+// owners changed (a member frozen, killed, leaving, joining or returning),
+// Scan waits up to o.SettleTimeout for the routing table to settle and
+// scans the other partitions again under the settled owners; a partition none of whose
 // starting holders is still a member (its only copy was on a member that
 // left) is reported as lost, and one the table did not settle for as not
 // rescanned: either makes the scan incomplete. Keys read as absent are
@@ -648,52 +647,6 @@ func (c *Client) produceKeys(ctx context.Context, o ScanOptions, out chan<- keyB
 	}
 }
 
-// nextOrCut calls safeNext, and returns the run's down error as soon as
-// the run finds the cluster down (see cutCall); the abandoned Next closes
-// the iterator when it returns.
-func nextOrCut(ctx context.Context, it olric.Iterator) (bool, error) {
-	w := downWatchFrom(ctx)
-	if w == nil {
-		return safeNext(it)
-	}
-	type result struct {
-		ok  bool
-		err error
-	}
-	ch := make(chan result)
-	cut := make(chan struct{})
-	go func() {
-		ok, err := safeNext(it)
-		select {
-		case ch <- result{ok, err}:
-		case <-cut:
-			it.Close()
-		}
-	}()
-	select {
-	case r := <-ch:
-		return r.ok, r.err
-	case <-w.gone.Done():
-		if derr := w.downErr(); derr != nil {
-			close(cut)
-			return false, derr
-		}
-		r := <-ch
-		return r.ok, r.err
-	}
-}
-
-// safeNext calls it.Next, turning a panic in the iterator (it panics when a
-// partition is missing from a routing table it fetched) into an error.
-func safeNext(it olric.Iterator) (ok bool, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			ok, err = false, fmt.Errorf("olric iterator: %v", r)
-		}
-	}()
-	return it.Next(), nil
-}
-
 // readBatch reads keys with one olric pipeline (one round trip per
 // partition owner) and retries keys whose pipelined read failed one by one
 // with the client's retry policy (see retryReads).
@@ -771,77 +724,3 @@ func (c *Client) pipelineGet(ctx context.Context, keys []string) []getResult {
 
 // pipelineConcurrency is how many partitions one pipeline executes at once.
 const pipelineConcurrency = 8
-
-// errRoutesChanged ends an iteration whose routing table is out of date.
-var errRoutesChanged = errors.New("the routing table changed (a member joined or left)")
-
-// routeWatch polls the routing table while an iterator runs. The iterator
-// keeps the table it fetched when it started (see iterRefreshGuard), so
-// when a partition it has still to scan gets other owners, changed is set
-// and the scan restarts with a fresh iterator.
-type routeWatch struct {
-	table   olric.RoutingTable // read when the watch started; nil if it could not be
-	changed atomic.Bool
-	from    atomic.Uint64 // partitions below this one are done
-	stop    chan struct{}
-	done    chan struct{}
-}
-
-// routeWatchInterval is how often routeWatch reads the routing table.
-const routeWatchInterval = time.Second
-
-// watchRoutes starts a routeWatch from the current routing table. If the
-// table cannot be read the watch never reports a change (the iterator then
-// fails on its own if members are gone).
-func (c *Client) watchRoutes(ctx context.Context, from uint64) *routeWatch {
-	w := &routeWatch{stop: make(chan struct{}), done: make(chan struct{})}
-	w.from.Store(from)
-	read := func() olric.RoutingTable {
-		rctx, cancel := c.callCtx(ctx)
-		defer cancel()
-		rt, err := cutCall(rctx, func() (olric.RoutingTable, error) { return c.cc.RoutingTable(rctx) })
-		if err != nil {
-			return nil
-		}
-		return rt
-	}
-	start := read()
-	w.table = start
-	go func() {
-		defer close(w.done)
-		if start == nil {
-			return
-		}
-		t := time.NewTicker(routeWatchInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-w.stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			now := read()
-			if now == nil {
-				continue
-			}
-			for p := w.from.Load(); p < uint64(len(start)); p++ {
-				if !sameRoute(start[p], now[p]) {
-					w.changed.Store(true)
-					return
-				}
-			}
-		}
-	}()
-	return w
-}
-
-func (w *routeWatch) close() {
-	close(w.stop)
-	<-w.done
-}
-
-func sameRoute(a, b olric.Route) bool {
-	return slices.Equal(a.PrimaryOwners, b.PrimaryOwners) && slices.Equal(a.ReplicaOwners, b.ReplicaOwners)
-}
