@@ -33,6 +33,34 @@ func report(b *testing.B, start time.Time, cpu0 time.Duration, decisions, reques
 	}
 }
 
+// runPolicies resolves sel on sc and, per benchmark iteration, runs every
+// resolved policy once, then reports the rates (decisions only when
+// withDecisions).
+func runPolicies(b *testing.B, sc *Scenario, sel Selection, withDecisions bool) {
+	b.Helper()
+	pols, err := ResolvePolicies(sc, sel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var decisions, requests int64
+	start, cpu0 := time.Now(), processCPU()
+	for b.Loop() {
+		for i := range pols {
+			r, err := Run(sc, &pols[i], RunOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			decisions += r.Decisions
+			requests += r.Requests
+		}
+	}
+	if !withDecisions {
+		decisions = 0
+	}
+	report(b, start, cpu0, decisions, requests)
+}
+
 // BenchmarkSimulate runs the saturated rank-1 scenario (8 clusters) for
 // 100,000 requests per iteration with each policy and reports routing
 // decisions and requests per second of wall time on one goroutine.
@@ -45,23 +73,8 @@ func BenchmarkSimulate(b *testing.B) {
 	sc.Workload.DurationS = 0
 	sc.Workload.MaxRequests = 100_000
 	for _, name := range []string{PolicyPulsarWaitAndWidenOn, PolicyWaitAndWidenOn, PolicyPulsar, PolicyRoundRobin, PolicyConsistentHash, PolicyStickyLeastLoaded} {
-		pols, err := ResolvePolicies(sc, Selection{Names: []string{name}})
-		if err != nil {
-			b.Fatal(err)
-		}
 		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			var decisions, requests int64
-			start, cpu0 := time.Now(), processCPU()
-			for b.Loop() {
-				r, err := Run(sc, &pols[0], RunOptions{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				decisions += r.Decisions
-				requests += r.Requests
-			}
-			report(b, start, cpu0, decisions, requests)
+			runPolicies(b, sc, Selection{Names: []string{name}}, true)
 		})
 	}
 }
@@ -70,18 +83,7 @@ func BenchmarkSimulate(b *testing.B) {
 // prefill, round-robin (the simulator's own cost without the engine).
 func BenchmarkSimulateMMc(b *testing.B) {
 	sc := mmcScenario(b, 8, 0.9, 0.1, 200_000, 1)
-	pols, _ := ResolvePolicies(sc, Selection{Names: []string{PolicyRoundRobin}})
-	b.ReportAllocs()
-	var requests int64
-	start, cpu0 := time.Now(), processCPU()
-	for b.Loop() {
-		r, err := Run(sc, &pols[0], RunOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		requests += r.Requests
-	}
-	report(b, start, cpu0, 0, requests)
+	runPolicies(b, sc, Selection{Names: []string{PolicyRoundRobin}}, false)
 }
 
 // batchedSaturated is the saturated rank-1 scenario with every cluster on
@@ -104,19 +106,7 @@ func batchedSaturated(b *testing.B, requests int64) *Scenario {
 // pulsar-wait-and-widen/lc-on (docs/performance.md).
 func BenchmarkSimulateBatched(b *testing.B) {
 	sc := batchedSaturated(b, 100_000)
-	pols, _ := ResolvePolicies(sc, Selection{Names: []string{PolicyPulsarWaitAndWidenOn}})
-	b.ReportAllocs()
-	var decisions, requests int64
-	start, cpu0 := time.Now(), processCPU()
-	for b.Loop() {
-		r, err := Run(sc, &pols[0], RunOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		decisions += r.Decisions
-		requests += r.Requests
-	}
-	report(b, start, cpu0, decisions, requests)
+	runPolicies(b, sc, Selection{Names: []string{PolicyPulsarWaitAndWidenOn}}, true)
 }
 
 // BenchmarkSimulateMooncake: the shared Mooncake conversation trace
@@ -125,23 +115,7 @@ func BenchmarkSimulateBatched(b *testing.B) {
 // goroutine; every run reads and links the trace again.
 func BenchmarkSimulateMooncake(b *testing.B) {
 	sc := mooncakeScenario(b, 10_000_000)
-	pols, err := ResolvePolicies(sc, Selection{Compare: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	var requests int64
-	start, cpu0 := time.Now(), processCPU()
-	for b.Loop() {
-		for i := range pols {
-			r, err := Run(sc, &pols[i], RunOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			requests += r.Requests
-		}
-	}
-	report(b, start, cpu0, 0, requests)
+	runPolicies(b, sc, Selection{Compare: true}, false)
 }
 
 // BenchmarkSimulateWide: pulsar-wait-and-widen/lc-on on 256 clusters (the
@@ -162,17 +136,5 @@ func BenchmarkSimulateWide(b *testing.B) {
 	sc.Workload.SessionRate = 256
 	sc.Workload.DurationS = 0
 	sc.Workload.MaxRequests = 50_000
-	pols, _ := ResolvePolicies(sc, Selection{Names: []string{PolicyPulsarWaitAndWidenOn}})
-	b.ReportAllocs()
-	var decisions, requests int64
-	start, cpu0 := time.Now(), processCPU()
-	for b.Loop() {
-		r, err := Run(sc, &pols[0], RunOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		decisions += r.Decisions
-		requests += r.Requests
-	}
-	report(b, start, cpu0, decisions, requests)
+	runPolicies(b, sc, Selection{Names: []string{PolicyPulsarWaitAndWidenOn}}, true)
 }
