@@ -23,16 +23,25 @@ func (r *runner) arrive(qi int32) {
 		}
 		r.admit(qi)
 	case c.spec.QueueCapacity < 0 || c.queue.len() < c.spec.QueueCapacity:
-		if q.measured {
-			c.accepted++
-		}
-		c.touch(r.now)
-		c.queue.push(qi)
-		c.queuedIn += q.input
-		q.state = stQueued
+		r.enqueue(qi)
 	default:
 		r.refuse(qi)
 	}
+}
+
+// enqueue accepts a request onto its cluster's queue (both engines): it
+// counts a measured request as accepted, records the queue's load and
+// marks the request queued.
+func (r *runner) enqueue(qi int32) {
+	q := &r.reqs[qi]
+	c := &r.clusters[q.cluster]
+	if q.measured {
+		c.accepted++
+	}
+	c.touch(r.now)
+	c.queue.push(qi)
+	c.queuedIn += q.input
+	q.state = stQueued
 }
 
 // refuse sends a refusal back to the router, which retries elsewhere.

@@ -75,13 +75,7 @@ func (r *runner) batchArrive(qi int32) {
 		r.refuse(qi)
 		return
 	}
-	if q.measured {
-		c.accepted++
-	}
-	c.touch(r.now)
-	c.queue.push(qi)
-	c.queuedIn += q.input
-	q.state = stQueued
+	r.enqueue(qi)
 	b := &c.batch
 	switch {
 	case !b.stepOn:
