@@ -108,7 +108,9 @@ func RequestFromHeaders(get HeaderSource) (Request, error) {
 	if v, ok := get("x-routing-method"); ok {
 		if !strings.Contains(v, ";") {
 			if _, err := ParseRoutingMethod(v); err != nil {
-				err.(*RoutingError).Requested = v
+				if re, ok := err.(*RoutingError); ok {
+					re.Requested = v
+				}
 				return r, err
 			}
 		}
