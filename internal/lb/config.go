@@ -5,6 +5,8 @@
 // no I/O, holds no globals and logs nothing; randomness is injected.
 package lb
 
+import "slices"
+
 // Algorithm identifies one of Stargate's six load-balancing algorithms
 // (lb-config.md §4). The zero value is not a valid algorithm.
 type Algorithm uint8
@@ -279,12 +281,7 @@ const (
 // IsTopLevelField reports whether name is one of TopLevelFields (exact,
 // case-sensitive, as serde matches field names).
 func IsTopLevelField(name string) bool {
-	for _, f := range TopLevelFields {
-		if f == name {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(TopLevelFields[:], name)
 }
 
 // Config is a whole validated lb-config (lb-config.md §3): the default
