@@ -249,16 +249,18 @@ func cloneConfig(c *AlgorithmConfig) *AlgorithmConfig {
 	for _, f := range optionalFields {
 		switch p := f.at(&x).(type) {
 		case **uint64:
-			if *p != nil {
-				v := **p
-				*p = &v
-			}
+			repoint(p)
 		case **float64:
-			if *p != nil {
-				v := **p
-				*p = &v
-			}
+			repoint(p)
 		}
 	}
 	return &x
+}
+
+// repoint makes *p, when set, point at a fresh copy of its value.
+func repoint[T any](p **T) {
+	if *p != nil {
+		v := **p
+		*p = &v
+	}
 }
