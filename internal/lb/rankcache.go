@@ -97,7 +97,7 @@ func (m *rankTargetMemo) keyHash(rv *reqView) uint64 {
 	return xxh3.HashString(rv.key) ^ m.h
 }
 
-// cacheable reports whether rankings for rv on n candidates are cached.
+// rankCacheable reports whether rankings for rv on n candidates are cached.
 func rankCacheable(rv *reqView, n int) bool {
 	return len(rv.key) <= maxCachedKeyBytes && n <= math.MaxUint16+1
 }
