@@ -78,34 +78,42 @@ func (c *checker) typeField(e *Entry, m Member, f *lb.Field, ac *lb.AlgorithmCon
 		}
 		f.SetFloat(ac, v.Float)
 	case lb.TypeComparator:
-		name, ok := c.enumName(e, m, "write one of the comparator names as a string", func(s string) bool { _, ok := lb.ParseComparator(s); return ok })
+		cmp, ok := enumField(c, e, m, "write one of the comparator names as a string", comparatorVariants, lb.ParseComparator,
+			"ttft", "queue-time", "input-work-seconds", "utilization", "num-requests-queued")
 		if !ok {
-			return false
-		}
-		cmp, ok := lb.ParseComparator(name.Text)
-		if !ok {
-			c.add(CodeEnumField, name.Start, fieldPath(e.Path, m.Key), m.Key, e,
-				fmt.Sprintf("`%s` on %s: unknown variant `%s`, %s", m.Key, algLabel(e), name.Text, comparatorVariants),
-				enumHint(name.Text, "ttft", "queue-time", "input-work-seconds", "utilization", "num-requests-queued"))
 			return false
 		}
 		f.SetComparator(ac, cmp)
 	case lb.TypeWeight:
-		name, ok := c.enumName(e, m, "write max-input-tps or last-mean-input-tps", func(s string) bool { _, ok := lb.ParseRendezvousWeight(s); return ok })
+		w, ok := enumField(c, e, m, "write max-input-tps or last-mean-input-tps", weightVariants, lb.ParseRendezvousWeight,
+			"max-input-tps", "last-mean-input-tps")
 		if !ok {
-			return false
-		}
-		w, ok := lb.ParseRendezvousWeight(name.Text)
-		if !ok {
-			c.add(CodeEnumField, name.Start, fieldPath(e.Path, m.Key), m.Key, e,
-				fmt.Sprintf("`%s` on %s: unknown variant `%s`, %s", m.Key, algLabel(e), name.Text, weightVariants),
-				enumHint(name.Text, "max-input-tps", "last-mean-input-tps"))
 			return false
 		}
 		f.SetWeight(ac, w)
 	}
 	set.put(f, v)
 	return true
+}
+
+// enumField reads the enum field m (comparator, rendezvous_weight)
+// through enumName and parse; a name parse does not know is reported
+// (CodeEnumField) with the variants and a hint among values. It reports
+// false after an error.
+func enumField[T any](c *checker, e *Entry, m Member, hint, variants string, parse func(string) (T, bool), values ...string) (T, bool) {
+	var zero T
+	name, ok := c.enumName(e, m, hint, func(s string) bool { _, ok := parse(s); return ok })
+	if !ok {
+		return zero, false
+	}
+	x, ok := parse(name.Text)
+	if !ok {
+		c.add(CodeEnumField, name.Start, fieldPath(e.Path, m.Key), m.Key, e,
+			fmt.Sprintf("`%s` on %s: unknown variant `%s`, %s", m.Key, algLabel(e), name.Text, variants),
+			enumHint(name.Text, values...))
+		return zero, false
+	}
+	return x, true
 }
 
 // enumName returns the value naming the variant of an enum field
