@@ -103,7 +103,8 @@ func PrintableLines(s string) string {
 // only occur inside strings, where \uXXXX is the same character. b is
 // returned unchanged (not copied) when it holds none.
 func JSONSafe(b []byte) []byte {
-	first := -1
+	var out []byte // nil until the first replacement
+	run := 0       // b[run:i] is yet to be copied as it is
 	for i := 0; i < len(b); {
 		if b[i] < utf8.RuneSelf {
 			i++
@@ -111,29 +112,17 @@ func JSONSafe(b []byte) []byte {
 		}
 		r, size := utf8.DecodeRune(b[i:])
 		if isControl(r) {
-			first = i
-			break
+			if out == nil {
+				out = make([]byte, 0, len(b)+12)
+			}
+			out = append(out, b[run:i]...)
+			out = fmt.Appendf(out, `\u%04x`, r)
+			run = i + size
 		}
 		i += size
 	}
-	if first < 0 {
+	if out == nil {
 		return b
 	}
-	out := make([]byte, 0, len(b)+12)
-	out = append(out, b[:first]...)
-	for i := first; i < len(b); {
-		if b[i] < utf8.RuneSelf {
-			out = append(out, b[i])
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(b[i:])
-		if isControl(r) {
-			out = fmt.Appendf(out, `\u%04x`, r)
-		} else {
-			out = append(out, b[i:i+size]...)
-		}
-		i += size
-	}
-	return out
+	return append(out, b[run:]...)
 }
