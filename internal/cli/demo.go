@@ -217,10 +217,11 @@ func runDemo(ctx context.Context, env *Env, o *demoOptions) error {
 	}
 	defer func() { _ = cleanup() }()
 
-	needOlric := o.keep
+	needOlric, needPylons := o.keep, false
 	selected, _ := demo.Select(demo.Plan(demo.Params{Examples: ex}), o.step, o.only)
 	for _, s := range selected {
 		needOlric = needOlric || s.NeedsOlric
+		needPylons = needPylons || s.NeedsPylons
 	}
 	var backend *demo.Backend
 	if needOlric {
@@ -238,10 +239,7 @@ func runDemo(ctx context.Context, env *Env, o *demoOptions) error {
 	if backend != nil {
 		params.OlricAddr = backend.Addr
 	}
-	for _, s := range selected {
-		if !s.NeedsPylons || params.PylonFlags != nil {
-			continue
-		}
+	if needPylons {
 		pylons, err := demo.StartPylons()
 		if err != nil {
 			return failf("start the demo's Pylon /metrics servers: %v", err)
