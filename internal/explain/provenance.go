@@ -106,9 +106,12 @@ type SpanDecision struct {
 	SessionState *string `json:"session_state"`
 }
 
-// CompareSpan compares the explained decision d with the recorded one.
-// A value the span does not record (no session state in S) is not
-// compared.
+// CompareSpan compares the explained decision d with the recorded one,
+// rec. It returns d in a span's terms (cluster, 1-based rank depth, nil
+// when d has none; session state), whether every recorded value equals
+// lcctl's, and one "<what>: Stargate X, lcctl Y" line per value that does
+// not. A value the span does not record (no session state in S) is not
+// compared. It returns no error.
 func CompareSpan(d *Decision, rec SpanDecision) (SpanDecision, bool, []string) {
 	ex := SpanDecision{Cluster: d.Cluster, SessionState: d.SessionState}
 	if d.RankDepth > 0 {
