@@ -63,29 +63,41 @@ func WritePlots(dir string, d *Document) ([]string, error) {
 		{ChartSummary, func(dc draw.Canvas) { summaryGrid(d, dc) }, 30 * vg.Centimeter, 4.5*vg.Centimeter + vg.Length(n)*0.8*vg.Centimeter},
 	}
 	for _, c := range charts {
-		for _, ext := range []string{"png", "svg"} {
-			var buf bytes.Buffer
-			switch ext {
-			case "png":
-				img := vgimg.NewWith(vgimg.UseWH(c.w, c.h), vgimg.UseDPI(110))
-				fillWhite(img, c.w, c.h)
-				c.draw(draw.New(img))
-				if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
-					return files, err
-				}
-			case "svg":
-				svg := vgsvg.New(c.w, c.h)
-				c.draw(draw.New(svg))
-				if _, err := svg.WriteTo(&buf); err != nil {
-					return files, err
-				}
-			}
-			path := filepath.Join(dir, c.name+"."+ext)
-			if err := renameio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		var err error
+		if files, err = writeChart(dir, c.name, c.w, c.h, c.draw, files); err != nil {
+			return files, err
+		}
+	}
+	return files, nil
+}
+
+// writeChart renders one chart of w×h as dir/name.png (110 dpi, white
+// background) and dir/name.svg, calling render once per file, each file
+// written atomically (renameio), and appends the paths to files. Errors:
+// rendering or writing a file; files then holds those already written.
+func writeChart(dir, name string, w, h vg.Length, render func(draw.Canvas), files []string) ([]string, error) {
+	for _, ext := range []string{"png", "svg"} {
+		var buf bytes.Buffer
+		switch ext {
+		case "png":
+			img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(110))
+			fillWhite(img, w, h)
+			render(draw.New(img))
+			if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 				return files, err
 			}
-			files = append(files, path)
+		case "svg":
+			svg := vgsvg.New(w, h)
+			render(draw.New(svg))
+			if _, err := svg.WriteTo(&buf); err != nil {
+				return files, err
+			}
 		}
+		path := filepath.Join(dir, name+"."+ext)
+		if err := renameio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			return files, err
+		}
+		files = append(files, path)
 	}
 	return files, nil
 }

@@ -1,22 +1,17 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/google/renameio/v2"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/lcctl/lcctl/internal/sim"
 	"github.com/lcctl/lcctl/internal/ui"
@@ -144,27 +139,9 @@ func WriteSweepPlots(dir string, d *Document) ([]string, error) {
 		}
 		w, h := 28*vg.Centimeter, 14*vg.Centimeter
 		for _, name := range names {
-			for _, ext := range []string{"png", "svg"} {
-				var buf bytes.Buffer
-				if ext == "png" {
-					img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(110))
-					fillWhite(img, w, h)
-					sideLegend(build(), draw.New(img))
-					if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
-						return files, err
-					}
-				} else {
-					svg := vgsvg.New(w, h)
-					sideLegend(build(), draw.New(svg))
-					if _, err := svg.WriteTo(&buf); err != nil {
-						return files, err
-					}
-				}
-				path := filepath.Join(dir, name+"."+ext)
-				if err := renameio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-					return files, err
-				}
-				files = append(files, path)
+			var err error
+			if files, err = writeChart(dir, name, w, h, func(dc draw.Canvas) { sideLegend(build(), dc) }, files); err != nil {
+				return files, err
 			}
 		}
 	}
