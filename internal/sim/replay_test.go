@@ -16,7 +16,10 @@ func TestClosedReplay(t *testing.T) {
 clusters: [{id: a, concurrency: 1, prefill_tps: 1000, decode_tps: 1000, rtt_ms: 0, kv_cache_tokens: 0}]
 workload: {trace: t.csv, replay: `+mode+`}
 `)
-		pols, _ := ResolvePolicies(sc, Selection{Names: []string{PolicyRoundRobin}})
+		pols, err := ResolvePolicies(sc, Selection{Names: []string{PolicyRoundRobin}})
+		if err != nil {
+			t.Fatal(err)
+		}
 		r, err := Run(sc, &pols[0], RunOptions{Trace: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(trace)), nil }})
 		if err != nil {
 			t.Fatal(err)
