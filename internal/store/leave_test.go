@@ -22,21 +22,14 @@ func TestScanWhileMemberLeaves(t *testing.T) {
 
 	got := map[string]string{}
 	stopped := false
-	rep, err := c.Scan(context.Background(), store.ScanOptions{Count: 50, ReadBatch: 50, ReadWorkers: 1}, func(e store.Entry) error {
-		if _, dup := got[e.Key]; dup {
-			t.Errorf("scan returned %s twice", e.Key)
+	rep, err := c.Scan(context.Background(), store.ScanOptions{Count: 50, ReadBatch: 50, ReadWorkers: 1}, listOnce(t, got, 500, func() {
+		stopped = true
+		// The member that does not serve as seed leaves while the
+		// iterator is part-way through the partitions.
+		if err := cl.Stop(2); err != nil {
+			t.Errorf("stop member: %v", err)
 		}
-		got[e.Key] = e.Cluster
-		if len(got) == 500 && !stopped {
-			stopped = true
-			// The member that does not serve as seed leaves while the
-			// iterator is part-way through the partitions.
-			if err := cl.Stop(2); err != nil {
-				t.Errorf("stop member: %v", err)
-			}
-		}
-		return nil
-	})
+	}))
 	t.Logf("report: %+v", rep)
 	if !stopped {
 		t.Fatal("the scan ended before the member was stopped")
@@ -175,24 +168,15 @@ func TestScanWhileMemberJoins(t *testing.T) {
 	c := cl.Connect(t, store.Options{Addrs: cl.Addrs()[:1]})
 	want := seed(t, c, "join", 3000, time.Hour, "cluster-a", "cluster-b")
 	got := map[string]string{}
-	joined := false
-	rep, err := c.Scan(context.Background(), store.ScanOptions{Count: 50, ReadBatch: 50, ReadWorkers: 1}, func(e store.Entry) error {
-		if _, dup := got[e.Key]; dup {
-			t.Errorf("scan returned %s twice", e.Key)
+	rep, err := c.Scan(context.Background(), store.ScanOptions{Count: 50, ReadBatch: 50, ReadWorkers: 1}, listOnce(t, got, 500, func() {
+		if _, err := cl.AddMember(); err != nil {
+			t.Errorf("add member: %v", err)
 		}
-		got[e.Key] = e.Cluster
-		if len(got) == 500 && !joined {
-			joined = true
-			if _, err := cl.AddMember(); err != nil {
-				t.Errorf("add member: %v", err)
-			}
-			if err := cl.WaitMembers(4); err != nil {
-				t.Error(err)
-			}
-			time.Sleep(1500 * time.Millisecond) // let the routing change reach the watch
+		if err := cl.WaitMembers(4); err != nil {
+			t.Error(err)
 		}
-		return nil
-	})
+		time.Sleep(1500 * time.Millisecond) // let the routing change reach the watch
+	}))
 	t.Logf("report: %+v", rep)
 	if err != nil {
 		t.Fatalf("scan: %v", err)
@@ -205,7 +189,7 @@ func TestScanWhileMemberJoins(t *testing.T) {
 	}
 }
 
-// TestOneCopyMemberLeaves stops one of three members with replica count 1
+// TestOneCopyMemberLeaves stops one of four members with replica count 1
 // (the gateway chart's setting) part-way through a scan and through an
 // evict, in process: the partitions whose only copy was on it change
 // owners, so neither may claim done unless the store afterwards proves it
@@ -219,17 +203,16 @@ func TestOneCopyMemberLeaves(t *testing.T) {
 
 	got := map[string]string{}
 	stopped := false
-	rep, err := c.Scan(context.Background(), store.ScanOptions{Count: 50, ReadBatch: 50, ReadWorkers: 1, SettleTimeout: 5 * time.Second}, func(e store.Entry) error {
-		got[e.Key] = e.Cluster
-		if len(got) == 300 && !stopped {
-			stopped = true
-			if err := cl.Stop(3); err != nil {
-				t.Errorf("stop member: %v", err)
-			}
+	rep, err := c.Scan(context.Background(), store.ScanOptions{Count: 50, ReadBatch: 50, ReadWorkers: 1, SettleTimeout: 5 * time.Second}, listOnce(t, got, 300, func() {
+		stopped = true
+		if err := cl.Stop(3); err != nil {
+			t.Errorf("stop member: %v", err)
 		}
-		return nil
-	})
+	}))
 	t.Logf("scan: %v; complete %v, %d listed, lost %d, rescanned %d partitions", err, rep.Complete, len(got), rep.LostPartitions, rep.RescannedPartitions)
+	if !stopped {
+		t.Fatal("the scan ended before the member was stopped")
+	}
 	after, _ := scanAll(t, c)
 	if err != nil && !errors.Is(err, store.ErrIncomplete) {
 		t.Fatalf("scan: %v", err)
@@ -270,5 +253,23 @@ func TestOneCopyMemberLeaves(t *testing.T) {
 	}
 	if err == nil && n >= 100 {
 		t.Errorf("a member holding the only copy of candidates left mid-run and evict returned no error: %+v", erep.Outcomes)
+	}
+}
+
+// listOnce returns a Scan callback that records every entry in got, fails
+// the test when the scan lists a key twice, and calls at once, when the
+// n-th distinct key is listed.
+func listOnce(t *testing.T, got map[string]string, n int, at func()) func(store.Entry) error {
+	called := false
+	return func(e store.Entry) error {
+		if _, dup := got[e.Key]; dup {
+			t.Errorf("scan returned %s twice", e.Key)
+		}
+		got[e.Key] = e.Cluster
+		if len(got) == n && !called {
+			called = true
+			at()
+		}
+		return nil
 	}
 }
