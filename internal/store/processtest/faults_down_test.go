@@ -198,12 +198,7 @@ func TestFaultEvictClusterFrozen(t *testing.T) {
 			back++
 		}
 	}
-	left := 0
-	for _, v := range truth {
-		if v == "cluster-c" {
-			left++
-		}
-	}
+	left, _ := clusterCLeft(truth, nil)
 	t.Logf("RESULT evict, every member frozen: err %v after %v; deleted %d, gone %d, failed %d, unverified %d, not attempted %d of %d; cluster-c left afterwards %d; cluster_down %v",
 		err != nil, took.Round(time.Millisecond), rep.Deleted, rep.SkippedGone, rep.Failed, rep.Unverified, rep.NotAttempted, rep.Candidates, left, rep.ClusterDown)
 	if !errors.Is(err, store.ErrIncomplete) || !errors.Is(err, store.ErrUnreachable) {

@@ -122,15 +122,7 @@ func TestFaultEvictMemberReturns(t *testing.T) {
 		}})
 	t.Logf("evict: %v; report %+v", err, rep)
 	backInRun, truth := fc.afterRun("the evict", "thaw", back, freeze, dmap, want)
-	left, wrong := 0, 0
-	for k, v := range truth {
-		if v == "cluster-c" {
-			left++
-			if results[k] == store.EvictDeleted || results[k] == store.EvictSkippedGone {
-				wrong++
-			}
-		}
-	}
+	left, wrong := clusterCLeft(truth, results)
 	t.Logf("RESULT evict member returns: err %v; candidates %d (late %d), deleted %d, gone %d, failed %d, unverified %d, retried %d; cluster-c left afterwards %d; back during the run %v",
 		err != nil, rep.Candidates, rep.Late, rep.Deleted, rep.SkippedGone, rep.Failed, rep.Unverified, rep.Retried, left, backInRun)
 	if wrong > 0 {
