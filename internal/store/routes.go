@@ -96,18 +96,28 @@ func (t *routeTracker) markAll() {
 
 func (t *routeTracker) run(ctx context.Context) {
 	defer close(t.done)
-	tick := time.NewTicker(routePollInterval)
+	everyTick(ctx, t.stop, routePollInterval, func() bool {
+		t.observe(t.c.readRoutes(ctx))
+		return true
+	})
+}
+
+// everyTick calls poll every interval until stop is closed, ctx is done or
+// poll returns false; the first call is one interval after the start.
+func everyTick(ctx context.Context, stop <-chan struct{}, interval time.Duration, poll func() bool) {
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		select {
-		case <-t.stop:
+		case <-stop:
 			return
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		rt, ms := t.c.readRoutes(ctx)
-		t.observe(rt, ms)
+		if !poll() {
+			return
+		}
 	}
 }
 

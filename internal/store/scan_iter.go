@@ -97,27 +97,19 @@ func (c *Client) watchRoutes(ctx context.Context, from uint64) *routeWatch {
 		if start == nil {
 			return
 		}
-		t := time.NewTicker(routeWatchInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-w.stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+		everyTick(ctx, w.stop, routeWatchInterval, func() bool {
 			now := read()
 			if now == nil {
-				continue
+				return true
 			}
 			for p := w.from.Load(); p < uint64(len(start)); p++ {
 				if !sameRoute(start[p], now[p]) {
 					w.changed.Store(true)
-					return
+					return false
 				}
 			}
-		}
+			return true
+		})
 	}()
 	return w
 }
