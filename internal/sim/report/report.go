@@ -73,11 +73,15 @@ func (i *ScenarioInfo) UnmarshalJSON(data []byte) error {
 	return jsonobj.Unmarshal(data, (*plain)(i), jsonobj.Member{Key: sim.SeedKey, Value: &i.Seed})
 }
 
-// EventInfo is one cluster event: at AtS seconds, Action on Cluster.
+// EventInfo is one cluster event of the scenario (sim.EventSpec), as
+// the `scenario.events` items of simulate's JSON (docs/simulate.md "JSON output"; absent without events).
 type EventInfo struct {
-	AtS     float64 `json:"at_s"`
-	Cluster string  `json:"cluster"`
-	Action  string  `json:"action"`
+	// AtS is the event time (s since the run started).
+	AtS float64 `json:"at_s"`
+	// Cluster is the cluster id.
+	Cluster string `json:"cluster"`
+	// Action is "drain", "fail" or "restore" (sim.EventSpec.Action).
+	Action string `json:"action"`
 }
 
 // NewDocument assembles the report of one run.
