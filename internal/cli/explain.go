@@ -280,14 +280,14 @@ func runExplain(ctx context.Context, env *Env, o *explainOptions) error {
 		return err
 	}
 	var cfg *lb.Config
-	if in.configFile != "" {
-		if cfg, err = loadExplainConfig(env, configFlag(in.algObject), in.configFile, o.ValuesKey, o.DataKey, in.algObject, in.req.Model); err != nil {
+	if in.ConfigFile != "" {
+		if cfg, err = loadExplainConfig(env, configFlag(in.AlgorithmObject), in.ConfigFile, o.ValuesKey, o.DataKey, in.AlgorithmObject, in.Request.Model); err != nil {
 			return err
 		}
 	}
 	modelNote := ""
-	if !in.algObject {
-		modelNote = missingModelNote(cfg, labelFor(in.configFile), in.req.Model, in.req.RoutingMethod.Set)
+	if !in.AlgorithmObject {
+		modelNote = missingModelNote(cfg, labelFor(in.ConfigFile), in.Request.Model, in.Request.RoutingMethod.Set)
 	}
 	if modelNote != "" {
 		notes = append([]string{modelNote}, notes...)
@@ -295,14 +295,14 @@ func runExplain(ctx context.Context, env *Env, o *explainOptions) error {
 	var other *lb.Config
 	otherFile := o.otherFile
 	if otherFile != "" {
-		if other, err = loadExplainConfig(env, "compare", otherFile, o.ValuesKey, o.DataKey, in.algObject, in.req.Model); err != nil {
+		if other, err = loadExplainConfig(env, "compare", otherFile, o.ValuesKey, o.DataKey, in.AlgorithmObject, in.Request.Model); err != nil {
 			return err
 		}
 	}
 
-	rep := &explain.Report{Model: in.req.Model, Snapshot: explain.NewSnapshot(in.snap), Notes: notes}
+	rep := &explain.Report{Model: in.Request.Model, Snapshot: explain.NewSnapshot(in.Snapshot), Notes: notes}
 	rep.Request = requestView(in)
-	rep.Run = decideRun(in, cfg, "", nil)
+	rep.Run = explain.DecideRun(&in.RunInput, cfg, "", nil)
 	switch {
 	case o.Compare == "flag":
 		c := rep.Run.Config
@@ -317,13 +317,14 @@ func runExplain(ctx context.Context, env *Env, o *explainOptions) error {
 			return Usagef("%s", msg)
 		}
 		rep.Compare = &explain.Comparison{What: "flag",
-			Left:  decideRun(in, cfg, "off", func(a *lb.AlgorithmConfig) { a.LastClusterAffinity = false }),
-			Right: decideRun(in, cfg, "on", func(a *lb.AlgorithmConfig) { a.LastClusterAffinity = true })}
+			Left:  explain.DecideRun(&in.RunInput, cfg, "off", func(a *lb.AlgorithmConfig) { a.LastClusterAffinity = false }),
+			Right: explain.DecideRun(&in.RunInput, cfg, "on", func(a *lb.AlgorithmConfig) { a.LastClusterAffinity = true })}
 	case other != nil:
 		left := rep.Run
-		left.Label = labelFor(in.configFile)
-		right := decideRun(&explainInputs{snap: in.snap, req: in.req, routingErr: in.routingErr, configFile: otherFile, algObject: in.algObject},
-			other, labelFor(otherFile), nil)
+		left.Label = labelFor(in.ConfigFile)
+		otherIn := in.RunInput
+		otherIn.ConfigFile = otherFile
+		right := explain.DecideRun(&otherIn, other, labelFor(otherFile), nil)
 		if right.Label == left.Label {
 			left.Label, right.Label = "--config", "--compare"
 		}
@@ -399,9 +400,9 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 	if o.Snapshot == "" && (o.liveIn == nil || o.liveIn.snapYAML == nil) {
 		return nil, nil, Usagef("explain needs --case FILE, or --snapshot FILE (or the live sources --pylon, --prometheus) and a request (see lcctl explain --help)")
 	}
-	in := &explainInputs{configFile: o.Config}
+	in := &explainInputs{RunInput: explain.RunInput{ConfigFile: o.Config}}
 	if o.AlgorithmConfig != "" {
-		in.configFile, in.algObject = o.AlgorithmConfig, true
+		in.ConfigFile, in.AlgorithmObject = o.AlgorithmConfig, true
 	}
 	var notes []string
 	var hs HeaderLines
@@ -457,7 +458,7 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 		if !errors.As(err, &re) {
 			return nil, nil, UsageErr(err)
 		}
-		in.routingErr = re
+		in.RoutingError = re
 		req.Model, _ = lb.HeaderString(headerValue(hs, hdrModel))
 	}
 	if v, ok := hs.Get(hdrRoutingMethod); ok && !req.RoutingMethod.Set {
@@ -472,7 +473,7 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 	if o.FirstClassification != "" {
 		req.FirstClassification = o.firstClass
 	}
-	in.req = req
+	in.Request = req
 	in.headers = hs
 	snapName := o.Snapshot
 	var data []byte
@@ -485,14 +486,14 @@ func gatherExplainInputs(o *explainOptions, env *Env) (*explainInputs, []string,
 	if err != nil {
 		return nil, nil, UsageErr(err)
 	}
-	in.snap = snap
+	in.Snapshot = snap
 	for _, id := range excl {
 		if snap.Index(id) < 0 {
 			notes = append(notes, fmt.Sprintf("--exclude %s: no such cluster in the snapshot; it has no effect (Stargate ignores unknown ids too)", id))
 		}
 	}
-	if snap.Model != "" && in.req.Model != "" && snap.Model != in.req.Model {
-		notes = append(notes, fmt.Sprintf("the snapshot is for model %s; the request's x-model %s wins", snap.Model, in.req.Model))
+	if snap.Model != "" && in.Request.Model != "" && snap.Model != in.Request.Model {
+		notes = append(notes, fmt.Sprintf("the snapshot is for model %s; the request's x-model %s wins", snap.Model, in.Request.Model))
 	}
 	return in, notes, nil
 }
@@ -504,7 +505,7 @@ func headerValue(hs HeaderLines, name string) string {
 
 // requestView is the request part of the report.
 func requestView(in *explainInputs) explain.Request {
-	r := &in.req
+	r := &in.Request
 	v := explain.Request{
 		RoutingKey: r.RoutingKey, CacheAffinityKey: r.CacheAffinityKey, LastClusterID: r.LastClusterID,
 		InputTokens: r.InputTokens, Priority: r.Priority, ExcludedClusterIDs: append([]string{}, r.ExcludedClusterIDs...),
@@ -529,7 +530,7 @@ func requestView(in *explainInputs) explain.Request {
 		s := r.FirstClassification.String()
 		v.FirstClassification = &s
 	}
-	if e := in.routingErr; e != nil {
+	if e := in.RoutingError; e != nil {
 		v.Error = &explain.RoutingError{Status: e.Status, Code: e.Code, Header: e.Header, Message: e.Message}
 	}
 	return v
