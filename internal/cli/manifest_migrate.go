@@ -68,9 +68,7 @@ func migrateManifest(opts *migrateOptions, mo migrate.Options, name string, orig
 		}
 		fr.Backup = backup
 		if werr != nil {
-			fr.Status = statusWriteFailed
-			fr.Errors = append(fr.Errors, validateDiagnostic{Severity: "error", Message: werr.Error(),
-				Hint: "the original file is unchanged; fix the cause and run lcctl migrate again"})
+			writeFailure(fr, werr)
 			continue
 		}
 		fr.Status = statusMigrated

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -214,6 +215,9 @@ type migrateFileReport struct {
 const (
 	statusMigrated    = "migrated"
 	statusWriteFailed = "write_failed"
+	// statusWriteUnconfirmed: written, but another process edited the file
+	// during the rename (safewrite.ErrEditedDuringReplace); exit 1.
+	statusWriteUnconfirmed = "write_unconfirmed"
 )
 
 // runMigrate migrates the files of the validated options and reports.
@@ -233,7 +237,7 @@ func runMigrate(_ context.Context, env *Env, opts *migrateOptions) error {
 			case string(migrate.StatusUnreadable), string(migrate.StatusNotLBConfig):
 				unreadable = true
 				report.Failed = true
-			case string(migrate.StatusRefused), string(migrate.StatusInvalid), statusWriteFailed:
+			case string(migrate.StatusRefused), string(migrate.StatusInvalid), statusWriteFailed, statusWriteUnconfirmed:
 				report.Failed = true
 			case string(migrate.StatusPending):
 				report.ChangesPending = true
@@ -346,13 +350,23 @@ func writeMigrated(opts *migrateOptions, fr migrateFileReport, orig *safewrite.O
 	backup, err := safewrite.Replace(orig, out, safewrite.Options{Backup: opts.Backup, FS: opts.fs})
 	fr.Backup = backup
 	if err != nil {
-		fr.Status = statusWriteFailed
-		fr.Errors = append(fr.Errors, validateDiagnostic{Severity: "error", Message: err.Error(),
-			Hint: "the original file is unchanged; fix the cause and run lcctl migrate again"})
+		writeFailure(&fr, err)
 		return fr
 	}
 	fr.Status = statusMigrated
 	return fr
+}
+
+// writeFailure records a failed safewrite.Replace in fr: write_failed
+// (the original is unchanged) or write_unconfirmed (the new content is in
+// place but another process's edit was saved aside).
+func writeFailure(fr *migrateFileReport, err error) {
+	fr.Status = statusWriteFailed
+	hint := "the original file is unchanged; fix the cause and run lcctl migrate again"
+	if errors.Is(err, safewrite.ErrEditedDuringReplace) {
+		fr.Status, hint = statusWriteUnconfirmed, "merge the saved version into the file and run lcctl migrate again; do not edit a file while migrate --write runs on it"
+	}
+	fr.Errors = append(fr.Errors, validateDiagnostic{Severity: "error", Message: err.Error(), Hint: hint})
 }
 
 // unreadableReport reports a file that could not be read, worded as
@@ -399,6 +413,8 @@ func printMigrateText(w io.Writer, st *ui.Styles, report *migrateReport) {
 			status = st.Error.Render("not an lb-config") + st.Faint.Render(" (nothing written)")
 		case statusWriteFailed:
 			status = st.Error.Render("write failed") + st.Faint.Render(" (the original is unchanged)")
+		case statusWriteUnconfirmed:
+			status = st.Error.Render("written, but another process edited the file meanwhile") + st.Faint.Render(" (its version is saved aside)")
 		}
 		fmt.Fprintf(w, "%s %s %s\n", st.Header.Render(ui.Printable(fr.File)), st.Faint.Render("("+fr.Format+", --strategy "+report.Strategy+")"), status)
 		if fr.Source != "" {

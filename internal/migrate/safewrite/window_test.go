@@ -84,3 +84,57 @@ func TestReplaceRefusesNewModTime(t *testing.T) {
 	}
 	intact(t, dir, path, 0o644)
 }
+
+// renameEdit appends to the target once, in the gap after the last check
+// and before the rename (inside CloseAtomicallyReplace).
+type renameEdit struct{ path string }
+
+type renameEditPending struct {
+	Pending
+	path string
+}
+
+func (r *renameEdit) NewPending(target string, mode fs.FileMode) (Pending, error) {
+	p, err := OS.NewPending(target, mode)
+	if err != nil {
+		return nil, err
+	}
+	path := r.path
+	r.path = "" // only the first pending file (the target's) edits
+	return &renameEditPending{Pending: p, path: path}, nil
+}
+
+func (p *renameEditPending) CloseAtomicallyReplace() error {
+	if p.path != "" {
+		f, err := os.OpenFile(p.path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, _ = f.WriteString("y")
+		_ = f.Close()
+		p.path = ""
+	}
+	return p.Pending.CloseAtomicallyReplace()
+}
+
+// An in-place edit that lands between the last check and the rename is
+// not reported as a success, and its content is saved beside the target.
+// Before, Replace returned nil and the appended byte was gone.
+func TestReplaceEditDuringRename(t *testing.T) {
+	_, path := setup(t, 0o644)
+	o, err := Read(path, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Replace(o, []byte(migrated), Options{FS: &renameEdit{path: path}})
+	if !errors.Is(err, ErrEditedDuringReplace) {
+		t.Fatalf("Replace = %v, want ErrEditedDuringReplace", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != migrated {
+		t.Errorf("target = %q, want the migrated content", got)
+	}
+	saved, rerr := os.ReadFile(path + ".lcctl-concurrent")
+	if rerr != nil || string(saved) != original+"y" {
+		t.Errorf("saved version = %q, %v; want %q", saved, rerr, original+"y")
+	}
+}
