@@ -80,7 +80,6 @@ func stampJSON(doc string, v any) ([]byte, error) {
 // emit's.
 func encodeStamped(doc string, v any, emit func(parts ...[]byte) error) error {
 	id := SchemaID(doc)
-	var emitErr error
 	sink := &documentSink{handle: func(doc []byte) error {
 		// No raw bidi or C1 control inside a string (ui.JSONSafe).
 		b := ui.JSONSafe(bytes.TrimSpace(doc))
@@ -94,8 +93,7 @@ func encodeStamped(doc string, v any, emit func(parts ...[]byte) error) error {
 			if err := json.NewDecoder(bytes.NewReader(b[len(key):])).Decode(&schema); err != nil || schema != id {
 				return fmt.Errorf("encoding the %s JSON document: it already names schema %q", id, schema)
 			}
-			emitErr = emit(b)
-			return emitErr
+			return emit(b)
 		}
 		head := make([]byte, 0, len(key)+len(id)+3)
 		head = append(head, key...)
@@ -105,14 +103,13 @@ func encodeStamped(doc string, v any, emit func(parts ...[]byte) error) error {
 		if b[1] != '}' {
 			head = append(head, ',')
 		}
-		emitErr = emit(head, b[1:])
-		return emitErr
+		return emit(head, b[1:])
 	}}
 	enc := json.NewEncoder(sink)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		if emitErr != nil || sink.err != nil {
-			return err
+		if sink.err != nil {
+			return err // already worded (handle) or emit's
 		}
 		return fmt.Errorf("encoding the %s JSON document: %w", id, err)
 	}
