@@ -150,7 +150,8 @@ an input error.
 
 --wait runs the checks again every --wait-interval (10s) until none fails
 (exit 0) or --wait-timeout (10m) passes (exit 1), printing the final
-report; Ctrl-C stops the wait (exit 1).
+report; Ctrl-C stops the wait (exit 1). An input file that cannot be read
+or parsed is waited for too; still so at the end, it is exit 2.
 
 Exit codes: 0 no check failed; 1 a check failed (or warned, with --strict);
 2 usage error, or an input file that cannot be read or parsed.`,
@@ -190,72 +191,18 @@ func runPreflight(ctx context.Context, env *Env, opts *preflightOptions) error {
 	return runPreflightOnce(ctx, env, opts)
 }
 
-// runPreflightOnce runs the checklist once.
+// runPreflightOnce runs the checklist once. An input file that cannot be
+// read or parsed is an exit-2 error marked unreadyInput (--wait runs
+// again on it).
 func runPreflightOnce(ctx context.Context, env *Env, opts *preflightOptions) error {
-	in := preflight.Inputs{Stage: opts.Stage, StoreDMap: opts.storeDMap, StargatePrefix: opts.StargatePrefix}
-	if opts.olricGiven {
-		in.OlricAddrs = opts.olric.Addrs
-		in.Prober = preflight.StoreProber{Options: opts.olric}
-	}
-	if opts.Stage == 1 && len(in.OlricAddrs) > 0 {
+	if opts.Stage == 1 && opts.olricGiven && len(opts.olric.Addrs) > 0 {
 		fmt.Fprintf(env.Err, "lcctl: note: the Olric checks start at stage 2 (the gateway store); --olric is not used at stage 1\n")
 	}
-
-	if opts.Config != "" {
-		data, err := readFlagInput(env, "config", opts.Config, validate.MaxInputBytes)
-		if err != nil {
-			return UsageErr(err)
+	in, err := readPreflightInputs(ctx, env, opts)
+	if err != nil {
+		if exitCode(err) == ExitUsage && ctx.Err() == nil {
+			return &unreadyInput{err: err}
 		}
-		res := validate.File(opts.Config, data)
-		if res.Doc == nil || res.Doc.Root == nil {
-			// Not JSON/YAML at all: an input error, as for lcctl validate.
-			for _, d := range res.Diagnostics {
-				if d.Severity == validate.SeverityError {
-					return Usagef("%s", d.String())
-				}
-			}
-		}
-		in.Config = res
-	}
-
-	switch {
-	case opts.GatewayEnv != "":
-		data, err := readFlagInput(env, "gateway-env", opts.GatewayEnv, gateway.MaxInputBytes)
-		if err != nil {
-			return UsageErr(err)
-		}
-		ge, err := gateway.ParseDotenv(opts.GatewayEnv, data)
-		if err != nil {
-			return UsageErr(err)
-		}
-		in.Gateway = ge
-	case len(opts.GatewayValues) > 0:
-		var ins []gateway.NamedInput
-		for _, p := range opts.GatewayValues {
-			data, err := readFlagInput(env, "gateway-values", p, gateway.MaxInputBytes)
-			if err != nil {
-				return UsageErr(err)
-			}
-			ins = append(ins, gateway.NamedInput{Name: p, Data: data})
-		}
-		ge, err := gateway.ParseValues(ins...)
-		if err != nil {
-			return UsageErr(err)
-		}
-		in.Gateway = ge
-	}
-
-	fetcher := &metrics.Fetcher{Client: httpClient, Timeout: opts.Timeout, Stdin: env.In}
-	var specs []*scrapeSpec
-	if opts.GatewayMetrics != "" {
-		in.GatewayMetrics = &preflight.Scrapes{Source: sourceLabel(opts.GatewayMetrics)}
-		specs = append(specs, &scrapeSpec{flag: "gateway-metrics", src: opts.GatewayMetrics, keep: metrics.GatewayFamilies, out: in.GatewayMetrics})
-	}
-	if opts.StargateMetrics != "" {
-		in.StargateMetrics = &preflight.Scrapes{Source: sourceLabel(opts.StargateMetrics)}
-		specs = append(specs, &scrapeSpec{flag: "stargate-metrics", src: opts.StargateMetrics, keep: metrics.StargateFamilies(opts.StargatePrefix), out: in.StargateMetrics})
-	}
-	if err := scrapeAll(ctx, fetcher, specs, opts.Interval); err != nil {
 		return err
 	}
 
@@ -276,6 +223,82 @@ func runPreflightOnce(ctx context.Context, env *Env, opts *preflightOptions) err
 	}
 	return nil
 }
+
+// readPreflightInputs reads and parses the inputs of one run: the
+// lb-config, the gateway settings and the metrics scrapes. A file that
+// cannot be read or parsed is an exit-2 error.
+func readPreflightInputs(ctx context.Context, env *Env, opts *preflightOptions) (preflight.Inputs, error) {
+	in := preflight.Inputs{Stage: opts.Stage, StoreDMap: opts.storeDMap, StargatePrefix: opts.StargatePrefix}
+	if opts.olricGiven {
+		in.OlricAddrs = opts.olric.Addrs
+		in.Prober = preflight.StoreProber{Options: opts.olric}
+	}
+	if opts.Config != "" {
+		data, err := readFlagInput(env, "config", opts.Config, validate.MaxInputBytes)
+		if err != nil {
+			return in, UsageErr(err)
+		}
+		res := validate.File(opts.Config, data)
+		if res.Doc == nil || res.Doc.Root == nil {
+			// Not JSON/YAML at all: an input error, as for lcctl validate.
+			for _, d := range res.Diagnostics {
+				if d.Severity == validate.SeverityError {
+					return in, Usagef("%s", d.String())
+				}
+			}
+		}
+		in.Config = res
+	}
+
+	switch {
+	case opts.GatewayEnv != "":
+		data, err := readFlagInput(env, "gateway-env", opts.GatewayEnv, gateway.MaxInputBytes)
+		if err != nil {
+			return in, UsageErr(err)
+		}
+		ge, err := gateway.ParseDotenv(opts.GatewayEnv, data)
+		if err != nil {
+			return in, UsageErr(err)
+		}
+		in.Gateway = ge
+	case len(opts.GatewayValues) > 0:
+		var ins []gateway.NamedInput
+		for _, p := range opts.GatewayValues {
+			data, err := readFlagInput(env, "gateway-values", p, gateway.MaxInputBytes)
+			if err != nil {
+				return in, UsageErr(err)
+			}
+			ins = append(ins, gateway.NamedInput{Name: p, Data: data})
+		}
+		ge, err := gateway.ParseValues(ins...)
+		if err != nil {
+			return in, UsageErr(err)
+		}
+		in.Gateway = ge
+	}
+
+	fetcher := &metrics.Fetcher{Client: httpClient, Timeout: opts.Timeout, Stdin: env.In}
+	var specs []*scrapeSpec
+	if opts.GatewayMetrics != "" {
+		in.GatewayMetrics = &preflight.Scrapes{Source: sourceLabel(opts.GatewayMetrics)}
+		specs = append(specs, &scrapeSpec{flag: "gateway-metrics", src: opts.GatewayMetrics, keep: metrics.GatewayFamilies, out: in.GatewayMetrics})
+	}
+	if opts.StargateMetrics != "" {
+		in.StargateMetrics = &preflight.Scrapes{Source: sourceLabel(opts.StargateMetrics)}
+		specs = append(specs, &scrapeSpec{flag: "stargate-metrics", src: opts.StargateMetrics, keep: metrics.StargateFamilies(opts.StargatePrefix), out: in.StargateMetrics})
+	}
+	return in, scrapeAll(ctx, fetcher, specs, opts.Interval)
+}
+
+// unreadyInput marks the error of a preflight run whose input file could
+// not be read or parsed (exit 2, from the *ExitError it wraps). Without
+// --wait it is that error; --wait runs again on it until its deadline,
+// since a file can be caught mid-write (runPreflightWait), where any other
+// usage error stops the wait at once.
+type unreadyInput struct{ err error }
+
+func (u *unreadyInput) Error() string { return u.err.Error() }
+func (u *unreadyInput) Unwrap() error { return u.err }
 
 // nothingChecked is the usage error for a run whose inputs were given but
 // none of which applies at the stage: every check was skipped. It names

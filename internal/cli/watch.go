@@ -155,8 +155,11 @@ func addWaitFlags(f *pflag.FlagSet, w *waitOptions) {
 // and while a check fails, prints a one-line status to stderr and runs it
 // again after --wait-interval, until it passes (the passing report is
 // printed, exit 0), --wait-timeout passes (the last report is printed,
-// exit 1) or Ctrl-C (the last report, exit 1). A usage or input error
-// (exit 2) stops at once, as without --wait.
+// exit 1) or Ctrl-C (the last report, exit 1). An input file that cannot
+// be read or parsed (unreadyInput: caught mid-write, not there yet) is
+// waited for the same way, with its error on stderr; when the last run
+// ended on one, the wait ends with that error (exit 2, no report). Any
+// other usage error (exit 2) stops at once, as without --wait.
 func runPreflightWait(ctx context.Context, env *Env, run func(context.Context, *Env) error, w waitOptions) error {
 	if w.Timeout <= 0 || w.Interval <= 0 {
 		return Usagef("--wait-timeout and --wait-interval must be positive")
@@ -168,7 +171,8 @@ func runPreflightWait(ctx context.Context, env *Env, run func(context.Context, *
 		err := run(ctx, sub)
 		code := exitCode(err)
 		interrupted := ctx.Err() != nil
-		if code == ExitUsage && !interrupted {
+		_, unready := errors.AsType[*unreadyInput](err)
+		if code == ExitUsage && !unready && !interrupted {
 			env.Out.Write(buf.Bytes())
 			return err
 		}
@@ -179,23 +183,38 @@ func runPreflightWait(ctx context.Context, env *Env, run func(context.Context, *
 			}
 			return nil
 		}
-		left := time.Until(deadline)
-		if interrupted || left <= 0 {
+		// end is the wait's last word: the last run's report and why
+		// it stopped, with the last run's error when it had no report.
+		end := func(interrupted bool) error {
 			env.Out.Write(buf.Bytes())
 			why := fmt.Sprintf("still failing after %s (%s)", w.Timeout, runsText(attempt))
 			if interrupted {
 				why = fmt.Sprintf("interrupted while waiting; still failing (%s)", runsText(attempt))
 			}
+			if unready {
+				why = fmt.Sprintf("input still unreadable or incomplete after %s (%s): %v", w.Timeout, runsText(attempt), err)
+				if interrupted {
+					why = fmt.Sprintf("interrupted while waiting; input still unreadable or incomplete (%s): %v", runsText(attempt), err)
+				}
+				return &ExitError{Code: ExitUsage, Err: errors.New("preflight --wait: " + why)}
+			}
 			return &ExitError{Code: ExitFindings, Err: errors.New("preflight --wait: " + why)}
 		}
+		left := time.Until(deadline)
+		if interrupted || left <= 0 {
+			return end(interrupted)
+		}
 		pause := min(w.Interval, left)
-		fmt.Fprintf(env.Err, "lcctl: %s run %d: checks failing; next run in %s (gives up in %s)\n", time.Now().Format("15:04:05"), attempt, pause, left.Round(time.Second))
+		if unready {
+			writeProblem(env.Err, fmt.Sprintf("%s run %d: input unreadable or incomplete, waiting (next run in %s, gives up in %s): %v", time.Now().Format("15:04:05"), attempt, pause, left.Round(time.Second), err))
+		} else {
+			fmt.Fprintf(env.Err, "lcctl: %s run %d: checks failing; next run in %s (gives up in %s)\n", time.Now().Format("15:04:05"), attempt, pause, left.Round(time.Second))
+		}
 		t := time.NewTimer(pause)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			env.Out.Write(buf.Bytes())
-			return &ExitError{Code: ExitFindings, Err: fmt.Errorf("preflight --wait: interrupted while waiting; still failing (%s)", runsText(attempt))}
+			return end(true)
 		case <-t.C:
 		}
 	}

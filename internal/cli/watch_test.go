@@ -146,3 +146,45 @@ func TestPreflightWait(t *testing.T) {
 		t.Errorf("Ctrl-C: exit %d %s", code, e.String())
 	}
 }
+
+// TestPreflightWaitConfigMidWrite: a config caught half written (the
+// writer pauses between two chunks) is not the end of a --wait: the run
+// says so on stderr and waits; the deadline ends it with the last error.
+func TestPreflightWaitConfigMidWrite(t *testing.T) {
+	t.Parallel()
+	good, err := os.ReadFile(fixture("examples", "lb-config", "pulsar-wait-and-widen.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := len(good) / 2
+	cfg := filepath.Join(t.TempDir(), "lb.json")
+	if err := os.WriteFile(cfg, good[:half], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The second chunk lands after a pause, while lcctl waits.
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(150 * time.Millisecond)
+		f, err := os.OpenFile(cfg, os.O_WRONLY|os.O_APPEND, 0)
+		if err == nil {
+			_, err = f.Write(good[half:])
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		done <- err
+	}()
+	code, out, errs := runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--config", cfg, "--wait", "--wait-timeout", "20s", "--wait-interval", "30ms")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if code != cli.ExitOK || !strings.Contains(errs, "run 1: input unreadable or incomplete, waiting (next run in 30ms, gives up in ") || !strings.Contains(errs, "): "+cfg+":") || !strings.Contains(errs, "preflight passed on run ") || strings.Count(out, "Status check results") != 1 {
+		t.Fatalf("mid-write: exit %d\n%s%s", code, out, errs)
+	}
+	// Never completed: the deadline ends the wait with the last error
+	// (exit 2, an unusable input) and no report.
+	code, out, errs = runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--config", cfg+".missing", "--wait", "--wait-timeout", "100ms", "--wait-interval", "30ms")
+	if code != cli.ExitUsage || out != "" || !strings.Contains(errs, "preflight --wait: input still unreadable or incomplete after 100ms") || !strings.Contains(errs, "failed to read "+cfg+".missing") {
+		t.Fatalf("deadline: exit %d\n%s%s", code, out, errs)
+	}
+}
