@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -264,5 +266,35 @@ func TestStampJSON(t *testing.T) {
 		if (err != nil) != c.wantErr || string(b) != c.want {
 			t.Errorf("stampJSON(%#v) = %s, %v; want %s (error %v)", c.v, b, err, c.want, c.wantErr)
 		}
+	}
+}
+
+// failWriter fails every write.
+type failWriter struct{ err error }
+
+func (w failWriter) Write([]byte) (int, error) { return 0, w.err }
+
+// The writer's errors reach the caller: the output's own (a closed pipe)
+// unchanged, a value that does not encode worded with its document.
+func TestWriteJSONErrors(t *testing.T) {
+	broken := errors.New("broken pipe")
+	for _, write := range []func(io.Writer, string, any) error{writeJSON, writeJSONLine} {
+		if err := write(failWriter{broken}, "x", map[string]int{"a": 1}); !errors.Is(err, broken) {
+			t.Errorf("failing output: %v, want %v", err, broken)
+		}
+		var out bytes.Buffer
+		if err := write(&out, "x", map[string]any{"c": make(chan int)}); err == nil || !strings.HasPrefix(err.Error(), "encoding the lcctl.x/v1 JSON document: ") || out.Len() != 0 {
+			t.Errorf("value that does not encode: %v, wrote %q", err, out.String())
+		}
+	}
+	// A second piece handed to one sink is refused, not taken for the
+	// rest of the document.
+	var got [][]byte
+	s := &documentSink{handle: func(p []byte) error { got = append(got, p); return nil }}
+	if _, err := s.Write([]byte("{\"a\":1}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write([]byte("{}\n")); err == nil || len(got) != 1 {
+		t.Errorf("second write: %v, handled %d", err, len(got))
 	}
 }

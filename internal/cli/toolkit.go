@@ -116,26 +116,26 @@ func encodeStamped(doc string, v any, emit func(parts ...[]byte) error) error {
 	return nil
 }
 
-// documentSink receives what a json.Encoder writes for one value: the
-// compact document and a newline (a compact document has no other raw
-// newline). The Encoder hands it over in one Write, which handle then
-// processes in place; should it ever come in pieces, they are gathered
-// until the newline.
+// documentSink is the io.Writer a json.Encoder encodes one value into:
+// Encoder.Encode hands over the compact document and its newline in one
+// Write (encoding/json, v1 and v2 implementations), which handle
+// processes in place. err is what handle returned, so that encodeStamped
+// tells its errors (already worded) from the encoder's. A second Write is
+// refused: it would be a second document.
 type documentSink struct {
 	handle func(doc []byte) error
-	buf    []byte
+	wrote  bool
 	err    error
 }
 
 func (s *documentSink) Write(p []byte) (int, error) {
-	if s.err != nil {
-		return 0, s.err
-	}
-	if len(s.buf) == 0 && bytes.HasSuffix(p, []byte("\n")) {
+	switch {
+	case s.err != nil:
+	case s.wrote:
+		s.err = errors.New("the JSON encoder wrote a document in more than one piece")
+	default:
+		s.wrote = true
 		s.err = s.handle(p)
-	} else if s.buf = append(s.buf, p...); bytes.HasSuffix(s.buf, []byte("\n")) {
-		s.err = s.handle(s.buf)
-		s.buf = nil
 	}
 	if s.err != nil {
 		return 0, s.err
