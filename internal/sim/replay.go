@@ -15,9 +15,9 @@ package sim
 // replaySess is one trace session's closed-loop state.
 type replaySess struct {
 	inFlight bool
-	lastTs   int64   // trace time of its latest issued request (ns)
-	lastDone int64   // when its latest request ended at the gateway (ns)
-	pending  []int32 // deferred records waiting for it, in file order
+	lastTs   int64       // trace time of its latest issued request (ns)
+	lastDone int64       // when its latest request ended at the gateway (ns)
+	pending  fifo[int32] // deferred records waiting for it, in file order
 }
 
 // maxReplaySessions bounds the closed-loop session table; past it the
@@ -36,8 +36,8 @@ func (r *runner) replayDefer(rec *TraceRecord) bool {
 		return false // the session's first request
 	}
 	di := r.deferRecord(rec)
-	if st.inFlight || len(st.pending) > 0 {
-		st.pending = append(st.pending, di)
+	if st.inFlight || st.pending.len() > 0 {
+		st.pending.push(di)
 		return true
 	}
 	r.scheduleDeferred(st, di)
@@ -107,10 +107,10 @@ func (r *runner) replayEnded(q *request, end int64) {
 		return
 	}
 	st.inFlight, st.lastDone = false, end
-	if len(st.pending) > 0 {
-		di := st.pending[0]
-		st.pending = append(st.pending[:0], st.pending[1:]...)
-		r.scheduleDeferred(st, di)
+	if st.pending.len() > 0 {
+		// A ring buffer: releasing the head is O(1) however many
+		// requests of the session wait behind it.
+		r.scheduleDeferred(st, st.pending.pop())
 		st.inFlight = true // reserved: the next request is on its way
 	}
 }

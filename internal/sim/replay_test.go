@@ -1,9 +1,13 @@
 package sim
 
 import (
+	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"testing"
+
+	"github.com/lcctl/lcctl/internal/lb"
 )
 
 // TestClosedReplay: in closed mode a session's next request waits for
@@ -47,5 +51,59 @@ workload: {trace: t.csv, replay: `+mode+`}
 	}
 	if _, err := ParseScenario("s.yaml", []byte("clusters: [{id: a}]\nworkload: {replay: closed}\n")); err == nil || !strings.Contains(err.Error(), "closed replay needs workload.trace") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestClosedReplayKeepsFileOrder: in closed mode the requests of a session
+// that arrive while an earlier one runs are released one at a time in file
+// order, however long the session's queue grows and shrinks meanwhile (the
+// pending queue wraps around its ring buffer several times here).
+func TestClosedReplayKeepsFileOrder(t *testing.T) {
+	// s1 sends a request every 600 ms that takes about 1 s to serve, so
+	// its queue grows by about one every 1.5 s; s2's requests, one every
+	// 450 ms, share the slot and make the waits uneven. Input tokens
+	// number each session's requests.
+	const n = 120
+	var lines []string
+	for i := 0; i < n; i++ {
+		lines = append(lines, fmt.Sprintf("%06d,s1,%d,1\n", i*600, 1000+i), fmt.Sprintf("%06d,s2,%d,1\n", i*450+1, 100000+i))
+	}
+	sort.Strings(lines) // by time (zero-padded)
+	trace := strings.Join(lines, "")
+	sc := mustScenario(t, `
+clusters: [{id: a, concurrency: 2, prefill_tps: 1000, decode_tps: 1000, rtt_ms: 0, kv_cache_tokens: 0}]
+workload: {trace: t.csv, replay: closed}
+`)
+	pols, err := ResolvePolicies(sc, Selection{Names: []string{PolicyRoundRobin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s1, s2 []uint64
+	opt := RunOptions{
+		Trace: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(trace)), nil },
+		onStep: func(_ *lb.Snapshot, rq *lb.Request, _ lb.Step) {
+			if rq.InputTokens >= 100000 {
+				s2 = append(s2, rq.InputTokens-100000)
+			} else {
+				s1 = append(s1, rq.InputTokens-1000)
+			}
+		},
+	}
+	res, err := Run(sc, &pols[0], opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Completed != 2*n {
+		t.Fatalf("completed %d requests, want %d", res.Completed, 2*n)
+	}
+	for name, got := range map[string][]uint64{"s1": s1, "s2": s2} {
+		if len(got) != n {
+			t.Fatalf("%s: %d decisions, want %d", name, len(got), n)
+		}
+		for i, v := range got {
+			if v != uint64(i) {
+				t.Fatalf("%s: decision %d is for request %d of the file (order %v)", name, i, v, got)
+			}
+		}
 	}
 }
