@@ -79,3 +79,190 @@ func TestChainCacheMatchesBlockCache(t *testing.T) {
 func chainIDForTest(key uint64, i int64) uint64 {
 	return mix64(key ^ mix64(uint64(i)+0x51))
 }
+
+// refLRU is the block cache at its plainest, the oracle for
+// TestChainCacheMatchesReference: a map from block id to its reference
+// count and the time it was last freed; a new block, when the cache is
+// full, evicts the unreferenced block freed longest ago, found by scanning.
+type refLRU struct {
+	blocks    map[uint64]*refBlock
+	capBlocks int
+	clock     int64
+	evictions int64
+}
+
+type refBlock struct {
+	ref   int
+	freed int64
+}
+
+func (c *refLRU) hit(id uint64) bool {
+	b, ok := c.blocks[id]
+	if ok {
+		b.ref++
+	}
+	return ok
+}
+
+func (c *refLRU) acquire(id uint64) bool {
+	if c.hit(id) {
+		return true
+	}
+	if len(c.blocks) >= c.capBlocks {
+		victim, oldest := uint64(0), int64(-1)
+		for k, b := range c.blocks {
+			if b.ref == 0 && (oldest < 0 || b.freed < oldest) {
+				victim, oldest = k, b.freed
+			}
+		}
+		if oldest < 0 {
+			return false
+		}
+		delete(c.blocks, victim)
+		c.evictions++
+	}
+	c.blocks[id] = &refBlock{ref: 1}
+	return true
+}
+
+func (c *refLRU) release(id uint64) {
+	b := c.blocks[id]
+	if b.ref--; b.ref == 0 {
+		c.clock++
+		b.freed = c.clock
+	}
+}
+
+// TestChainCacheMatchesReference drives the chain cache through the
+// runner (matchPrefix, writeBlocks, releaseBlocks, as the engines call
+// them) and the plain LRU of blocks with the same random requests: shared
+// system prompt, hot prefix and session chains, several requests of one
+// chain running at once with different holds, partial blocks,
+// releases before the output is written (preemption), capacities from 0
+// to roomy and cluster failures that clear the cache. After every
+// operation the matched tokens, the holds, the number of cached blocks
+// and of evictions agree, and the blocks the oracle holds for each chain
+// are exactly the leading run [0, cached) the chain cache keeps.
+func TestChainCacheMatchesReference(t *testing.T) {
+	for seed := uint64(1); seed <= 60; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		bt := int64(1 + rng.IntN(4))
+		sysB := int64(rng.IntN(4))
+		hotB := sysB + int64(rng.IntN(4))
+		r := &runner{blockTokens: bt, sysBlocks: sysB, hotBlocks: hotB, wl: &WorkloadSpec{}}
+		capBlocks := int64(rng.IntN(120))
+		c := &clusterState{cc: newChainCache(capBlocks)}
+		ref := &refLRU{blocks: map[uint64]*refBlock{}, capBlocks: int(capBlocks)}
+		type live struct {
+			q     *request
+			ids   []uint64 // the request's block ids, prompt then output
+			held  int64    // the oracle's hold
+			full  bool     // the oracle found no room
+			stage int
+		}
+		var running []*live
+		keys := map[uint64]bool{}
+		refMatch := func(l *live) int64 {
+			l.held, l.full = 0, false
+			most := min(l.q.inBlocks, max(l.q.input-1, 0)/bt)
+			for l.held < most && ref.hit(l.ids[l.held]) {
+				l.held++
+			}
+			return l.held * bt
+		}
+		refWrite := func(l *live, upto int64) {
+			for !l.full && l.held < upto {
+				if !ref.acquire(l.ids[l.held]) {
+					l.full = true
+					return
+				}
+				l.held++
+			}
+		}
+		refRelease := func(l *live) {
+			for i := l.held - 1; i >= 0; i-- {
+				ref.release(l.ids[i])
+			}
+			l.held, l.full = 0, false
+		}
+		for step := 0; step < 2500; step++ {
+			op := rng.IntN(20)
+			switch {
+			case op == 0 && step%7 == 0: // the cluster fails
+				for _, l := range running {
+					l.q.held, l.q.noRoom = 0, false
+				}
+				running = running[:0]
+				c.cc.clear()
+				clear(ref.blocks)
+			case op < 8 && len(running) < 8: // a request is admitted
+				q := &request{sess: 0, hot: int32(rng.IntN(3)) - 1, model: int32(rng.IntN(2)), sessID: uint64(rng.IntN(6))}
+				q.input = int64(rng.IntN(int(bt*(hotB+12)))) + 1
+				q.output = int64(rng.IntN(int(4 * bt)))
+				q.inBlocks = r.inputBlocks(q)
+				l := &live{q: q}
+				var buf [3]segment
+				for _, s := range r.segments(q, &buf) {
+					keys[s.key] = true
+					for i := s.lo; i < min(s.hi, r.totalBlocks(q)); i++ {
+						l.ids = append(l.ids, chainIDForTest(s.key, i-s.lo))
+					}
+				}
+				got, want := r.matchPrefix(q, c), refMatch(l)
+				if got != want {
+					t.Fatalf("seed %d step %d: matched %d tokens, the reference %d", seed, step, got, want)
+				}
+				running = append(running, l)
+			case len(running) > 0:
+				k := rng.IntN(len(running))
+				l := running[k]
+				q := l.q
+				switch {
+				case rng.IntN(6) == 0: // preempted: released, matched again later
+					r.releaseBlocks(q, c)
+					q.noRoom = false
+					refRelease(l)
+					running = append(running[:k], running[k+1:]...)
+				case l.stage == 0: // the first token: the prompt's blocks
+					r.writeBlocks(q, c, q.inBlocks)
+					refWrite(l, q.inBlocks)
+					l.stage++
+				default: // done: the output's blocks, then release
+					r.writeBlocks(q, c, r.totalBlocks(q))
+					refWrite(l, r.totalBlocks(q))
+					if q.held != l.held {
+						t.Fatalf("seed %d step %d: holds %d blocks, the reference %d", seed, step, q.held, l.held)
+					}
+					r.releaseBlocks(q, c)
+					refRelease(l)
+					running = append(running[:k], running[k+1:]...)
+				}
+				if q.held != l.held {
+					t.Fatalf("seed %d step %d: holds %d blocks, the reference %d", seed, step, q.held, l.held)
+				}
+			}
+			if c.cc.total != int64(len(ref.blocks)) || c.cc.evictions != ref.evictions {
+				t.Fatalf("seed %d step %d: %d blocks cached and %d evicted, the reference %d and %d",
+					seed, step, c.cc.total, c.cc.evictions, len(ref.blocks), ref.evictions)
+			}
+			if step%25 == 0 {
+				sum := int64(0)
+				for key := range keys {
+					n := int64(0)
+					if ci := c.cc.find(key); ci >= 0 {
+						n = c.cc.chains[ci].cached
+					}
+					sum += n
+					for i := int64(0); i < n; i++ {
+						if _, has := ref.blocks[chainIDForTest(key, i)]; !has {
+							t.Fatalf("seed %d step %d: chain %x caches [0, %d), the reference lacks block %d", seed, step, key, n, i)
+						}
+					}
+				}
+				if sum != int64(len(ref.blocks)) { // the reference holds nothing else
+					t.Fatalf("seed %d step %d: the chains cache %d blocks, the reference %d", seed, step, sum, len(ref.blocks))
+				}
+			}
+		}
+	}
+}
