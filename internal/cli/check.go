@@ -139,8 +139,58 @@ func runCheckMetrics(ctx context.Context, env *Env, opts *checkMetricsOptions) e
 	return runCheckMetricsOnce(ctx, env, opts)
 }
 
-// runCheckMetricsOnce scrapes and reports once.
+// runCheckMetricsOnce scrapes and reports once: the report on stdout
+// (text or JSON), the sources that could not be scraped on stderr.
 func runCheckMetricsOnce(ctx context.Context, env *Env, opts *checkMetricsOptions) error {
+	run, err := scrapeMetricsRun(ctx, env, opts)
+	if err != nil {
+		return err
+	}
+	if env.Global.JSON() {
+		if err := writeJSON(env.Out, "metrics", &run.report); err != nil {
+			return err
+		}
+	} else {
+		if err := renderMetricsText(env, &run.report, opts.Model); err != nil {
+			return err
+		}
+		if len(run.checks.Groups) > 0 {
+			fmt.Fprintln(env.Out)
+			if err := checks.RenderText(env.Out, env.Style, run.checks); err != nil {
+				return err
+			}
+		}
+	}
+	return run.finish(env)
+}
+
+// metricsRun is one run of check metrics: the report, its checklist (the
+// report's Verdicts are made of it) and whether a source could not be
+// scraped.
+type metricsRun struct {
+	report       MetricsReport
+	checks       *checks.Report
+	strict       bool
+	failedSource bool
+}
+
+// finish writes the sources that could not be scraped to stderr and
+// returns the run's exit: ErrFindings when one could not be scraped or a
+// verdict failed (with --strict, warned), else nil.
+func (r *metricsRun) finish(env *Env) error {
+	for _, e := range r.report.Errors {
+		writeProblem(env.Err, e)
+	}
+	if r.failedSource || r.checks.Failed(r.strict) {
+		return ErrFindings
+	}
+	return nil
+}
+
+// scrapeMetricsRun scrapes the sources of opts and builds the report and
+// its verdicts; it prints nothing. Errors: scrapeAll's (a file that cannot
+// be read or parsed, exit 2; the context's).
+func scrapeMetricsRun(ctx context.Context, env *Env, opts *checkMetricsOptions) (*metricsRun, error) {
 	fetcher := &metrics.Fetcher{Client: httpClient, Timeout: opts.Timeout, Stdin: env.In}
 	var gw, sg *preflight.Scrapes
 	var specs []*scrapeSpec
@@ -153,7 +203,7 @@ func runCheckMetricsOnce(ctx context.Context, env *Env, opts *checkMetricsOption
 		specs = append(specs, &scrapeSpec{flag: "stargate", src: opts.Stargate, keep: metrics.StargateFamilies(opts.StargatePrefix), out: sg})
 	}
 	if err := scrapeAll(ctx, fetcher, specs, opts.Interval); err != nil {
-		return err
+		return nil, err
 	}
 
 	out := MetricsReport{Schema: SchemaID("metrics"), Window: metrics.Totals, Errors: []string{}}
@@ -211,28 +261,7 @@ func runCheckMetricsOnce(ctx context.Context, env *Env, opts *checkMetricsOption
 		}
 	}
 	out.Verdicts = checks.ToJSON(rep, "check metrics", 0, opts.Strict)
-	if env.Global.JSON() {
-		if err := writeJSON(env.Out, "metrics", out); err != nil {
-			return err
-		}
-	} else {
-		if err := renderMetricsText(env, &out, opts.Model); err != nil {
-			return err
-		}
-		if len(rep.Groups) > 0 {
-			fmt.Fprintln(env.Out)
-			if err := checks.RenderText(env.Out, env.Style, rep); err != nil {
-				return err
-			}
-		}
-	}
-	for _, e := range out.Errors {
-		writeProblem(env.Err, e)
-	}
-	if failedSource || rep.Failed(opts.Strict) {
-		return ErrFindings
-	}
-	return nil
+	return &metricsRun{report: out, checks: rep, strict: opts.Strict, failedSource: failedSource}, nil
 }
 
 func num(w metrics.Window, v float64) string {
@@ -254,8 +283,6 @@ func windowTitle(w metrics.Window) string {
 	return "totals since process start"
 }
 
-// renderMetricsText prints the report as text; model is the --model
-// filter ("" for every model).
 // scrapeErrText is the error of a source that could not be scraped.
 func scrapeErrText(sc *preflight.Scrapes) string {
 	if sc.Err == nil {
@@ -264,6 +291,8 @@ func scrapeErrText(sc *preflight.Scrapes) string {
 	return sc.Err.Error()
 }
 
+// renderMetricsText prints the report as text; model is the --model
+// filter ("" for every model).
 func renderMetricsText(env *Env, r *MetricsReport, model string) error {
 	w := env.Out
 	h := func(s string) string { return env.Style.Header.Render(s) }

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -61,40 +60,36 @@ func runCheckMetricsWatch(ctx context.Context, env *Env, opts *checkMetricsOptio
 	o := *opts // validated: Interval is set (checkMetricsOptions.validate)
 	redraw := env.OutTTY && !env.Global.JSON()
 	for {
-		output := OutputJSON
 		if redraw {
-			output = OutputText
-		}
-		run, buf := captureEnv(env, output)
-		err := runCheckMetricsOnce(ctx, run, &o)
-		if ctx.Err() != nil {
-			if redraw {
+			run, buf := captureEnv(env, OutputText)
+			err := runCheckMetricsOnce(ctx, run, &o)
+			if ctx.Err() != nil {
 				fmt.Fprintln(env.Out)
+				return nil // Ctrl-C: the normal end of a watch
 			}
-			return nil // Ctrl-C: the normal end of a watch
-		}
-		if code := exitCode(err); code != ExitOK && code != ExitFindings {
-			return err
-		}
-		now := time.Now()
-		switch {
-		case redraw:
+			if code := exitCode(err); code != ExitOK && code != ExitFindings {
+				return err
+			}
 			fmt.Fprint(env.Out, clearScreen)
 			env.Out.Write(buf.Bytes())
-			fmt.Fprintf(env.Out, "\n%s\n", env.Style.Faint.Render(fmt.Sprintf("updated %s · rates over %s · Ctrl-C to stop", now.Format("15:04:05"), o.Interval)))
-		case env.Global.JSON():
-			var line bytes.Buffer
-			if err := json.Compact(&line, buf.Bytes()); err != nil {
-				return err
-			}
-			line.WriteByte('\n')
-			env.Out.Write(line.Bytes())
-		default:
-			var rep MetricsReport
-			if err := json.Unmarshal(buf.Bytes(), &rep); err != nil {
-				return err
-			}
-			fmt.Fprintln(env.Out, watchLine(now, &rep))
+			fmt.Fprintf(env.Out, "\n%s\n", env.Style.Faint.Render(fmt.Sprintf("updated %s · rates over %s · Ctrl-C to stop", time.Now().Format("15:04:05"), o.Interval)))
+			continue
+		}
+		run, err := scrapeMetricsRun(ctx, env, &o)
+		if ctx.Err() != nil {
+			return nil // Ctrl-C
+		}
+		if err != nil {
+			return err
+		}
+		_ = run.finish(env) // the sources not scraped, on stderr; a failure goes on
+		if env.Global.JSON() {
+			err = writeJSONLine(env.Out, "metrics", &run.report)
+		} else {
+			_, err = fmt.Fprintln(env.Out, watchLine(time.Now(), &run.report))
+		}
+		if err != nil {
+			return err
 		}
 	}
 }
@@ -114,7 +109,7 @@ func watchLine(now time.Time, r *MetricsReport) string {
 				models = append(models, fmt.Sprintf("and %d more", len(s.Rows)-3))
 				break
 			}
-			models = append(models, fmt.Sprintf("%s to-last %s", ui.Printable(m.Model), metrics.Pct(m.ReturningPrimaryShare)))
+			models = append(models, fmt.Sprintf("%s to-last %s", lineText(m.Model), metrics.Pct(m.ReturningPrimaryShare)))
 		}
 		if len(models) == 0 {
 			models = []string{"no selections"}
@@ -122,7 +117,7 @@ func watchLine(now time.Time, r *MetricsReport) string {
 		parts = append(parts, "stargate "+strings.Join(models, ", "))
 	}
 	for _, e := range r.Errors {
-		parts = append(parts, "error: "+ui.Printable(e))
+		parts = append(parts, "error: "+lineText(e))
 	}
 	sum := r.Verdicts.Summary
 	status := "ok"
@@ -131,6 +126,13 @@ func watchLine(now time.Time, r *MetricsReport) string {
 	}
 	parts = append(parts, fmt.Sprintf("verdicts %s (%d ok, %d failed, %d warnings)", status, sum.OK, sum.Fail, sum.Warn))
 	return strings.Join(parts, " | ")
+}
+
+// lineText is s as a watch line shows it: printable (ui.Printable), and
+// each byte that is not UTF-8 (an HTTP status line in an error can carry
+// any) as U+FFFD, one by one, as encoding/json writes it.
+func lineText(s string) string {
+	return ui.Printable(strings.Map(func(r rune) rune { return r }, s))
 }
 
 // waitOptions are preflight's --wait flags.
