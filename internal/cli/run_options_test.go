@@ -91,7 +91,7 @@ func TestRunCommandsWithoutCobra(t *testing.T) {
 	}
 
 	cl := storeCluster(t)
-	conn := storeConn{conn: &connFlags{addrs: cl.AddrList(), dmap: "cli-evict-options", dialTimeout: store.DefaultDialTimeout, requestTimeout: store.DefaultRequestTimeout}}
+	conn := storeConn{conn: &connFlags{addrs: cl.AddrList(), dmap: testDMap(t), dialTimeout: store.DefaultDialTimeout, requestTimeout: store.DefaultRequestTimeout}}
 	env, out, _ = testEnv("", OutputJSON)
 	ev := &storeEvictOptions{cmdInput: given("cluster"), storeConn: conn, cluster: "cluster-z", settle: store.DefaultSettleTimeout, sample: 5}
 	if err := runValidated(ctx, env, ev, runStoreEvict); err != nil || !strings.Contains(out.String(), `"cluster_seen": false`) {

@@ -14,7 +14,7 @@ func TestStoreCommandsWithoutCobra(t *testing.T) {
 	cl := storeCluster(t)
 	ctx := context.Background()
 	conn := func() storeConn {
-		return storeConn{conn: &connFlags{addrs: cl.AddrList(), dmap: "cli-options", dialTimeout: store.DefaultDialTimeout, requestTimeout: store.DefaultRequestTimeout}}
+		return storeConn{conn: &connFlags{addrs: cl.AddrList(), dmap: testDMap(t), dialTimeout: store.DefaultDialTimeout, requestTimeout: store.DefaultRequestTimeout}}
 	}
 	session := sessionFlags{withKey: true, routingKey: "fn-alpha", model: "company/model", sessionID: "session-opts", source: "prompt_cache_key"}
 	sessionGiven := given("routing-key", "model", "session-id", "source")

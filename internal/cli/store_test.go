@@ -55,8 +55,36 @@ func lcctl(t *testing.T, stdin string, env map[string]string, args ...string) re
 // storeArgs prefixes args with the cluster address and the test's DMap.
 func storeArgs(t *testing.T, args ...string) []string {
 	cl := storeCluster(t)
-	dmap := "cli-" + regexp.MustCompile(`[^A-Za-z0-9_-]+`).ReplaceAllString(t.Name(), "_")
-	return append([]string{"store", "--olric", cl.AddrList(), "--dmap", dmap}, args...)
+	return append([]string{"store", "--olric", cl.AddrList(), "--dmap", testDMap(t)}, args...)
+}
+
+// testDMaps names the DMap of each running test: the cluster outlives a
+// test, so a name must not be used twice in one test binary (go test
+// -count=2 runs every test again against the entries its first run left).
+var (
+	testDMapsMu sync.Mutex
+	testDMaps   = map[*testing.T]string{}
+	testDMapSeq int
+)
+
+// testDMap returns the DMap of t's run: "cli-" + the test's name + a
+// number, the same for every call within the run and never used before
+// in this process.
+func testDMap(t *testing.T) string {
+	testDMapsMu.Lock()
+	defer testDMapsMu.Unlock()
+	if d, ok := testDMaps[t]; ok {
+		return d
+	}
+	testDMapSeq++
+	d := fmt.Sprintf("cli-%s-%d", regexp.MustCompile(`[^A-Za-z0-9_-]+`).ReplaceAllString(t.Name(), "_"), testDMapSeq)
+	testDMaps[t] = d
+	t.Cleanup(func() {
+		testDMapsMu.Lock()
+		defer testDMapsMu.Unlock()
+		delete(testDMaps, t)
+	})
+	return d
 }
 
 // seedTestDMap writes n demo sessions (TTL 1 h) into the test's own DMap
