@@ -128,7 +128,13 @@ func prepareExplainLive(ctx context.Context, o *explainOptions, env *Env) (*expl
 			return nil, Usagef("the model is required: --model NAME")
 		}
 		key := store.Key(o.RoutingKey, model, o.AffinityKey)
-		c, err := o.conn.connect(ctx, env, o.flagGiven)
+		// The connection flags are checked here, not in validate: they
+		// matter only on this path (--last-cluster or a span wins).
+		opts, err := o.conn.options(env, o.flagGiven)
+		if err != nil {
+			return nil, err
+		}
+		c, err := o.conn.dial(ctx, env, opts)
 		if err != nil {
 			return nil, err
 		}

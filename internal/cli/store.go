@@ -247,16 +247,6 @@ func (f *connFlags) tlsConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
-// connect validates the flags (given as for options) and connects. It
-// warns on stderr when the DMap is not the gateway's.
-func (f *connFlags) connect(ctx context.Context, env *Env, given func(string) bool) (*store.Client, error) {
-	o, err := f.options(env, given)
-	if err != nil {
-		return nil, err
-	}
-	return f.dial(ctx, env, o)
-}
-
 // dial connects with options o (from f.options), warning on stderr when
 // the DMap is not the gateway's; a failure is exit 1.
 func (f *connFlags) dial(ctx context.Context, env *Env, o store.Options) (*store.Client, error) {
