@@ -26,6 +26,20 @@ type Options struct {
 	// Probabilities computes Decision.Choices: every cluster the sampling
 	// step could have chosen, with its exact probability.
 	Probabilities bool
+	// PartialOrder lets pulsar and pulsar-wait-and-widen order only the
+	// ranks a decision reads (rankprefix.go): OriginalOrder, AffinityOrder
+	// and OpenSet then end where the decision stopped reading (pww: at
+	// the end of the open set, the affinity group when the affinity phase
+	// chose or waited; pulsar: at the chosen cluster, every rank when none
+	// is feasible), OriginalOrder holding the ranks AffinityOrder was built
+	// from, and Ambiguous covers only adjacent ranks inside OriginalOrder.
+	// Every other field (Kind, Cluster, ClusterID, RankDepth, Wait,
+	// RetryAt, Reason, Phase, Session, Promoted, AffinityGroup,
+	// AffinityWait, BandInterval, SelectedAfterKVFreeTokensSkip, Choices)
+	// is the full decision's, and so are the random draws. It has no effect
+	// on other algorithms or with Trace (a trace prints the whole ranking).
+	// The simulator sets it; explain and the conformance cases do not.
+	PartialOrder bool
 }
 
 // Kind is the load balancer's decision kind (Stargate's

@@ -41,6 +41,8 @@ type Engine struct {
 	hashBuf    []byte
 	// prefixHash holds the hash terms of the current ranking's prefix.
 	prefixHash prefixHash
+	// rk is the current decision's Pulsar ranking (rankprefix.go).
+	rk rankState
 
 	// Scratch, reused across decisions.
 	excl    []bool
@@ -58,10 +60,10 @@ type Engine struct {
 	// rankedSorted is the ranking in rank order.
 	rankedSorted []rankEntry
 	rankBounds   []float64 // orderByBounds: score bounds
-	rankKeys     []uint64  // orderByBounds: sort keys
+	rankKeys     []uint64  // boundKeys: sort keys
+	rankTop      []uint64  // topKeys: the smallest sort keys
 	rankTmp      []uint64  // sortRankKeys: the distributed keys
 	rankCounts   []int32   // sortRankKeys: bucket counts
-	feas         []Feasibility
 	choices      []Choice
 
 	// Candidate filtering (only when a snapshot lists a non-routable
@@ -186,10 +188,9 @@ func (e *Engine) prepare(snap *Snapshot, req *Request, rv *reqView) int {
 	if cap(e.excl) < n {
 		e.excl = make([]bool, n)
 		e.seen = make([]bool, n)
-		e.feas = make([]Feasibility, n)
 		e.all = make([]int, 0, n)
 	}
-	e.excl, e.seen, e.feas = e.excl[:n], e.seen[:n], e.feas[:n]
+	e.excl, e.seen = e.excl[:n], e.seen[:n]
 	if len(e.all) != n {
 		e.all = e.all[:n] // cap(e.all) ≥ n: allocated with the other buffers
 		for i := range e.all {
@@ -363,13 +364,18 @@ func (e *Engine) decide(snap *Snapshot, rv *reqView, eligible int, rng Rand, opt
 	case PulsarWaitAndWiden:
 		e.decidePulsarWaitAndWiden(snap, rv, rng, opt, d)
 	case Pulsar:
-		e.decidePulsar(snap, rv, d)
+		e.decidePulsar(snap, rv, opt, d)
 	case RoundRobin:
 		e.decideRoundRobin(snap, eligible, d)
 	case Random:
 		e.decideRandom(snap, eligible, rng, opt, d)
 	default:
 		e.decidePowerOfN(snap, rv, eligible, rng, opt, d)
+	}
+	if e.cfg.Algorithm == Pulsar || e.pww {
+		// The near-tie flag covers the reported ranking (every rank unless
+		// Options.PartialOrder).
+		d.Ambiguous = e.rk.tie < len(d.OriginalOrder)
 	}
 	switch d.Kind {
 	case KindSelected:

@@ -341,7 +341,7 @@ func TestRankCacheGrowsTransparently(t *testing.T) {
 		}
 		cached := func(k string) bool {
 			rv := long.view(rq(key(k)))
-			_, _, ok := long.rankCache.lookup(long.rankSet.gen, rankKeyHash(&rv), &rv)
+			_, ok := long.rankCache.lookup(long.rankSet.gen, new(rankTargetMemo).keyHash(&rv), &rv)
 			return ok
 		}
 		for i, k := range keys {

@@ -33,85 +33,9 @@ func weightField(mode RendezvousWeight, st *Stats) float64 {
 	return st.MaxInputTPS
 }
 
-// rankedOrder computes the Pulsar ranking of pulsar.md §4 and appends the
-// ranked candidate indices to out: weighted rendezvous scores
-// weight/−ln u over the candidates with a valid weight, sorted by score
-// descending (total order), then cluster id ascending. Excluded and
-// KV-infeasible candidates stay ranked. It reads the ranking cache and
-// fills it (rankcache.go); with a trace it always computes the ranking
-// (the trace needs every score) and returns the entries too.
-func (e *Engine) rankedOrder(snap *Snapshot, rv *reqView, d *Decision, out []int) ([]int, []rankEntry) {
-	cacheable := rankCacheable(rv, len(snap.Clusters))
-	var h uint64
-	if cacheable {
-		e.rankSet.update(snap, e.cfg.RendezvousWeight)
-		h = e.rankTarget.keyHash(rv)
-		if d.Trace == nil {
-			if cached, amb, ok := e.rankCache.lookup(e.rankSet.gen, h, rv); ok {
-				d.Ambiguous = amb
-				for _, i := range cached {
-					out = append(out, int(i))
-				}
-				return out, nil
-			}
-		}
-	}
-	ranked := e.computeRanking(snap, rv, d)
-	for _, r := range ranked {
-		out = append(out, r.idx)
-	}
-	if cacheable && (d.Trace == nil || !e.rankCache.has(e.rankSet.gen, h, rv)) {
-		e.rankCache.insert(e.rankSet.gen, len(snap.Clusters), h, rv, ranked, d.Ambiguous)
-	}
-	return out, ranked
-}
-
-// computeRanking computes the ranking without the cache. Without a trace
-// it orders the candidates by score bounds and computes exact scores only
-// where bounds overlap (orderByBounds; same order and near-tie flag); a
-// trace gets every candidate's exact score.
-func (e *Engine) computeRanking(snap *Snapshot, rv *reqView, d *Decision) []rankEntry {
-	b := AppendHashPrefix(e.hashBuf[:0], e.cfg.Seed, rv.routingKey, rv.model)
-	b = AppendTagged(b, "cache_affinity_key", rv.key)
-	n := len(b)
-	e.prefixHash.reset(b)
-	out := e.ranked[:0]
-	bounded := d.Trace == nil && len(snap.Clusters) <= 1<<16
-	for i := range snap.Clusters {
-		c := &snap.Clusters[i]
-		w, ok := pulsarWeight(e.cfg.RendezvousWeight, &c.Stats)
-		if !ok {
-			continue
-		}
-		b = AppendTagged(b[:n], "cluster_id", c.ClusterID)
-		h := e.prefixHash.sum(b) // xxh3.Hash(b), the prefix's part once
-		u := PulsarUnit(h)
-		if bounded {
-			// u = 1.0 is the only u whose −ln u is not finite and > 0
-			// (pulsar.md §4.4, §11 item 9; Ln(u) < 0 for every u < 1).
-			if u < 1 {
-				out = append(out, rankEntry{idx: i, hash: h, u: u, weight: w})
-			}
-			continue
-		}
-		ln := -Ln(u) // glibc's log, as Stargate's f64::ln (ln.go)
-		if !(ln > 0) || math.IsInf(ln, 0) {
-			continue // u = 1.0: −ln u = −0 (pulsar.md §4.4, §11 item 9)
-		}
-		s := w / ln
-		out = append(out, rankEntry{idx: i, key: totalKey(s), score: s, hash: h, u: u, weight: w})
-	}
-	e.hashBuf = b
-	e.ranked = out
-	if bounded {
-		return e.orderByBounds(snap, out, d)
-	}
-	return e.orderExact(snap, out, d)
-}
-
 // orderExact returns the scored candidates (key and score set) in rank
-// order, setting d.Ambiguous on a near-tie.
-func (e *Engine) orderExact(snap *Snapshot, out []rankEntry, d *Decision) []rankEntry {
+// order, lowering *tie to the first rank that near-ties the one before.
+func (e *Engine) orderExact(snap *Snapshot, out []rankEntry, tie *int) []rankEntry {
 	// Score descending, then cluster id ascending (a strict total order:
 	// ids are unique). Sort compact keys, then lay the entries out in order.
 	keys := e.sorted[:0]
@@ -134,7 +58,8 @@ func (e *Engine) orderExact(snap *Snapshot, out []rankEntry, d *Decision) []rank
 	// FMA log could order the pair differently.
 	for i := 1; i < len(out); i++ {
 		if nearTie(out[i-1].score, out[i].score) {
-			d.Ambiguous = true
+			*tie = min(*tie, i)
+			break
 		}
 	}
 	return out
@@ -167,21 +92,20 @@ func (e *Engine) feasibility(snap *Snapshot, rv *reqView, i int) Feasibility {
 	return Eligible
 }
 
-// rankingOrder fills e.list with the ranked candidate indices and e.feas
-// with their feasibility; it records the ranking in the trace.
+// rankingOrder orders every rank of the ranking rankStart began and
+// returns them (e.list); it records the ranking in the trace. The ranked
+// candidates are those with a valid weight (pulsar.md §4): weighted
+// rendezvous scores weight/−ln u, sorted by score descending (total
+// order), then cluster id ascending; excluded and KV-infeasible candidates
+// stay ranked.
 func (e *Engine) rankingOrder(snap *Snapshot, rv *reqView, d *Decision) []int {
-	list, ranked := e.rankedOrder(snap, rv, d, e.list[:0])
-	for _, idx := range list {
-		e.feas[idx] = e.feasibility(snap, rv, idx)
-	}
-	e.list = list
+	list := e.ensureRanks(snap, rv, e.rk.total)
 	if d.Trace != nil {
-		for p, r := range ranked {
+		for p, r := range e.rk.traced {
 			d.Trace.Ranking = append(d.Trace.Ranking, RankTrace{Rank: p + 1, ClusterID: snap.Clusters[r.idx].ClusterID,
-				Hash: r.hash, U: r.u, Weight: r.weight, Score: Millis(r.score), Feasibility: e.feas[r.idx]})
+				Hash: r.hash, U: r.u, Weight: r.weight, Score: Millis(r.score), Feasibility: e.feasibility(snap, rv, r.idx)})
 		}
-		if len(ranked) < len(snap.Clusters) {
-			n := len(snap.Clusters) - len(ranked)
+		if n := len(snap.Clusters) - e.rk.total; n > 0 {
 			d.note(fmt.Sprintf("%s without a valid %s weight %s not ranked", plural.Count(n, "candidate", "candidates"), e.cfg.RendezvousWeight, plural.Noun(n, "is", "are")))
 		}
 	}
@@ -189,29 +113,26 @@ func (e *Engine) rankingOrder(snap *Snapshot, rv *reqView, d *Decision) []int {
 }
 
 // decidePulsar is plain pulsar (pulsar.md §6): the first feasible cluster
-// in ranking order; never waits.
-func (e *Engine) decidePulsar(snap *Snapshot, rv *reqView, d *Decision) {
-	order := e.rankingOrder(snap, rv, d)
-	d.AffinityOrder, d.OriginalOrder, d.OpenSet = order, order, order
-	if len(order) > 0 {
-		d.AffinityGroup = order[:1]
+// in ranking order; never waits. Under Options.PartialOrder the reported
+// orders end at the chosen cluster's rank.
+func (e *Engine) decidePulsar(snap *Snapshot, rv *reqView, opt Options, d *Decision) {
+	order := e.list[:0]
+	partial := e.rankStart(snap, rv, opt, d)
+	if !partial {
+		order = e.rankingOrder(snap, rv, d)
 	}
+	total := e.rk.total
 	d.Phase = PhaseRankWalk
-	if len(order) == 0 {
-		d.Reason = ReasonNothingRanked
-		if len(snap.Clusters) == 0 {
-			d.Reason = ReasonNoCandidates
-		}
-		return
-	}
-	kv := false
 	var pt *PhaseTrace
-	if d.Trace != nil {
+	if d.Trace != nil && total > 0 {
 		d.Trace.Phases = append(d.Trace.Phases, PhaseTrace{Phase: PhaseRankWalk, Scale: 1})
 		pt = &d.Trace.Phases[len(d.Trace.Phases)-1]
 	}
-	for p, idx := range order {
-		f := e.feas[idx]
+	kv := false
+	walked := total
+	for p := 0; p < total; p++ {
+		idx := e.ensureRanks(snap, rv, p+1)[p]
+		f := e.feasibility(snap, rv, idx)
 		if pt != nil {
 			ct := CandidateTrace{ClusterID: snap.Clusters[idx].ClusterID, Cluster: idx, Rank: p + 1, Feasibility: f,
 				Excluded: f == RetryExcluded, Bucket: -1, SLOEligible: true, HasCapacity: true, Why: "not reached"}
@@ -229,71 +150,120 @@ func (e *Engine) decidePulsar(snap *Snapshot, rv *reqView, d *Decision) {
 			if pt != nil {
 				pt.Result, pt.Chosen = KindSelected, snap.Clusters[idx].ClusterID
 			}
-			return
+			walked = p + 1
+			break
 		}
 		if f.KVSkip() {
 			kv = true
 		}
 	}
-	d.Reason = ReasonNoFeasible
+	if partial {
+		order = e.list[:walked]
+	}
+	d.AffinityOrder, d.OriginalOrder, d.OpenSet = order, order, order
+	if len(order) > 0 {
+		d.AffinityGroup = order[:1]
+	}
+	switch {
+	case d.Kind == KindSelected:
+	case total == 0 && len(snap.Clusters) == 0:
+		d.Reason = ReasonNoCandidates
+	case total == 0:
+		d.Reason = ReasonNothingRanked
+	default:
+		d.Reason = ReasonNoFeasible
+	}
 }
 
 // noteGated adds the candidates of list that the feasibility gate removed
 // to the last phase trace (pulsar.md §7.2: only feasible members enter
 // the selection).
-func (e *Engine) noteGated(snap *Snapshot, list []int, d *Decision) {
+func (e *Engine) noteGated(snap *Snapshot, rv *reqView, list []int, d *Decision) {
 	if d.Trace == nil || len(d.Trace.Phases) == 0 {
 		return
 	}
 	pt := &d.Trace.Phases[len(d.Trace.Phases)-1]
 	for p, idx := range list {
-		if f := e.feas[idx]; f != Eligible {
+		if f := e.feasibility(snap, rv, idx); f != Eligible {
 			pt.Candidates = append(pt.Candidates, CandidateTrace{ClusterID: snap.Clusters[idx].ClusterID, Cluster: idx,
 				Rank: p + 1, Feasibility: f, Excluded: f == RetryExcluded, Bucket: -1, Why: "removed by the feasibility gate: " + f.String()})
 		}
 	}
 }
 
+// feasibleOf returns the members of list that pass the feasibility gate
+// (pulsar.md §5), in e.open.
+func (e *Engine) feasibleOf(snap *Snapshot, rv *reqView, list []int) []int {
+	open := e.open[:0]
+	for _, idx := range list {
+		if e.feasibility(snap, rv, idx) == Eligible {
+			open = append(open, idx)
+		}
+	}
+	e.open = open
+	return open
+}
+
 // decidePulsarWaitAndWiden is pulsar-wait-and-widen (pulsar.md §7.2, the
 // newest upstream pulsar_wait_and_widen.rs without the eligible-primary
 // shortcut): ranking, session plan (mode keep), affinity group of k, the
-// affinity wait, then timed ranking bands with fallback_max_queued.
+// affinity wait, then timed ranking bands with fallback_max_queued. Under
+// Options.PartialOrder the order is built only as far as the open set
+// reaches, and the reported orders end there.
 func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand, opt Options, d *Decision) {
-	ranking := e.rankingOrder(snap, rv, d)
-	if len(ranking) == 0 {
+	partial := e.rankStart(snap, rv, opt, d)
+	var ranking, order []int // the whole ranking and order (not partial)
+	if !partial {
+		ranking = e.rankingOrder(snap, rv, d)
+	}
+	total := e.rk.total
+	if total == 0 {
 		d.Reason = ReasonNothingRanked
 		if len(snap.Clusters) == 0 {
 			d.Reason = ReasonNoCandidates
 		}
 		return
 	}
-	order, x, scale := e.plan(snap, rv, ranking, false, d)
+	var x time.Duration
+	var scale float64
+	last, promote := -1, false
+	if partial {
+		last, x, scale = e.sessionRules(snap, rv, d)
+		if last >= 0 && e.ensureRanks(snap, rv, 1)[0] != last && e.isRanked(snap, rv, last) {
+			promote, d.Promoted = true, true
+		}
+	} else {
+		order, x, scale = e.plan(snap, rv, ranking, false, d)
+		d.OriginalOrder, d.AffinityOrder = ranking, order
+	}
+	// reached reports the order up to the open set when partial.
+	reached := func(prefix []int) {
+		if partial {
+			d.OriginalOrder, d.AffinityOrder = e.list[:len(prefix)], prefix
+		}
+	}
 	s := x
 	if e.hasBand {
 		s = e.band
 	}
-	g := min(e.k, len(order))
-	d.OriginalOrder, d.AffinityOrder, d.AffinityGroup = ranking, order, order[:g]
+	g := min(e.k, total)
+	group := e.orderPrefix(snap, rv, order, last, promote, g)
+	d.AffinityGroup = group
 	d.AffinityWait, d.BandInterval = x, s
 
 	// Affinity phase over the feasible group members.
-	open := e.open[:0]
-	for _, idx := range order[:g] {
-		if e.feas[idx] == Eligible {
-			open = append(open, idx)
-		}
-	}
-	e.open = open
-	a := e.wwSelect(snap, rv, open, scale, rv.elapsed, e.cfg.MaxQueued, PhaseAffinity, rng, opt, d)
-	e.noteGated(snap, order[:g], d)
+	a := e.wwSelect(snap, rv, e.feasibleOf(snap, rv, group), scale, rv.elapsed, e.cfg.MaxQueued, PhaseAffinity, rng, opt, d)
+	e.noteGated(snap, rv, group, d)
 	if a.kind == KindSelected {
-		d.OpenSet = order[:g]
-		e.pulsarChoice(order, a.idx, PhaseAffinity, d)
+		d.OpenSet = group
+		reached(group)
+		e.pulsarChoice(snap, rv, group, a.idx, PhaseAffinity, d)
 		return
 	}
 	aw, awOK := a.wait, a.kind == KindWait
 	if rv.elapsed < x {
-		d.OpenSet = order[:g]
+		d.OpenSet = group
+		reached(group)
 		rem := x - rv.elapsed
 		d.Kind, d.Phase = KindWait, PhaseAffinity
 		if awOK && aw < rem {
@@ -309,15 +279,15 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 		bands = uint64(w/s) + 1
 	}
 	end, width, opened := g, 2, 0
-	for i := uint64(0); i < bands && end < len(order); i++ {
-		end = min(end+width, len(order))
+	for i := uint64(0); i < bands && end < total; i++ {
+		end = min(end+width, total)
 		opened++
 		if width < 1<<30 {
 			width *= 2
 		}
 	}
 	var bandWait time.Duration
-	bandOK := end < len(order)
+	bandOK := end < total
 	if bandOK {
 		mul := min(bands, math.MaxUint32)
 		next := time.Duration(math.MaxInt64)
@@ -326,25 +296,20 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 		}
 		bandWait = max(next-w, 0)
 	}
-	d.OpenSet = order[:end]
+	openSet := e.orderPrefix(snap, rv, order, last, promote, end)
+	d.OpenSet = openSet
+	reached(openSet)
 	if d.Trace != nil {
 		if s == 0 {
 			d.note(fmt.Sprintf("band interval 0: every rank opens at the end of the affinity wait (ranks 1–%d)", end))
 		} else {
-			d.note(fmt.Sprintf("%s opened every %g ms since the affinity wait: ranks 1–%d of %d", plural.Count(opened, "band", "bands"), DurationMs(s), end, len(order)))
+			d.note(fmt.Sprintf("%s opened every %g ms since the affinity wait: ranks 1–%d of %d", plural.Count(opened, "band", "bands"), DurationMs(s), end, total))
 		}
 	}
-	open = e.open[:0]
-	for _, idx := range order[:end] {
-		if e.feas[idx] == Eligible {
-			open = append(open, idx)
-		}
-	}
-	e.open = open
-	o := e.wwSelect(snap, rv, open, 1.0, w, e.cfg.FallbackMaxQueued, PhaseOpen, rng, opt, d)
-	e.noteGated(snap, order[:end], d)
+	o := e.wwSelect(snap, rv, e.feasibleOf(snap, rv, openSet), 1.0, w, e.cfg.FallbackMaxQueued, PhaseOpen, rng, opt, d)
+	e.noteGated(snap, rv, openSet, d)
 	if o.kind == KindSelected {
-		e.pulsarChoice(order, o.idx, PhaseOpen, d)
+		e.pulsarChoice(snap, rv, openSet, o.idx, PhaseOpen, d)
 		return
 	}
 	wait, ok := aw, awOK
@@ -368,8 +333,9 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 
 // pulsarChoice records a pww selection: rank depth is the position in the
 // (promoted) order; the KV flag is set when an earlier order position has a
-// KV skip reason, open or not (pulsar.md §7.6).
-func (e *Engine) pulsarChoice(order []int, idx int, phase Phase, d *Decision) {
+// KV skip reason, open or not (pulsar.md §7.6). order needs to reach idx
+// only: positions after it are not read.
+func (e *Engine) pulsarChoice(snap *Snapshot, rv *reqView, order []int, idx int, phase Phase, d *Decision) {
 	kv := false
 	for p, o := range order {
 		if o == idx {
@@ -377,7 +343,7 @@ func (e *Engine) pulsarChoice(order []int, idx int, phase Phase, d *Decision) {
 			d.SelectedAfterKVFreeTokensSkip = kv
 			return
 		}
-		if e.feas[o].KVSkip() {
+		if e.feasibility(snap, rv, o).KVSkip() {
 			kv = true
 		}
 	}

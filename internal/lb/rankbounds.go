@@ -19,13 +19,19 @@ import (
 // ordered by the bounds alone, and no two can tie or nearly tie. Only
 // candidates that share a group with another (their scores are within
 // about 10⁻⁹ of each other, or a bound is infinite or tiny) get their
-// exact score (Ln, glibc's log, as computeRanking) and are sorted by
+// exact score (Ln, glibc's log, as rankExact) and are sorted by
 // (score, cluster id) with the near-tie check. With random hashes almost
 // every group has one member, so a ranking of 256 candidates calls Ln a
 // handful of times instead of 256, and sorts plain uint64 keys. The order
 // and the flag are those of the full computation
 // (TestPropRankingMatchesReference, TestOrderByBoundsMatchesExact); the
 // trace path computes every score (it prints them).
+//
+// A decision that looks at the first ranks only (Options.PartialOrder)
+// takes the smallest few sort keys instead of sorting them all (topKeys)
+// and keeps the groups that end inside them (cutGroups): the cut rule
+// reads the sorted run from its start, so those groups, and the ranks
+// they give, are the full computation's (TestOrderByBoundsMatchesExact).
 
 // negLnBound bounds |approxNegLn(u) − Ln-based −ln u| for 0 < u < 1: the
 // approximation's own error is below 6·10⁻¹¹ (truncation of the series
@@ -66,16 +72,22 @@ func approxNegLn(u float64) float64 {
 	return -(float64(exp)*math.Ln2 + lnm)
 }
 
-// orderByBounds returns cands (ranked candidates with idx, hash, u and
-// weight set; every u < 1, at most 65,536 of them) in rank order, setting
-// d.Ambiguous on a near-tie. Entries in groups of one keep score 0.
-func (e *Engine) orderByBounds(snap *Snapshot, cands []rankEntry, d *Decision) []rankEntry {
+// noTie is rankState.tie when no near-tie is known.
+const noTie = math.MaxInt
+
+// boundKeys brackets the score of every entry of cands (ranked candidates
+// with idx, hash, u and weight set; every u < 1, at most 65,536 of them)
+// between lo and hi and returns the sort keys (unsorted): descending upper
+// bound in the top 48 bits, the position in cands below. Sorting may
+// misorder bounds within 2⁻³⁵ relative, which the cut rule's margin
+// (cutGroups) covers.
+func (e *Engine) boundKeys(cands []rankEntry) (lo, hi []float64, keys []uint64) {
 	n := len(cands)
 	if cap(e.rankBounds) < 2*n {
 		e.rankBounds = make([]float64, 2*n)
 	}
-	lo, hi := e.rankBounds[:n], e.rankBounds[n:2*n]
-	keys := e.rankKeys[:0]
+	lo, hi = e.rankBounds[:n], e.rankBounds[n:2*n]
+	keys = e.rankKeys[:0]
 	for p := range cands {
 		c := &cands[p]
 		a := approxNegLn(c.u)
@@ -84,33 +96,54 @@ func (e *Engine) orderByBounds(snap *Snapshot, cands []rankEntry, d *Decision) [
 		if a > negLnBound {
 			hi[p] = c.weight / (a - negLnBound)
 		}
-		// Descending upper bound in the top 48 bits, the position below:
-		// the sort may misorder bounds within 2⁻³⁵ relative, which the cut
-		// rule's margin covers.
 		keys = append(keys, ^(totalKey(hi[p])|0xffff)|uint64(p))
 	}
-	e.sortRankKeys(keys)
 	e.rankKeys = keys
-	out := e.rankedSorted[:0]
-	if n > 0 {
-		start, minLo := 0, lo[keys[0]&0xffff]
-		for j := 1; j < n; j++ {
-			p := keys[j] & 0xffff
-			if minLo >= minSeparable && hi[p]*(1+boundSep) < minLo*(1-boundSep) {
-				out = e.appendGroup(snap, cands, keys[start:j], out, d)
-				start, minLo = j, lo[p]
-				continue
-			}
-			minLo = min(minLo, lo[p])
-		}
-		out = e.appendGroup(snap, cands, keys[start:], out, d)
-	}
+	return lo, hi, keys
+}
+
+// orderByBounds returns cands (as boundKeys takes them) in rank order;
+// *tie becomes the first rank (0-based) whose score near-ties the one
+// before it, if there is one. Entries in groups of one keep score 0.
+func (e *Engine) orderByBounds(snap *Snapshot, cands []rankEntry, tie *int) []rankEntry {
+	lo, hi, keys := e.boundKeys(cands)
+	e.sortRankKeys(keys)
+	out := e.cutGroups(snap, cands, lo, hi, keys, true, e.rankedSorted[:0], tie)
 	e.rankedSorted = out
 	return out
 }
 
-// appendGroup appends one group of orderByBounds in exact rank order.
-func (e *Engine) appendGroup(snap *Snapshot, cands []rankEntry, group []uint64, out []rankEntry, d *Decision) []rankEntry {
+// cutGroups appends to out, in exact rank order, the groups of the keys
+// sorted ascending (boundKeys): it cuts the sorted run wherever the next
+// upper bound lies clearly below the lowest lower bound seen since the
+// last cut. With all false keys are only the smallest keys of cands, and
+// the run after the last cut is left out: its group may go on past them.
+// The groups it returns are those of the whole sorted run (the cut rule
+// reads the run from the start), so the result is a prefix of the full
+// order. *tie is lowered to the first near-tie rank among them.
+func (e *Engine) cutGroups(snap *Snapshot, cands []rankEntry, lo, hi []float64, keys []uint64, all bool, out []rankEntry, tie *int) []rankEntry {
+	n := len(keys)
+	if n == 0 {
+		return out
+	}
+	start, minLo := 0, lo[keys[0]&0xffff]
+	for j := 1; j < n; j++ {
+		p := keys[j] & 0xffff
+		if minLo >= minSeparable && hi[p]*(1+boundSep) < minLo*(1-boundSep) {
+			out = e.appendGroup(snap, cands, keys[start:j], out, tie)
+			start, minLo = j, lo[p]
+			continue
+		}
+		minLo = min(minLo, lo[p])
+	}
+	if all {
+		out = e.appendGroup(snap, cands, keys[start:], out, tie)
+	}
+	return out
+}
+
+// appendGroup appends one group of cutGroups in exact rank order.
+func (e *Engine) appendGroup(snap *Snapshot, cands []rankEntry, group []uint64, out []rankEntry, tie *int) []rankEntry {
 	if len(group) == 1 {
 		return append(out, cands[group[0]&0xffff])
 	}
@@ -126,11 +159,37 @@ func (e *Engine) appendGroup(snap *Snapshot, cands []rankEntry, group []uint64, 
 	e.sorted = keys
 	for i, k := range keys {
 		out = append(out, cands[k.pos])
-		if i > 0 && nearTie(cands[keys[i-1].pos].score, cands[k.pos].score) {
-			d.Ambiguous = true
+		if i > 0 && nearTie(cands[keys[i-1].pos].score, cands[k.pos].score) && len(out)-1 < *tie {
+			*tie = len(out) - 1
 		}
 	}
 	return out
+}
+
+// topKeys returns the p smallest of keys (distinct) in ascending order,
+// in e.rankTop: the first p keys of the sorted run, found by one pass
+// that keeps the best p seen so far (with random scores a key beats the
+// p-th best rarely, so the pass mostly compares).
+func (e *Engine) topKeys(keys []uint64, p int) []uint64 {
+	p = min(p, len(keys))
+	top := append(e.rankTop[:0], keys[:p]...)
+	slices.Sort(top)
+	if p > 0 {
+		worst := top[p-1]
+		for _, k := range keys[p:] {
+			if k >= worst {
+				continue
+			}
+			i := p - 1
+			for ; i > 0 && top[i-1] > k; i-- {
+				top[i] = top[i-1]
+			}
+			top[i] = k
+			worst = top[p-1]
+		}
+	}
+	e.rankTop = top
+	return top
 }
 
 // sortRankKeys sorts keys ascending, like slices.Sort. Above 64 keys it

@@ -59,21 +59,26 @@ type rankCache struct {
 	index   []int32
 }
 
-// rankCacheEntry is one cached ranking.
+// rankCacheEntry is one cached ranking: its first n ranks (every rank,
+// n = total, unless a decision under Options.PartialOrder computed only a
+// prefix; rankprefix.go).
 type rankCacheEntry struct {
 	hash                   uint64
 	routingKey, model, key string
-	n                      uint32
-	ambiguous              bool
+	n                      uint32 // ranks stored
+	total                  uint32 // ranked candidates
+	// tie is the first stored rank (0-based) whose score near-ties the
+	// one before it, noTieEntry if none among the stored ranks.
+	tie uint32
+	// validAll: every candidate with a valid weight is ranked (none has
+	// u = 1), so a candidate is ranked iff its weight is valid.
+	validAll bool
 }
 
-// rankKeyHash hashes a request's (cache affinity key, routing key, model)
-// for the cache index; hits compare the strings too.
-func rankKeyHash(rv *reqView) uint64 {
-	return xxh3.HashString(rv.key) ^ rankTargetHash(rv.routingKey, rv.model)
-}
+// noTieEntry is rankCacheEntry.tie without a near-tie.
+const noTieEntry = math.MaxUint32
 
-// rankTargetHash is the routing key and model part of rankKeyHash.
+// rankTargetHash is the routing key and model part of keyHash.
 func rankTargetHash(routingKey, model string) uint64 {
 	return bits.RotateLeft64(xxh3.HashString(routingKey), 21) ^ bits.RotateLeft64(xxh3.HashString(model), 42)
 }
@@ -87,8 +92,10 @@ type rankTargetMemo struct {
 	ok                bool
 }
 
-// keyHash is rankKeyHash(rv), reusing the target part for the very same
-// strings (same bytes in memory) as last time.
+// keyHash hashes a request's (cache affinity key, routing key, model) for
+// the cache index (hits compare the strings too), reusing the routing key
+// and model part for the very same strings (same bytes in memory) as last
+// time.
 func (m *rankTargetMemo) keyHash(rv *reqView) uint64 {
 	same := func(a, b string) bool { return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b) }
 	if !m.ok || !same(m.routingKey, rv.routingKey) || !same(m.model, rv.model) {
@@ -102,35 +109,58 @@ func rankCacheable(rv *reqView, n int) bool {
 	return len(rv.key) <= maxCachedKeyBytes && n <= math.MaxUint16+1
 }
 
-// lookup returns the cached ranking of rv under candidate set version gen.
-func (c *rankCache) lookup(gen, h uint64, rv *reqView) ([]uint16, bool, bool) {
+// lookup returns the entry number of rv's ranking under candidate set
+// version gen.
+func (c *rankCache) lookup(gen, h uint64, rv *reqView) (int, bool) {
 	if c.gen != gen || len(c.index) == 0 {
-		return nil, false, false
+		return -1, false
 	}
 	mask := len(c.index) - 1
 	for i := int(h) & mask; ; i = (i + 1) & mask {
 		id := c.index[i]
 		if id == 0 {
-			return nil, false, false
+			return -1, false
 		}
 		e := &c.entries[id-1]
 		if e.hash == h && e.key == rv.key && e.routingKey == rv.routingKey && e.model == rv.model {
-			p := int(id-1) * c.stride
-			return c.order[p : p+int(e.n)], e.ambiguous, true
+			return int(id - 1), true
 		}
 	}
 }
 
-// has reports whether rv's ranking is cached under version gen.
-func (c *rankCache) has(gen, h uint64, rv *reqView) bool {
-	_, _, ok := c.lookup(gen, h, rv)
-	return ok
+// ranks returns the stored ranks of entry id.
+func (c *rankCache) ranks(id int) []uint16 {
+	p := id * c.stride
+	return c.order[p : p+int(c.entries[id].n)]
 }
 
-// insert stores the ranking of rv (ranked, in rank order) under candidate
-// set version gen for n candidates, evicting the oldest entry when full.
-// The key must not be cached yet (callers insert after a missed lookup).
-func (c *rankCache) insert(gen uint64, n int, h uint64, rv *reqView, ranked []rankEntry, ambiguous bool) {
+// store saves the first ranks of rv's ranking (ranked, in rank order; rs
+// gives the ranked count, the near-tie rank and validAll) under candidate
+// set version gen for n candidates: into entry id when id ≥ 0 (rv's entry,
+// found by lookup in the same decision), else as a new entry, evicting the
+// oldest when full. It returns the entry number.
+func (c *rankCache) store(gen uint64, n int, h uint64, rv *reqView, ranked []rankEntry, rs *rankState, id int) int {
+	if id < 0 || c.gen != gen || c.stride != n {
+		id = c.insert(gen, n, h, rv)
+	}
+	tie := uint32(noTieEntry)
+	if rs.tie < len(ranked) {
+		tie = uint32(rs.tie)
+	}
+	e := &c.entries[id]
+	e.n, e.total, e.tie, e.validAll = uint32(len(ranked)), uint32(rs.total), tie, rs.validAll
+	dst := c.order[id*c.stride:][:len(ranked)]
+	for i := range ranked {
+		dst[i] = uint16(ranked[i].idx)
+	}
+	return id
+}
+
+// insert adds an entry for rv (no ranks yet) under candidate set version
+// gen for n candidates, evicting the oldest entry when full, and returns
+// its number. The key must not be cached yet (callers insert after a
+// missed lookup).
+func (c *rankCache) insert(gen uint64, n int, h uint64, rv *reqView) int {
 	if c.gen != gen || c.stride != n {
 		c.reset(gen, n)
 	}
@@ -148,12 +178,9 @@ func (c *rankCache) insert(gen uint64, n int, h uint64, rv *reqView, ranked []ra
 		c.next = (c.next + 1) % len(c.entries)
 		c.remove(id)
 	}
-	c.entries[id] = rankCacheEntry{hash: h, routingKey: rv.routingKey, model: rv.model, key: rv.key, n: uint32(len(ranked)), ambiguous: ambiguous}
-	dst := c.order[id*c.stride:][:len(ranked)]
-	for i := range ranked {
-		dst[i] = uint16(ranked[i].idx)
-	}
+	c.entries[id] = rankCacheEntry{hash: h, routingKey: rv.routingKey, model: rv.model, key: rv.key}
 	c.place(id)
+	return id
 }
 
 // reset empties the cache for version gen with stride n, keeping its

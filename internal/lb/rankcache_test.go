@@ -130,19 +130,23 @@ func TestRankCacheEvictionKeepsIndex(t *testing.T) {
 		for j := range ranked {
 			ranked[j].idx = (i + j) % 3
 		}
-		c.insert(1, 3, rankKeyHash(&rv)&0xfffff, &rv, ranked, i%2 == 0) // colliding hashes: long probe runs
+		rs := rankState{total: 3, tie: noTie}
+		if i%2 == 0 {
+			rs.tie = 1
+		}
+		c.store(1, 3, new(rankTargetMemo).keyHash(&rv)&0xfffff, &rv, ranked, &rs, -1) // colliding hashes: long probe runs
 	}
 	if len(c.entries) != maxRankCacheEntries {
 		t.Fatalf("%d entries, want %d", len(c.entries), maxRankCacheEntries)
 	}
 	for i := 0; i < n; i++ {
 		rv := reqView{key: fmt.Sprintf("k%d", i), model: "m"}
-		got, amb, ok := c.lookup(1, rankKeyHash(&rv)&0xfffff, &rv)
+		id, ok := c.lookup(1, new(rankTargetMemo).keyHash(&rv)&0xfffff, &rv)
 		if want := i >= n-len(c.entries); ok != want {
 			t.Fatalf("key %d: cached %v, want %v (%d entries)", i, ok, want, len(c.entries))
 		}
-		if ok && (got[0] != uint16(i%3) || amb != (i%2 == 0)) {
-			t.Fatalf("key %d: ranking %v ambiguous %v", i, got, amb)
+		if ok && (c.ranks(id)[0] != uint16(i%3) || (c.entries[id].tie == 1) != (i%2 == 0)) {
+			t.Fatalf("key %d: ranking %v near-tie at %d", i, c.ranks(id), c.entries[id].tie)
 		}
 	}
 }
@@ -184,7 +188,8 @@ func TestApproxNegLnWithinBound(t *testing.T) {
 	}
 }
 
-// orderByBounds gives the exact order and near-tie flag on crafted scores
+// orderByBounds gives the exact order and near-tie rank, and the groups
+// cut inside the p smallest keys a prefix of them, on crafted scores
 // that the bounds cannot separate: equal weights with adjacent u (scores
 // within an ulp or equal: ties go by cluster id), +Inf scores, subnormal
 // weights, u next to 1, mixed with ordinary candidates.
@@ -221,16 +226,35 @@ func TestOrderByBoundsMatchesExact(t *testing.T) {
 			exact[i].score = exact[i].weight / -Ln(exact[i].u)
 			exact[i].key = totalKey(exact[i].score)
 		}
-		var d1, d2 Decision
-		want := slices.Clone(NewEngine(cfgOf(Pulsar)).orderExact(snap, exact, &d1))
-		got := NewEngine(cfgOf(Pulsar)).orderByBounds(snap, slices.Clone(cands), &d2)
+		wantTie, gotTie := noTie, noTie
+		want := slices.Clone(NewEngine(cfgOf(Pulsar)).orderExact(snap, exact, &wantTie))
+		e := NewEngine(cfgOf(Pulsar))
+		got := e.orderByBounds(snap, slices.Clone(cands), &gotTie)
 		for i := range want {
 			if got[i].idx != want[i].idx {
 				t.Fatalf("round %d: position %d is candidate %d, want %d", round, i, got[i].idx, want[i].idx)
 			}
 		}
-		if len(got) != len(want) || d1.Ambiguous != d2.Ambiguous {
-			t.Fatalf("round %d: %d entries ambiguous %v, want %d ambiguous %v", round, len(got), d2.Ambiguous, len(want), d1.Ambiguous)
+		if len(got) != len(want) || wantTie != gotTie {
+			t.Fatalf("round %d: %d entries near-tie at %d, want %d near-tie at %d", round, len(got), gotTie, len(want), wantTie)
+		}
+		// Prefixes: the groups that end inside the p smallest keys.
+		for p := 1; p <= n; p++ {
+			c := slices.Clone(cands)
+			lo, hi, keys := e.boundKeys(c)
+			tie := noTie
+			pre := e.cutGroups(snap, c, lo, hi, e.topKeys(keys, p), p == n, nil, &tie)
+			if len(pre) > p || p == n && len(pre) != n {
+				t.Fatalf("round %d: prefix of %d keys gives %d ranks", round, p, len(pre))
+			}
+			for i := range pre {
+				if pre[i].idx != want[i].idx {
+					t.Fatalf("round %d, prefix of %d: position %d is candidate %d, want %d", round, p, i, pre[i].idx, want[i].idx)
+				}
+			}
+			if wt := wantTie; (wt < len(pre)) != (tie < len(pre)) || tie < len(pre) && tie != wt {
+				t.Fatalf("round %d, prefix of %d (%d ranks): near-tie at %d, want %d", round, p, len(pre), tie, wt)
+			}
 		}
 	}
 }

@@ -17,12 +17,24 @@ import (
 // too: formats.md has no field for the pinned flag (decision recorded in
 // the engineering note; session.md §11 item 3).
 func (e *Engine) plan(snap *Snapshot, rv *reqView, orig []int, insertTruncate bool, d *Decision) ([]int, time.Duration, float64) {
+	last, x, scale := e.sessionRules(snap, rv, d)
+	if last < 0 {
+		return orig, x, scale
+	}
+	return e.promote(snap, orig, last, insertTruncate, d), x, scale
+}
+
+// sessionRules is the classification part of plan (session.md §7 steps
+// 2–4): it sets d.Session and returns X, the prefill scale, and the last
+// cluster's candidate index when the order is to be promoted (a returning
+// session whose last cluster is a candidate), else -1.
+func (e *Engine) sessionRules(snap *Snapshot, rv *reqView, d *Decision) (int, time.Duration, float64) {
 	x, scale := e.x, e.cfg.CacheAffinityInputTokensScale
 	if !e.cfg.LastClusterAffinity || !rv.hasKey {
 		if e.cfg.LastClusterAffinity {
 			d.note("session rules skipped: no cache affinity key")
 		}
-		return orig, x, scale
+		return -1, x, scale
 	}
 	last := -1
 	if rv.hasLast {
@@ -44,12 +56,18 @@ func (e *Engine) plan(snap *Snapshot, rv *reqView, orig []int, insertTruncate bo
 		if d.Trace != nil { // formatting allocates: only for a trace
 			d.note(fmt.Sprintf("session %s: affinity wait 0, prefill scale 1.0, order unchanged", state))
 		}
-		return orig, 0, 1.0
+		return -1, 0, 1.0
 	}
 	if last < 0 {
 		d.note("session returning (pinned) but the last cluster is no longer a candidate: order unchanged")
-		return orig, x, scale
 	}
+	return last, x, scale
+}
+
+// promote is plan's step 5 for a returning session whose last cluster is
+// candidate last: the order with last moved (or, insertTruncate, inserted)
+// to the front (session.md §4), in e.order.
+func (e *Engine) promote(snap *Snapshot, orig []int, last int, insertTruncate bool, d *Decision) []int {
 	order := e.order[:0]
 	pos := -1
 	for i, idx := range orig {
@@ -84,7 +102,7 @@ func (e *Engine) plan(snap *Snapshot, rv *reqView, orig []int, insertTruncate bo
 			d.note(fmt.Sprintf("session returning: last cluster %s is not in the ranking; order kept", snap.Clusters[last].ClusterID))
 		}
 	}
-	return order, x, scale
+	return order
 }
 
 // SessionSelection returns the `selection` label Stargate records in

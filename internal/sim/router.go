@@ -37,7 +37,9 @@ func (r *runner) route(qi int32) {
 		if v := r.wl.RequestSLOMs; v != nil {
 			rq.RequestSLOMs = lb.Some(*v)
 		}
-		st := r.engines[q.model].Step(&r.snap, rq, r.rng, lb.Options{})
+		// The simulator reads the kind, the cluster and the session state
+		// only: the engine may order just the ranks it looks at.
+		st := r.engines[q.model].Step(&r.snap, rq, r.rng, lb.Options{PartialOrder: true})
 		if r.opt.onStep != nil {
 			r.opt.onStep(&r.snap, rq, st)
 		}

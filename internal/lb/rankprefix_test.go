@@ -1,0 +1,95 @@
+package lb
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// isPrefix reports whether p is a prefix of full.
+func isPrefix(p, full []int) bool { return len(p) <= len(full) && slices.Equal(p, full[:len(p)]) }
+
+// Under Options.PartialOrder a decision is the full decision in every
+// field the option does not name, and its orders are prefixes of the full
+// ones (pww: the same open set), on random snapshots of 1–300 loaded
+// clusters with sessions, hints, exclusions, KV gating, bands and elapsed
+// times from 0 to past every band. Both engines live across the steps, so
+// the partial one serves prefixes from its cache, extends them, and
+// sometimes decides in full (which must complete a cached prefix).
+func TestPropPartialOrderMatchesFull(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		snap := genWideSnapshot(t)
+		for i := range snap.Clusters {
+			st := &snap.Clusters[i].Stats
+			st.MaxEngineConcurrency = rapid.Uint64Range(0, 2).Draw(t, "limit")
+			st.NumRunningQueries = rapid.Uint64Range(0, 3).Draw(t, "running")
+			st.KVCacheCapacityTokens, st.KVCacheFreeTokens = 1024, rapid.SampledFrom([]uint64{0, 50, 1024}).Draw(t, "kvfree")
+		}
+		a := rapid.SampledFrom([]Algorithm{Pulsar, PulsarWaitAndWiden}).Draw(t, "alg")
+		cfg := genConfig(t, a, rapid.Bool().Draw(t, "sessions"))
+		cfg.ConsiderKVFreeTokens = rapid.Bool().Draw(t, "kv")
+		partial, full := NewEngine(cfg), NewEngine(cfg)
+		for step := 0; step < 12; step++ {
+			r := rq(key(rapid.SampledFrom([]string{"k1", "session-6", "prefix", "s-9"}).Draw(t, "key")),
+				input(rapid.SampledFrom([]uint64{0, 100, 1000}).Draw(t, "input")),
+				at(rapid.SampledFrom([]float64{0, 50, 299, 300, 301, 350, 420, 1000, 5000, 60000}).Draw(t, "elapsed")))
+			pick := func(label string) string {
+				return snap.Clusters[rapid.IntRange(0, len(snap.Clusters)-1).Draw(t, label)].ClusterID
+			}
+			if rapid.Bool().Draw(t, "hint") {
+				r.LastClusterID = pick("last")
+			}
+			if rapid.IntRange(0, 3).Draw(t, "excl") == 0 {
+				r.ExcludedClusterIDs = []string{pick("x1"), pick("x2")}
+			}
+			opt := Options{Probabilities: rapid.Bool().Draw(t, "probs")}
+			popt := opt
+			popt.PartialOrder = rapid.IntRange(0, 4).Draw(t, "fullstep") != 0
+			d1 := partial.Decide(snap, r, seeded(uint64(step)), popt).Clone()
+			d2 := full.Decide(snap, r, seeded(uint64(step)), opt)
+			brief := func(d Decision) string {
+				return fmt.Sprintf("%v %s depth %d wait %v reason %v phase %v ambiguous %v session %v promoted %v open %d group %v order %v", d.Kind, d.ClusterID,
+					d.RankDepth, d.Wait, d.Reason, d.Phase, d.Ambiguous, d.Session, d.Promoted, len(d.OpenSet), IDs(snap, d.AffinityGroup),
+					IDs(snap, d.AffinityOrder[:min(8, len(d.AffinityOrder))]))
+			}
+			fail := func(what string) {
+				t.Fatalf("step %d (partial %v): %s differs\npartial %s\nfull    %s", step, popt.PartialOrder, what, brief(d1), brief(d2))
+			}
+			if !same(d1, d2) || d1.ClusterID != d2.ClusterID || d1.RetryAt != d2.RetryAt || d1.Phase != d2.Phase ||
+				d1.Session != d2.Session || d1.Promoted != d2.Promoted || d1.AffinityWait != d2.AffinityWait || d1.BandInterval != d2.BandInterval {
+				fail("the decision")
+			}
+			if !slices.Equal(d1.AffinityGroup, d2.AffinityGroup) {
+				fail("the affinity group")
+			}
+			if len(d1.Choices) != len(d2.Choices) || d1.ChoicesExact != d2.ChoicesExact {
+				fail("the choices")
+			}
+			for i := range d1.Choices {
+				if d1.Choices[i].Cluster != d2.Choices[i].Cluster || d1.Choices[i].P != d2.Choices[i].P {
+					fail("the choices")
+				}
+			}
+			if !isPrefix(d1.OriginalOrder, d2.OriginalOrder) || !isPrefix(d1.AffinityOrder, d2.AffinityOrder) || !isPrefix(d1.OpenSet, d2.OpenSet) {
+				fail("an order")
+			}
+			if a == PulsarWaitAndWiden && !slices.Equal(d1.OpenSet, d2.OpenSet) {
+				fail("the open set")
+			}
+			if a == PulsarWaitAndWiden && len(d1.AffinityOrder) != len(d1.OpenSet) && popt.PartialOrder {
+				fail("the reported order's length")
+			}
+			if !popt.PartialOrder && (!slices.Equal(d1.OriginalOrder, d2.OriginalOrder) || !slices.Equal(d1.AffinityOrder, d2.AffinityOrder) || d1.Ambiguous != d2.Ambiguous) {
+				fail("the full order")
+			}
+			if d1.Ambiguous && !d2.Ambiguous {
+				fail("the near-tie flag")
+			}
+			if d2.Ambiguous && len(d1.OriginalOrder) == len(d2.OriginalOrder) && !d1.Ambiguous {
+				fail("the near-tie flag")
+			}
+		}
+	})
+}
