@@ -45,7 +45,19 @@ func lcctlMain() {
 // test binary, never by the copies testscript runs as "lcctl".
 type suite struct{ m *testing.M }
 
+// envDeathChild and envOlricBin run the test binary as the child of
+// TestMembersDieWithTheTestProcess: no cluster, olricBin from
+// envOlricBin, envDeathChild the directory to work in.
+const (
+	envDeathChild = "LCCTL_PROCESSTEST_DEATH_CHILD"
+	envOlricBin   = "LCCTL_PROCESSTEST_OLRIC_BIN"
+)
+
 func (s suite) Run() int {
+	if os.Getenv(envDeathChild) != "" {
+		olricBin = os.Getenv(envOlricBin)
+		return s.m.Run()
+	}
 	dir, err := os.MkdirTemp("", "lcctl-olric-suite-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "processtest:", err)
@@ -106,7 +118,8 @@ func startCluster(dir string, n int) error {
 var olricBin string
 
 // launchMember starts one olric-server process with a configuration file
-// written to dir/cfgName, joining peers (memberlist addresses).
+// written to dir/cfgName, joining peers (memberlist addresses). On Linux
+// the process is killed when the test process dies (memberProcAttr).
 func launchMember(dir, cfgName string, peers []string, replicas int, fast bool) (*member, error) {
 	port, err := freePort()
 	if err != nil {
@@ -123,6 +136,7 @@ func launchMember(dir, cfgName string, peers []string, replicas int, fast bool) 
 	}
 	m.cmd = exec.Command(olricBin, "-c", cfg)
 	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
+	m.cmd.SysProcAttr = memberProcAttr() // dies with the test process (Linux)
 	if err := m.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start olric-server %s: %w", cfgName, err)
 	}
