@@ -246,7 +246,7 @@ func runMigrate(_ context.Context, env *Env, opts *migrateOptions) error {
 		}
 	}
 	if env.Global.JSON() {
-		if err := writeJSON(env.Out, "migrate", report); err != nil {
+		if err := writeMigrateJSON(env.Out, report); err != nil {
 			return err
 		}
 	} else {
@@ -323,7 +323,9 @@ func migrateText(mo migrate.Options, name, as string, data []byte) (migrateFileR
 	}
 	fr.Format = res.Format.String()
 	fr.Status = string(res.Status)
-	fr.Changes = append(fr.Changes, res.Changes...)
+	if res.Changes != nil {
+		fr.Changes = res.Changes // not copied: 93,000 changes are 20 MB
+	}
 	fr.Availability = append(fr.Availability, res.Availability...)
 	fr.Notes = append(fr.Notes, res.Notes...)
 	for _, d := range res.Errors {

@@ -43,6 +43,53 @@ func writeJSON(w io.Writer, doc string, v any) error {
 	return ind.Close()
 }
 
+// streamJSON writes one indented document like writeJSON, for a
+// document too large to hold encoded at once: body hands over the
+// compact document in pieces through put (concatenated, they are one
+// JSON object, as encoding/json without HTML escaping writes it; the
+// first piece holds at least the '{' and the first byte of the first
+// member). The pieces are stamped, escaped (ui.JSONSafe) and indented as
+// writeJSON does, so the bytes written are writeJSON's for the same
+// document. Errors: body's, a first piece that is not the start of an
+// object, the writer's.
+func streamJSON(w io.Writer, doc string, body func(put func([]byte) error) error) error {
+	ind := ui.NewJSONIndenter(w, "  ")
+	first := true
+	put := func(p []byte) error {
+		p = ui.JSONSafe(p)
+		if first {
+			first = false
+			if len(p) < 2 || p[0] != '{' || p[1] == '}' {
+				return fmt.Errorf("encoding the %s JSON document: it does not start with an object member", SchemaID(doc))
+			}
+			head := `{"schema":"` + SchemaID(doc) + `",`
+			if _, err := io.WriteString(ind, head); err != nil {
+				return err
+			}
+			p = p[1:]
+		}
+		_, err := ind.Write(p)
+		return err
+	}
+	if err := body(put); err != nil {
+		return err
+	}
+	return ind.Close()
+}
+
+// encodeCompact encodes v as lcctl's JSON output does (encoding/json
+// without HTML escaping), without the Encoder's final newline, for a
+// piece of a streamed document (streamJSON). Errors: encoding/json's.
+func encodeCompact(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
 // writeJSONLine writes v as one JSON line (JSON Lines streams: store key
 // --batch, store scan) stamped like writeJSON.
 func writeJSONLine(w io.Writer, doc string, v any) error {
