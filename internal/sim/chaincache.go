@@ -72,7 +72,24 @@ func (c *chainCache) find(key uint64) int32 {
 	return -1
 }
 
-func (c *chainCache) obtain(key uint64) int32 {
+// at returns hint when it is key's chain (a position a request noted
+// earlier), else -1: a live chain with the key is the one the index
+// maps it to, so a request that remembers where its chains are skips the
+// index (a cache miss per lookup on wide scenarios) and gets the same
+// chain find would.
+func (c *chainCache) at(hint int32, key uint64) int32 {
+	if hint >= 0 && int(hint) < len(c.chains) {
+		if ch := &c.chains[hint]; ch.live && ch.key == key {
+			return hint
+		}
+	}
+	return -1
+}
+
+func (c *chainCache) obtain(key uint64, hint int32) int32 {
+	if i := c.at(hint, key); i >= 0 {
+		return i
+	}
 	p, found := c.index.upsert(key)
 	if found {
 		return *p
@@ -248,11 +265,12 @@ func (c *chainCache) reference(ch *chain, upto int64) {
 }
 
 // match references the longest cached leading run of the chain up to
-// want blocks and returns its length.
-func (c *chainCache) match(key uint64, want int64) int64 {
+// want blocks and returns its length and the chain's position (-1 when
+// the chain has no blocks).
+func (c *chainCache) match(key uint64, want int64) (int64, int32) {
 	ci := c.find(key)
 	if ci < 0 || want <= 0 {
-		return 0
+		return 0, ci
 	}
 	ch := &c.chains[ci]
 	m := min(ch.cached, want)
@@ -262,18 +280,20 @@ func (c *chainCache) match(key uint64, want int64) int64 {
 		}
 		c.addHolder(ci, m)
 	}
-	return m
+	return m, ci
 }
 
 // extend takes a request's hold on the chain from [0, from) to
 // [0, upto): cached blocks are referenced, missing ones written, each
 // evicting the least recently freed block when the cache is full. It
-// returns the new hold, short of upto when no block could be evicted.
-func (c *chainCache) extend(key uint64, from, upto int64) int64 {
+// returns the new hold, short of upto when no block could be evicted,
+// and the chain's position (hint: where the caller saw the chain last,
+// -1 unknown), -1 when the chain was dropped.
+func (c *chainCache) extend(key uint64, hint int32, from, upto int64) (int64, int32) {
 	if upto <= from {
-		return from
+		return from, hint
 	}
-	ci := c.obtain(key)
+	ci := c.obtain(key, hint)
 	ch := &c.chains[ci]
 	h := min(ch.cached, upto)
 	if h > ch.maxHeld() {
@@ -291,8 +311,9 @@ func (c *chainCache) extend(key uint64, from, upto int64) int64 {
 	c.addHolder(ci, h)
 	if h == 0 {
 		c.dropIfEmpty(ci)
+		return h, -1
 	}
-	return h
+	return h, ci
 }
 
 // makeRoom frees up to n places, evicting least recently freed blocks,
@@ -320,9 +341,12 @@ func (c *chainCache) makeRoom(n int64) int64 {
 }
 
 // release drops a hold of h blocks; the blocks nobody holds any more
-// become the most recently freed batch.
-func (c *chainCache) release(key uint64, h int64) {
-	ci := c.find(key)
+// become the most recently freed batch (hint as for extend).
+func (c *chainCache) release(key uint64, hint int32, h int64) {
+	ci := c.at(hint, key)
+	if ci < 0 {
+		ci = c.find(key)
+	}
 	if ci < 0 || h <= 0 {
 		return
 	}

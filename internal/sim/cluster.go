@@ -341,13 +341,15 @@ func (r *runner) matchPrefix(q *request, c *clusterState) int64 {
 			q.held = i + 1
 		}
 	} else {
+		q.chainAt = [3]int32{-1, -1, -1}
 		var buf [3]segment
-		for _, s := range r.segments(q, &buf) {
+		for j, s := range r.segments(q, &buf) {
 			want := min(s.hi, most) - s.lo
 			if want <= 0 {
 				break
 			}
-			m := c.cc.match(s.key, want)
+			m, ci := c.cc.match(s.key, want)
+			q.chainAt[j] = ci
 			q.held += m
 			if m < want {
 				break
@@ -376,7 +378,7 @@ func (r *runner) writeBlocks(q *request, c *clusterState, upto int64) {
 		return
 	}
 	var buf [3]segment
-	for _, s := range r.segments(q, &buf) {
+	for j, s := range r.segments(q, &buf) {
 		if q.held >= s.hi {
 			continue
 		}
@@ -384,7 +386,8 @@ func (r *runner) writeBlocks(q *request, c *clusterState, upto int64) {
 			return
 		}
 		to := min(upto, s.hi) - s.lo
-		got := c.cc.extend(s.key, q.held-s.lo, to)
+		got, ci := c.cc.extend(s.key, q.chainAt[j], q.held-s.lo, to)
+		q.chainAt[j] = ci
 		q.held = s.lo + got
 		if got < to {
 			q.noRoom = true
@@ -410,7 +413,7 @@ func (r *runner) releaseBlocks(q *request, c *clusterState) {
 	for i := len(segs) - 1; i >= 0; i-- {
 		s := segs[i]
 		if h := min(q.held, s.hi) - s.lo; h > 0 {
-			c.cc.release(s.key, h)
+			c.cc.release(s.key, q.chainAt[i], h)
 		}
 	}
 	q.held = 0

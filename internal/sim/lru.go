@@ -1,7 +1,5 @@
 package sim
 
-import "math/bits"
-
 // lru is a map from uint64 keys to values with a recency list, stored in a
 // node slice with a free list, so that steady-state use allocates nothing
 // (the index keeps its table after deletes).
@@ -118,15 +116,6 @@ func (l *lru[V]) removeAt(i int32) V {
 	return v
 }
 
-// oldest returns the least recently used entry.
-func (l *lru[V]) oldest() (uint64, *V, bool) {
-	if l.tail < 0 {
-		return 0, nil, false
-	}
-	n := &l.nodes[l.tail]
-	return n.key, &n.val, true
-}
-
 // lcEntry is one last-cluster store entry.
 type lcEntry struct {
 	cluster int32
@@ -137,26 +126,64 @@ type lcEntry struct {
 // (absent or expired = miss) and Set (value and TTL reset). The local
 // store is an LRU with a cap where a hit refreshes recency but not expiry
 // and expired entries linger until read or pushed out (§5.2); the shared
-// (Olric) store has no cap and expires entries by TTL (§5.1), so it keeps
-// its list in write order and sweeps expired entries from the old end.
+// (Olric) store has no cap and expires entries by TTL (§5.1).
+//
+// The shared store keeps each entry in its table slot (one cache line per
+// Get or Set; a wide scenario's tens of thousands of sessions make every
+// store access a miss) and its writes, in order, in a log that sweep
+// consumes from the old end: every entry has the same TTL, so the order of
+// writes is the order of expiry. A log record whose key was written again
+// since, or read after expiry and dropped, no longer matches the table
+// and is skipped; the log is compacted when such records outnumber the
+// entries, so it stays within twice the live entries (amortised O(1) per
+// Set). Only Get's answers are observable, and they are those of the
+// table: the latest write, while it is younger than the TTL.
 type lcStore struct {
-	l     *lru[lcEntry]
-	ttl   int64 // ns
-	cap   int   // 0 = no cap
+	l     *lru[lcEntry] // local
+	tab   u64Map[lcEntry]
+	log   fifo[lcWrite] // shared: the writes, oldest first
+	ttl   int64         // ns
+	cap   int           // 0 = no cap
 	local bool
 }
 
+// lcWrite is one write of the shared store's log.
+type lcWrite struct {
+	key     uint64
+	expires int64 // ns
+}
+
 func newLCStore(ttl int64, local bool, capacity int) *lcStore {
-	s := &lcStore{l: newLRU[lcEntry](), ttl: ttl, local: local}
+	s := &lcStore{ttl: ttl, local: local}
 	if local {
+		s.l = newLRU[lcEntry]()
 		s.cap = max(capacity, 1)
 	}
 	return s
 }
 
+// len is the number of entries held (expired ones included until swept).
+func (s *lcStore) len() int {
+	if s.local {
+		return s.l.len()
+	}
+	return s.tab.len()
+}
+
 // get returns the stored cluster for key at time now.
 func (s *lcStore) get(key uint64, now int64) (int32, bool) {
-	e, ok := s.l.get(key, s.local)
+	if !s.local {
+		e := s.tab.ref(key)
+		if e == nil {
+			return -1, false
+		}
+		if now >= e.expires {
+			s.tab.del(key)
+			return -1, false
+		}
+		return e.cluster, true
+	}
+	e, ok := s.l.get(key, true)
 	if !ok {
 		return -1, false
 	}
@@ -169,9 +196,37 @@ func (s *lcStore) get(key uint64, now int64) (int32, bool) {
 
 // set writes cluster for key at time at (expiry at + TTL).
 func (s *lcStore) set(key uint64, cluster int32, at int64) {
-	if s.l.put(key, lcEntry{cluster: cluster, expires: at + s.ttl}) && s.cap > 0 {
+	e := lcEntry{cluster: cluster, expires: at + s.ttl}
+	if !s.local {
+		p, _ := s.tab.upsert(key)
+		*p = e
+		s.log.push(lcWrite{key: key, expires: e.expires})
+		if s.log.len() > 2*s.tab.len()+64 {
+			s.compactLog()
+		}
+		return
+	}
+	if s.l.put(key, e) {
 		for s.l.len() > s.cap {
 			s.l.removeAt(s.l.tail)
+		}
+	}
+}
+
+// current reports whether log record w is its key's latest write still
+// in the table.
+func (s *lcStore) current(w lcWrite) bool {
+	e := s.tab.ref(w.key)
+	return e != nil && e.expires == w.expires
+}
+
+// compactLog drops the records that no longer match the table, keeping
+// the others in order.
+func (s *lcStore) compactLog() {
+	n := s.log.len()
+	for i := 0; i < n; i++ {
+		if w := s.log.pop(); s.current(w) {
+			s.log.push(w)
 		}
 	}
 }
@@ -182,148 +237,9 @@ func (s *lcStore) sweep(now int64) {
 	if s.local {
 		return
 	}
-	for {
-		_, e, ok := s.l.oldest()
-		if !ok || now < e.expires {
-			return
-		}
-		s.l.removeAt(s.l.tail)
-	}
-}
-
-// u64Index maps uint64 keys to int32 values: an open-addressing table with
-// linear probing, Fibonacci hashing and backward-shift deletion (no
-// tombstones), kept at most half full. It replaces a Go map on the
-// simulator's hot paths (KV caches, last-cluster stores), where the keys
-// are session numbers and hashes. A key and its value share a slot (one
-// cache line per probe). Slot key 0 means empty; the key 0 itself is kept
-// aside.
-type u64Index struct {
-	slots   []u64Slot
-	n       int   // entries in the table (key 0 not counted)
-	shift   uint8 // 64 − log2(len(slots))
-	zero    int32 // value of key 0 when hasZero
-	hasZero bool
-}
-
-type u64Slot struct {
-	key uint64
-	val int32
-}
-
-func (m *u64Index) len() int {
-	if m.hasZero {
-		return m.n + 1
-	}
-	return m.n
-}
-
-// slot is the home slot of k.
-func (m *u64Index) slot(k uint64) int { return int((k * 0x9e3779b97f4a7c15) >> m.shift) }
-
-func (m *u64Index) get(k uint64) (int32, bool) {
-	if k == 0 {
-		if !m.hasZero {
-			return 0, false
-		}
-		return m.zero, true
-	}
-	if m.n == 0 {
-		return 0, false
-	}
-	mask := len(m.slots) - 1
-	for i := m.slot(k); ; i = (i + 1) & mask {
-		switch s := &m.slots[i]; s.key {
-		case k:
-			return s.val, true
-		case 0:
-			return 0, false
+	for s.log.len() > 0 && now >= s.log.front().expires {
+		if w := s.log.pop(); s.current(w) {
+			s.tab.del(w.key)
 		}
 	}
-}
-
-// upsert returns a pointer to k's value and whether k was present; when
-// it was not, k is inserted and the caller must store its value through
-// the pointer before the next call.
-func (m *u64Index) upsert(k uint64) (*int32, bool) {
-	if k == 0 {
-		found := m.hasZero
-		m.hasZero = true
-		return &m.zero, found
-	}
-	if 2*(m.n+1) > len(m.slots) {
-		m.grow()
-	}
-	mask := len(m.slots) - 1
-	for i := m.slot(k); ; i = (i + 1) & mask {
-		switch s := &m.slots[i]; s.key {
-		case k:
-			return &s.val, true
-		case 0:
-			s.key = k
-			m.n++
-			return &s.val, false
-		}
-	}
-}
-
-// put sets k to v (inserting or replacing).
-func (m *u64Index) put(k uint64, v int32) {
-	p, _ := m.upsert(k)
-	*p = v
-}
-
-// del removes k, shifting later entries of its probe run back so that no
-// lookup ever crosses an empty slot it should not.
-func (m *u64Index) del(k uint64) {
-	if k == 0 {
-		m.zero, m.hasZero = 0, false
-		return
-	}
-	if m.n == 0 {
-		return
-	}
-	mask := len(m.slots) - 1
-	i := m.slot(k)
-	for m.slots[i].key != k {
-		if m.slots[i].key == 0 {
-			return
-		}
-		i = (i + 1) & mask
-	}
-	for j := (i + 1) & mask; m.slots[j].key != 0; j = (j + 1) & mask {
-		// The entry at j may move to the hole at i unless its home slot
-		// lies cyclically in (i, j].
-		if h := m.slot(m.slots[j].key); (j-h)&mask >= (j-i)&mask {
-			m.slots[i] = m.slots[j]
-			i = j
-		}
-	}
-	m.slots[i] = u64Slot{}
-	m.n--
-}
-
-func (m *u64Index) grow() {
-	old := m.slots
-	size := max(2*len(old), 16)
-	m.slots = make([]u64Slot, size)
-	m.shift = uint8(64 - bits.TrailingZeros(uint(size)))
-	m.n = 0
-	mask := size - 1
-	for _, s := range old {
-		if s.key == 0 {
-			continue
-		}
-		i := m.slot(s.key)
-		for m.slots[i].key != 0 {
-			i = (i + 1) & mask
-		}
-		m.slots[i] = s
-		m.n++
-	}
-}
-
-func (m *u64Index) clear() {
-	clear(m.slots)
-	m.n, m.hasZero = 0, false
 }

@@ -72,18 +72,58 @@ func TestLCStoreShared(t *testing.T) {
 	for i := uint64(1); i <= 1000; i++ {
 		s.set(i, 1, int64(i))
 	}
-	if s.l.len() != 1000 {
+	if s.len() != 1000 {
 		t.Fatal("the shared store has no cap")
 	}
 	s.sweep(600)
-	if s.l.len() != 500 {
-		t.Fatalf("sweep kept %d", s.l.len())
+	if s.len() != 500 {
+		t.Fatalf("sweep kept %d", s.len())
 	}
 	if _, ok := s.get(499, 600); ok {
 		t.Fatal("expired")
 	}
 	if _, ok := s.get(501, 600); !ok {
 		t.Fatal("live entry missing")
+	}
+}
+
+// TestLCStoreSharedMatchesModel: the shared store answers every Get as
+// "the latest Set of the key, while younger than the TTL" under random
+// writes, reads and sweeps (keys rewritten, read after expiry, written
+// again), and its write log stays within twice the entries it holds.
+func TestLCStoreSharedMatchesModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const ttl = 1000
+	s := newLCStore(ttl, false, 0)
+	type write struct {
+		cluster int32
+		at      int64
+	}
+	latest := map[uint64]write{}
+	now := int64(0)
+	for i := 0; i < 200000; i++ {
+		now += int64(rng.IntN(3))
+		k := uint64(rng.IntN(2000))
+		switch rng.IntN(5) {
+		case 0, 1:
+			c := int32(rng.IntN(8))
+			s.set(k, c, now)
+			latest[k] = write{c, now}
+		case 2:
+			if rng.IntN(50) == 0 {
+				s.sweep(now)
+			}
+		default:
+			c, ok := s.get(k, now)
+			w, has := latest[k]
+			want := has && now < w.at+ttl
+			if ok != want || (ok && c != w.cluster) {
+				t.Fatalf("step %d: get(%d) at %d = %d %v, want %d %v", i, k, now, c, ok, w.cluster, want)
+			}
+		}
+		if s.log.len() > 2*s.len()+65 {
+			t.Fatalf("step %d: the log holds %d writes for %d entries", i, s.log.len(), s.len())
+		}
 	}
 }
 

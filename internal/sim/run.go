@@ -58,6 +58,7 @@ type request struct {
 	cached         int64    // tokens served from the KV cache
 	inBlocks       int64    // blocks of the prompt
 	held           int64    // blocks [0, held) referenced in the cluster's cache
+	chainAt        [3]int32 // where its chains sit in the cluster's chain cache (segments order; a hint, -1 unknown)
 	blocks         []uint64 // the prompt's block ids from the trace; nil = derived
 	blockBuf       []uint64 // blocks' storage, kept when the request is reused
 	ttft           int64    // ns
