@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -167,16 +168,39 @@ func TestScanWhileMemberJoins(t *testing.T) {
 	cl := storetest.Start(t, 3, 2)
 	c := cl.Connect(t, store.Options{Addrs: cl.Addrs()[:1]})
 	want := seed(t, c, "join", 3000, time.Hour, "cluster-a", "cluster-b")
+	obs := cl.Connect(t, store.Options{Addrs: cl.Addrs()[:1]})
 	got := map[string]string{}
-	rep, err := c.Scan(context.Background(), store.ScanOptions{Count: 50, ReadBatch: 50, ReadWorkers: 1}, listOnce(t, got, 500, func() {
-		if _, err := cl.AddMember(); err != nil {
+	joined := false
+	list := listOnce(t, got, 500, func() {
+		n, err := cl.AddMember()
+		if err != nil {
 			t.Errorf("add member: %v", err)
+			return
 		}
 		if err := cl.WaitMembers(4); err != nil {
 			t.Error(err)
 		}
-		time.Sleep(1500 * time.Millisecond) // let the routing change reach the watch
-	}))
+		// Entries arrive in partition order: the partitions after the
+		// last one listed are still to scan. Wait until the routing table
+		// gives one of them to the new member.
+		last := uint64(0)
+		for k := range got {
+			last = max(last, c.Locate(k).Partition)
+		}
+		if err := waitOwnsAfter(obs, n.Addr(), want, last); err != nil {
+			t.Error(err)
+		}
+		joined = true
+	})
+	rep, err := c.Scan(context.Background(), store.ScanOptions{Count: 50, ReadBatch: 50, ReadWorkers: 1}, func(e store.Entry) error {
+		if joined {
+			// Paced after the join (about 2.5 s for the rest), so the
+			// scan's route watch, fed every 250 ms, sees the change
+			// before the iterator is past those partitions.
+			time.Sleep(time.Millisecond)
+		}
+		return list(e)
+	})
 	t.Logf("report: %+v", rep)
 	if err != nil {
 		t.Fatalf("scan: %v", err)
@@ -186,6 +210,27 @@ func TestScanWhileMemberJoins(t *testing.T) {
 	}
 	if rep.Restarts == 0 {
 		t.Errorf("the scan did not notice the routing change: %+v", rep)
+	}
+}
+
+// waitOwnsAfter waits up to 20 s until obs's routing table makes member
+// an owner (primary, previous or replica) of a partition after last that
+// holds a key of want.
+func waitOwnsAfter(obs *store.Client, member string, want map[string]string, last uint64) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := obs.Stats(context.Background()); err == nil { // reads the routing table
+			for k := range want {
+				loc := obs.Locate(k)
+				if loc.Partition > last && (loc.Owner == member || slices.Contains(loc.PreviousOwners, member) || slices.Contains(loc.Replicas, member)) {
+					return nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the routing table gives %s no partition after %d 20 s after it joined", member, last)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
