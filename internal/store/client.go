@@ -150,6 +150,8 @@ type Client struct {
 	// in flight (see cutCall): Close then does not wait for them.
 	abandoned atomic.Bool
 
+	pings pingsOut // liveness pings still out (see pingAny)
+
 	mu          sync.Mutex // protects the fields below
 	route       olric.RoutingTable
 	partitions  uint64
@@ -490,12 +492,9 @@ func (c *Client) refreshRoutes(ctx context.Context, metadata bool) error {
 			return fmt.Errorf("refresh metadata: %w", classify(err))
 		}
 	}
-	rt, err := cutCall(rctx, func() (olric.RoutingTable, error) { return c.cc.RoutingTable(rctx) })
+	rt, err := c.readTable(rctx)
 	if err != nil {
-		return fmt.Errorf("read routing table: %w", classify(err))
-	}
-	if len(rt) == 0 {
-		return errors.New("read routing table: the cluster returned an empty routing table")
+		return fmt.Errorf("read routing table: %w", err)
 	}
 	c.mu.Lock()
 	c.route = rt

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -33,7 +34,8 @@ func (c *Client) pingTimeout() time.Duration {
 	return min(c.opts.RequestTimeout, time.Second)
 }
 
-// downWatch is one run's view of whether any member answers.
+// downWatch is one run's poller (see poll.go) and its view of whether
+// any member answers.
 type downWatch struct {
 	c      *Client
 	window time.Duration // how long no member may answer before the run gives up
@@ -46,6 +48,8 @@ type downWatch struct {
 	gone     context.Context
 	goneStop context.CancelFunc
 	done     chan struct{} // closed when the monitor has stopped
+
+	routes routeFeed // the routing-table reads the poller shares out
 }
 
 type downWatchKey struct{}
@@ -62,17 +66,22 @@ func (c *Client) withDownWatch(ctx context.Context, window time.Duration) (conte
 	w.okAt.Store(time.Now().UnixNano())
 	w.gone, w.goneStop = context.WithCancel(context.Background())
 	ctx = context.WithValue(ctx, downWatchKey{}, w)
+	w.routes.subs = map[int]routeSub{}
 	go w.monitor(ctx)
-	return ctx, w, func() { w.goneStop(); <-w.done }
+	return ctx, w, func() { w.goneStop(); <-w.done; w.routes.reads.Wait() }
 }
 
-// monitor pings the known members until the run ends or the cluster is
-// found down.
+// monitor is the run's one poller: every routePollInterval, until the run
+// ends or the cluster is found down, it starts a read of the routing
+// table for the subscribers (pollRoutes) and pings the known members.
 func (w *downWatch) monitor(ctx context.Context) {
 	defer close(w.done)
 	tick := time.NewTicker(routePollInterval)
 	defer tick.Stop()
-	for {
+	for first := true; ; first = false {
+		if !first { // the subscribers read the table when they start
+			w.pollRoutes(ctx)
+		}
 		asked, last := w.c.pingAny(ctx)
 		now := time.Now()
 		switch {
@@ -173,24 +182,36 @@ func (w *downWatch) check(ctx context.Context, err error) error {
 
 // pingAny pings every known member at once (seeds and the owners in the
 // last routing table read), waiting at most pingTimeout. It returns the
-// addresses asked and nil when one answered, else the last error.
+// addresses asked and nil when one answered, else the last error. A
+// member whose previous ping has not returned yet is not pinged again
+// (it counts as not answering): the olric client's calls ignore their
+// context, so a ping to a frozen member runs until the connection's
+// RequestTimeout, and a new one every round would pile up goroutines for
+// as long as it is frozen.
 func (c *Client) pingAny(ctx context.Context) ([]string, error) {
 	addrs := c.knownMembers()
 	errs := make(chan error, len(addrs))
 	pctx, cancel := context.WithTimeout(ctx, c.pingTimeout())
 	defer cancel()
+	var busy []string
 	for _, a := range addrs {
+		if !c.pings.start(a) {
+			busy = append(busy, a)
+			continue
+		}
 		go func() {
+			defer c.pings.end(a)
 			_, err := safeCall(func() (string, error) { return c.cc.Ping(pctx, a, "") })
 			errs <- err
 		}()
 	}
-	// The olric client's calls ignore their context (a frozen member is
-	// answered only by the connection's RequestTimeout): stop waiting at
-	// pingTimeout and leave the pings still out to end on their own (errs
-	// has room for every answer).
 	var last error
-	for range addrs {
+	if len(busy) > 0 {
+		last = fmt.Errorf("%w: earlier pings of %s still unanswered", ErrTimeout, strings.Join(busy, ", "))
+	}
+	// Stop waiting at pingTimeout and leave the pings still out to end on
+	// their own (errs has room for every answer).
+	for range len(addrs) - len(busy) {
 		select {
 		case err := <-errs:
 			if err == nil {
@@ -205,6 +226,33 @@ func (c *Client) pingAny(ctx context.Context) ([]string, error) {
 		last = errors.New("no member known")
 	}
 	return addrs, last
+}
+
+// pingsOut records the members whose liveness ping is still out.
+type pingsOut struct {
+	mu  sync.Mutex
+	out map[string]bool
+}
+
+// start records a ping to member; false when one is already out.
+func (p *pingsOut) start(member string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.out[member] {
+		return false
+	}
+	if p.out == nil {
+		p.out = map[string]bool{}
+	}
+	p.out[member] = true
+	return true
+}
+
+// end records that the ping to member returned.
+func (p *pingsOut) end(member string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.out, member)
 }
 
 // knownMembers returns the seeds and every owner named in the last routing
@@ -241,29 +289,46 @@ func (c *Client) knownMembers() []string {
 // Outside a run it is safeCall. fn must not touch what the caller uses
 // after an error.
 func cutCall[T any](ctx context.Context, fn func() (T, error)) (T, error) {
+	return cutCallOr(ctx, fn, nil)
+}
+
+// cutCallOr is cutCall, and when fn's result is dropped (the run found
+// the cluster down before or while it ran) it calls abandoned, once fn
+// has returned, or at once when fn never started.
+func cutCallOr[T any](ctx context.Context, fn func() (T, error), abandoned func()) (T, error) {
 	w := downWatchFrom(ctx)
 	if w == nil {
 		return safeCall(fn)
 	}
+	var zero T
 	if derr := w.downErr(); derr != nil {
-		var zero T
+		if abandoned != nil {
+			abandoned()
+		}
 		return zero, derr
 	}
 	type result struct {
 		v   T
 		err error
 	}
-	ch := make(chan result, 1)
+	ch := make(chan result)
+	cut := make(chan struct{})
 	go func() {
 		v, err := safeCall(fn)
-		ch <- result{v, err}
+		select {
+		case ch <- result{v, err}:
+		case <-cut:
+			if abandoned != nil {
+				abandoned()
+			}
+		}
 	}()
 	select {
 	case r := <-ch:
 		return r.v, r.err
 	case <-w.gone.Done():
 		if derr := w.downErr(); derr != nil {
-			var zero T
+			close(cut)
 			return zero, derr
 		}
 		r := <-ch // the run ended: wait as a plain call would

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"sync"
@@ -38,25 +39,24 @@ type routeTracker struct {
 	start   olric.RoutingTable // nil when it could not be read
 	members map[string]bool    // at the start
 
-	mu        sync.Mutex
-	changed   []bool // partitions whose owners differed from start at some poll
-	any       bool
-	failures  int // polls that could not read the table
-	stop      chan struct{}
-	closeOnce sync.Once
-	done      chan struct{}
+	mu          sync.Mutex
+	changed     []bool // partitions whose owners differed from start at some poll
+	any         bool
+	unsubscribe func()
+	closeOnce   sync.Once
 }
 
-// trackRoutes reads the routing table and the members and starts polling.
+// trackRoutes reads the routing table and the members and subscribes to
+// the run's poller (poll.go), which reads them every routePollInterval.
 // When the table cannot be read every partition counts as changed.
 func (c *Client) trackRoutes(ctx context.Context) *routeTracker {
-	t := &routeTracker{c: c, ctx: ctx, stop: make(chan struct{}), done: make(chan struct{})}
+	t := &routeTracker{c: c, ctx: ctx}
 	t.start, t.members = c.readRoutes(ctx)
 	t.changed = make([]bool, c.PartitionCount())
 	if t.start == nil || uint64(len(t.start)) != c.PartitionCount() {
 		t.markAll()
 	}
-	go t.run(ctx)
+	t.unsubscribe = downWatchFrom(ctx).subscribe(t.observe)
 	return t
 }
 
@@ -68,13 +68,13 @@ func (c *Client) readRoutes(ctx context.Context) (olric.RoutingTable, map[string
 	w := downWatchFrom(ctx)
 	for try := 0; try < 3 && ctx.Err() == nil && w.downErr() == nil; try++ {
 		rctx, cancel := c.callCtx(ctx)
-		rt, err := cutCall(rctx, func() (olric.RoutingTable, error) { return c.cc.RoutingTable(rctx) })
+		rt, err := c.readTable(rctx)
 		var ms []olric.Member
 		if err == nil {
 			ms, err = cutCall(rctx, func() ([]olric.Member, error) { return c.cc.Members(rctx) })
 		}
 		cancel()
-		if err == nil && len(rt) > 0 {
+		if err == nil {
 			names := make(map[string]bool, len(ms))
 			for _, m := range ms {
 				names[m.Name] = true
@@ -83,6 +83,24 @@ func (c *Client) readRoutes(ctx context.Context) (olric.RoutingTable, map[string
 		}
 	}
 	return nil, nil
+}
+
+// errEmptyTable is readTable's error for a routing table without
+// partitions.
+var errEmptyTable = errors.New("the cluster returned an empty routing table")
+
+// readTable reads the routing table (CLUSTER.ROUTINGTABLE) within ctx
+// (bound it with callCtx), cut off when the run finds the cluster down
+// (cutCall). The error is classified; an empty table is errEmptyTable.
+func (c *Client) readTable(ctx context.Context) (olric.RoutingTable, error) {
+	rt, err := cutCall(ctx, func() (olric.RoutingTable, error) { return c.cc.RoutingTable(ctx) })
+	switch {
+	case err != nil:
+		return nil, classify(err)
+	case len(rt) == 0:
+		return nil, errEmptyTable
+	}
+	return rt, nil
 }
 
 func (t *routeTracker) markAll() {
@@ -94,39 +112,9 @@ func (t *routeTracker) markAll() {
 	t.any = true
 }
 
-func (t *routeTracker) run(ctx context.Context) {
-	defer close(t.done)
-	everyTick(ctx, t.stop, routePollInterval, func() bool {
-		t.observe(t.c.readRoutes(ctx))
-		return true
-	})
-}
-
-// everyTick calls poll every interval until stop is closed, ctx is done or
-// poll returns false; the first call is one interval after the start.
-func everyTick(ctx context.Context, stop <-chan struct{}, interval time.Duration, poll func() bool) {
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if !poll() {
-			return
-		}
-	}
-}
-
 // observe records one poll.
 func (t *routeTracker) observe(rt olric.RoutingTable, ms map[string]bool) {
 	if rt == nil {
-		t.mu.Lock()
-		t.failures++
-		t.mu.Unlock()
 		// Blind for a moment: a member may be frozen. Nothing read during
 		// the run can be trusted without a check afterwards.
 		t.markAll()
@@ -135,7 +123,7 @@ func (t *routeTracker) observe(rt olric.RoutingTable, ms map[string]bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for p := range t.changed {
-		if t.start == nil || !sameRoute(t.start[uint64(p)], rt[uint64(p)]) {
+		if p >= len(t.start) || p >= len(rt) || !sameRoute(t.start[uint64(p)], rt[uint64(p)]) {
 			t.changed[p] = true
 			t.any = true
 		}
@@ -147,19 +135,17 @@ func (t *routeTracker) observe(rt olric.RoutingTable, ms map[string]bool) {
 	}
 }
 
-// close stops polling, reads the table and the members once more (a
+// close unsubscribes from the poller, reads the table and the members once more (a
 // change in the last poll interval counts too: a run can end within it),
 // and reports the partitions whose owners changed (or could not be
 // watched) during the run; nil when none did.
 func (t *routeTracker) close() []bool {
 	t.closeOnce.Do(func() {
-		close(t.stop)
-		<-t.done
+		t.unsubscribe()
 		if t.ctx.Err() == nil {
 			t.observe(t.c.readRoutes(t.ctx))
 		}
 	})
-	<-t.done
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.any {
