@@ -264,21 +264,18 @@ func scrapeMetricsRun(ctx context.Context, env *Env, opts *checkMetricsOptions) 
 	return &metricsRun{report: out, checks: rep, strict: opts.Strict, failedSource: failedSource}, nil
 }
 
+// num renders a count of window w: per second with rates ("41.2/s"),
+// else as metrics.FormatCount does.
 func num(w metrics.Window, v float64) string {
 	if w.Mode == metrics.ModeRates {
 		return fmt.Sprintf("%.3g/s", w.PerSecond(v))
 	}
-	if v == float64(int64(v)) {
-		return fmt.Sprintf("%d", int64(v))
-	}
-	return fmt.Sprintf("%.2f", v)
+	return metrics.FormatCount(v)
 }
-
-func pctOf(p *float64) string { return metrics.Pct(p) }
 
 func windowTitle(w metrics.Window) string {
 	if w.Mode == metrics.ModeRates {
-		return fmt.Sprintf("rates over %s", time.Duration(w.Seconds*float64(time.Second)).Round(time.Millisecond))
+		return fmt.Sprintf("rates over %s", w.Interval())
 	}
 	return "totals since process start"
 }
@@ -303,8 +300,8 @@ func renderMetricsText(env *Env, r *MetricsReport, model string) error {
 		} else {
 			fmt.Fprintf(w, "  lookups  %s  (hit ratio %s, error+timeout %s, skipped %s)\n", resultList(g.Window, g.Lookups,
 				[]string{metrics.ResultHit, metrics.ResultMiss, metrics.ResultError, metrics.ResultTimeout, metrics.ResultSkipped}),
-				pctOf(g.HitRatio), pctOf(g.FailureRatio), pctOf(g.SkippedRatio))
-			fmt.Fprintf(w, "  writes   %s  (error %s)\n", resultList(g.Window, g.Writes, []string{metrics.ResultOK, metrics.ResultError}), pctOf(g.WriteErrorRatio))
+				metrics.Pct(g.HitRatio), metrics.Pct(g.FailureRatio), metrics.Pct(g.SkippedRatio))
+			fmt.Fprintf(w, "  writes   %s  (error %s)\n", resultList(g.Window, g.Writes, []string{metrics.ResultOK, metrics.ResultError}), metrics.Pct(g.WriteErrorRatio))
 			fmt.Fprintf(w, "  latency  p50 %s  p90 %s  p99 %s  (%s timed lookups)\n", metrics.FormatSeconds(g.Latency.P50), metrics.FormatSeconds(g.Latency.P90), metrics.FormatSeconds(g.Latency.P99), num(metrics.Totals, g.Latency.Count))
 		}
 		fmt.Fprintln(w)
@@ -370,7 +367,7 @@ func selectionsTable(w io.Writer, s *metrics.StargateReport) error {
 		}
 		t.Rows = append(t.Rows, []string{ui.Printable(m.Model), ui.Printable(m.Algorithm),
 			pf(metrics.StateNew), pf(metrics.StateReturning), pf(metrics.StateStale),
-			pctOf(m.ReturningShare), pctOf(m.ReturningPrimaryShare), pctOf(m.StaleShare)})
+			metrics.Pct(m.ReturningShare), metrics.Pct(m.ReturningPrimaryShare), metrics.Pct(m.StaleShare)})
 	}
 	if _, err := io.WriteString(w, t.Render(nil)); err != nil {
 		return err

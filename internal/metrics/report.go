@@ -53,6 +53,12 @@ func (w Window) PerSecond(count float64) float64 {
 	return count
 }
 
+// Interval is the time between the two scrapes rounded to the
+// millisecond, as the text output shows it ("over 30s"); 0 for totals.
+func (w Window) Interval() time.Duration {
+	return time.Duration(w.Seconds * float64(time.Second)).Round(time.Millisecond)
+}
+
 // Totals is the window of a single scrape.
 var Totals = Window{Mode: ModeTotals}
 

@@ -125,9 +125,10 @@ func Pct(p *float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64) + "%"
 }
 
-// count renders a count: an integer as one, anything else with two
-// decimals (rates, and counts after a reset).
-func count(v float64) string {
+// FormatCount renders a count for text output: an integer as one
+// ("1685"), anything else with two decimals ("12.50": rates, and counts
+// after a reset). The verdicts and the check metrics table both use it.
+func FormatCount(v float64) string {
 	if v == float64(int64(v)) {
 		return strconv.FormatInt(int64(v), 10)
 	}
@@ -136,7 +137,7 @@ func count(v float64) string {
 
 func windowNote(w Window) string {
 	if w.Mode == ModeRates {
-		return fmt.Sprintf("over %s", time.Duration(w.Seconds*float64(time.Second)).Round(time.Millisecond))
+		return fmt.Sprintf("over %s", w.Interval())
 	}
 	return "since process start (single scrape; pass --interval to measure growth)"
 }
@@ -183,8 +184,8 @@ func GatewayVerdicts(r GatewayReport, o VerdictOptions) []checks.Result {
 	// Lookups: hits must show up (and grow, with two scrapes).
 	hit := r.Lookups[ResultHit]
 	lookupLine := fmt.Sprintf("%s lookups %s: hit %s, miss %s, error %s, timeout %s, skipped %s (hit ratio %s)",
-		count(r.LookupsTotal), windowNote(r.Window), count(hit), count(r.Lookups[ResultMiss]),
-		count(r.Lookups[ResultError]), count(r.Lookups[ResultTimeout]), count(r.Lookups[ResultSkipped]), Pct(r.HitRatio))
+		FormatCount(r.LookupsTotal), windowNote(r.Window), FormatCount(hit), FormatCount(r.Lookups[ResultMiss]),
+		FormatCount(r.Lookups[ResultError]), FormatCount(r.Lookups[ResultTimeout]), FormatCount(r.Lookups[ResultSkipped]), Pct(r.HitRatio))
 	switch {
 	case r.LookupsTotal == 0:
 		reason := "no lookups " + windowNote(r.Window)
@@ -198,10 +199,10 @@ func GatewayVerdicts(r GatewayReport, o VerdictOptions) []checks.Result {
 		out = append(out, checks.Warn(CheckGatewayLookups, tLookups, "every lookup was skipped: clients send no eligible session ID (payload-only sessions never get hints)",
 			"clients must send prompt_cache_key, conversation.id or x-multi-turn-session-id").WithDetails(lookupLine))
 	case hit == 0 && r.Attempted >= th.MinSamples:
-		out = append(out, checks.Fail(CheckGatewayLookups, tLookups, fmt.Sprintf("%s attempted lookups and no hit", count(r.Attempted)),
+		out = append(out, checks.Fail(CheckGatewayLookups, tLookups, fmt.Sprintf("%s attempted lookups and no hit", FormatCount(r.Attempted)),
 			"writes are not reaching the store or entries expire too soon: check the writes and errors below, Olric health and STARGATE_LAST_CLUSTER_TTL").WithDetails(lookupLine))
 	case hit == 0:
-		out = append(out, checks.Warn(CheckGatewayLookups, tLookups, fmt.Sprintf("no hit yet in %s attempted lookups (fewer than %s)", count(r.Attempted), count(th.MinSamples)),
+		out = append(out, checks.Warn(CheckGatewayLookups, tLookups, fmt.Sprintf("no hit yet in %s attempted lookups (fewer than %s)", FormatCount(r.Attempted), FormatCount(th.MinSamples)),
 			"re-run with more traffic, or with --interval over a longer window").WithDetails(lookupLine))
 	default:
 		out = append(out, checks.OK(CheckGatewayLookups, tLookups, lookupLine))
@@ -209,7 +210,7 @@ func GatewayVerdicts(r GatewayReport, o VerdictOptions) []checks.Result {
 
 	// Writes.
 	ok := r.Writes[ResultOK]
-	writeLine := fmt.Sprintf("%s writes %s: ok %s, error %s", count(r.WritesTotal), windowNote(r.Window), count(ok), count(r.Writes[ResultError]))
+	writeLine := fmt.Sprintf("%s writes %s: ok %s, error %s", FormatCount(r.WritesTotal), windowNote(r.Window), FormatCount(ok), FormatCount(r.Writes[ResultError]))
 	switch {
 	case !r.WritesPresent:
 		out = append(out, checks.Fail(CheckGatewayWrites, tWrites, fmt.Sprintf("%s has no %s series", r.Source, GatewayWrites), "scrape a gateway build with last-cluster hints"))
@@ -230,7 +231,7 @@ func GatewayVerdicts(r GatewayReport, o VerdictOptions) []checks.Result {
 		if ratioP == nil {
 			return
 		}
-		line := fmt.Sprintf("%s: %s of %s (%s)", what, count(bad), count(den), Pct(ratioP))
+		line := fmt.Sprintf("%s: %s of %s (%s)", what, FormatCount(bad), FormatCount(den), Pct(ratioP))
 		lines = append(lines, line)
 		switch {
 		case *ratioP > th.MaxFailureRatio && den >= th.MinSamples:
@@ -260,7 +261,7 @@ func GatewayVerdicts(r GatewayReport, o VerdictOptions) []checks.Result {
 	} else {
 		p99 := time.Duration(*r.Latency.P99 * float64(time.Second))
 		line := fmt.Sprintf("lookup p99 %s (p50 %s, p90 %s, n=%s) against a %s lookup timeout",
-			FormatSeconds(r.Latency.P99), FormatSeconds(r.Latency.P50), FormatSeconds(r.Latency.P90), count(r.Latency.Count), timeout)
+			FormatSeconds(r.Latency.P99), FormatSeconds(r.Latency.P50), FormatSeconds(r.Latency.P90), FormatCount(r.Latency.Count), timeout)
 		hint := "lookups that reach the timeout send no hint: check Olric load and network, or raise STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT (it adds to request latency)"
 		switch {
 		case p99 >= timeout:
@@ -320,7 +321,7 @@ func StargateFlagOffVerdict(r StargateReport) checks.Result {
 		return checks.Warn(CheckStargateFlagOff, title, reason, "confirm the deployed lb config has last_cluster_affinity off")
 	}
 	return checks.Fail(CheckStargateFlagOff, title,
-		fmt.Sprintf("%s classified requests %s for %s: last_cluster_affinity is on", count(total), windowNote(r.Window), strings.Join(models, ", ")),
+		fmt.Sprintf("%s classified requests %s for %s: last_cluster_affinity is on", FormatCount(total), windowNote(r.Window), strings.Join(models, ", ")),
 		"turn last_cluster_affinity off for these models until stage 3 (the gateway store must work first), then re-run")
 }
 
@@ -428,15 +429,15 @@ func appendSessionVerdicts(out []checks.Result, r StargateReport, models []strin
 			continue
 		}
 		ret, stale, nw := m.State(StateReturning), m.State(StateStale), m.State(StateNew)
-		line := count(m.Total) + " classified " + window + ": new " + count(nw.Total()) + ", returning " + count(ret.Total()) +
-			", stale " + count(stale.Total()) + " (returning share " + Pct(m.ReturningShare) + ")"
+		line := FormatCount(m.Total) + " classified " + window + ": new " + FormatCount(nw.Total()) + ", returning " + FormatCount(ret.Total()) +
+			", stale " + FormatCount(stale.Total()) + " (returning share " + Pct(m.ReturningShare) + ")"
 		switch {
 		case ret.Total() == 0 && stale.Total() == 0 && m.Total >= th.MinSamples:
 			out = append(out, checks.Fail(CheckStargateReturn, tReturn,
-				fmt.Sprintf("all %s classified requests are new: Stargate receives no last-cluster hints, so every session skips its affinity wait", count(m.Total)),
+				fmt.Sprintf("all %s classified requests are new: Stargate receives no last-cluster hints, so every session skips its affinity wait", FormatCount(m.Total)),
 				"the gateway store is not on or not working (step 3 before step 2): roll back by turning last_cluster_affinity off for this model, then complete stage 2 (STARGATE_LAST_CLUSTER_ENABLED=true, lcctl preflight --stage 2)").WithSubject(model).WithDetails(line))
 		case m.Total < th.MinSamples:
-			out = append(out, checks.Warn(CheckStargateReturn, tReturn, fmt.Sprintf("only %s classified requests (fewer than %s)", count(m.Total), count(th.MinSamples)),
+			out = append(out, checks.Warn(CheckStargateReturn, tReturn, fmt.Sprintf("only %s classified requests (fewer than %s)", FormatCount(m.Total), FormatCount(th.MinSamples)),
 				"re-run with more traffic, or with --interval over a longer window").WithSubject(model).WithDetails(line))
 		case m.ReturningShare != nil && *m.ReturningShare < th.MinReturningShare:
 			out = append(out, checks.Warn(CheckStargateReturn, tReturn, fmt.Sprintf("returning share %s is below %.0f%%", Pct(m.ReturningShare), th.MinReturningShare*100),
