@@ -187,4 +187,10 @@ func TestPreflightWaitConfigMidWrite(t *testing.T) {
 	if code != cli.ExitUsage || out != "" || !strings.Contains(errs, "preflight --wait: input still unreadable or incomplete after 100ms") || !strings.Contains(errs, "failed to read "+cfg+".missing") {
 		t.Fatalf("deadline: exit %d\n%s%s", code, out, errs)
 	}
+	// Any other usage error still ends the wait at once: nothing to
+	// check at stage 1 with only --olric.
+	code, _, errs = runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--olric", "127.0.0.1:1", "--wait", "--wait-timeout", "20s", "--wait-interval", "30ms")
+	if code != cli.ExitUsage || !strings.Contains(errs, "nothing was checked at stage 1") || strings.Contains(errs, "waiting") {
+		t.Fatalf("usage error: exit %d\n%s", code, errs)
+	}
 }
