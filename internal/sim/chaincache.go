@@ -29,14 +29,14 @@ package sim
 type chainCache struct {
 	index     u64Index // chain key → chains index
 	chains    []chain
-	freeCh    []int32
 	runs      []run
-	freeRun   []int32
-	more      map[int32][]holder // chain → its holds below the largest, largest first
-	head      int32              // most recent run; -1 none
-	tail      int32              // least recent run; -1 none
-	total     int64              // cached blocks
+	head      int32 // most recent run; -1 none
+	tail      int32 // least recent run; -1 none
+	total     int64 // cached blocks
 	capBlocks int64
+	freeRun   []int32
+	freeCh    []int32
+	more      map[int32][]holder // chain → its holds below the largest, largest first
 	evictions int64
 }
 

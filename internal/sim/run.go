@@ -48,39 +48,43 @@ const (
 )
 
 // request is one request's state; requests live in a pool and are reused.
+// The fields most events read come first, so that on a wide scenario,
+// where a request is cold in the CPU caches at every event, an event
+// touches its first two or three cache lines, not all four.
 type request struct {
-	sessID         uint64 // KV prefix identity (the conversation)
-	storeKey       uint64 // last-cluster store key; 0 = not eligible
-	arrival        int64  // ns, at the gateway/router
-	clusterArrival int64
-	dispatchAt     int64
+	epoch          uint32
+	state          reqState
+	measured       bool
+	noRoom         bool     // a block found no room: write no more
+	payload        bool     // the cache affinity key comes from the payload: no store entry, no sticky session
+	cluster        int32    // the cluster it was dispatched to
+	sess           int32    // session index, -1 for trace requests
 	input, output  int64    // tokens
 	cached         int64    // tokens served from the KV cache
 	inBlocks       int64    // blocks of the prompt
 	held           int64    // blocks [0, held) referenced in the cluster's cache
 	chainAt        [3]int32 // where its chains sit in the cluster's chain cache (segments order; a hint, -1 unknown)
-	blocks         []uint64 // the prompt's block ids from the trace; nil = derived
-	blockBuf       []uint64 // blocks' storage, kept when the request is reused
-	ttft           int64    // ns
-	excluded       []string
-	key            string // the session's cache affinity key
-	sess           int32  // session index, -1 for trace requests
-	hot            int32  // hot prefix index, -1 none
-	cluster        int32
-	hint           int32 // last cluster from the store, -1 none
+	hot            int32    // hot prefix index, -1 none
+	model          int32    // model index
+	hint           int32    // last cluster from the store, -1 none
 	replica        int32
+	sessID         uint64   // KV prefix identity (the conversation)
+	storeKey       uint64   // last-cluster store key; 0 = not eligible
+	arrival        int64    // ns, at the gateway/router
+	clusterArrival int64    // ns
+	ttft           int64    // ns
+	firstAt        int64    // ns, first token left the cluster
+	dispatchAt     int64    // ns
+	blocks         []uint64 // the prompt's block ids from the trace; nil = derived
+	rk             int32    // routing key index (-1 none)
 	turn           int32
-	rk, model      int32 // routing key index (-1 none), model index
-	epoch          uint32
 	attempts       int8
-	state          reqState
 	pinned         lb.SessionState
-	payload        bool
-	measured       bool
-	noRoom         bool  // a block found no room: write no more
-	admitted       bool  // batched: its queue wait is recorded
-	counted        bool  // batched: its input and cached tokens are counted
-	firstAt        int64 // ns, first token left the cluster
+	admitted       bool   // batched: its queue wait is recorded
+	counted        bool   // batched: its input and cached tokens are counted
+	key            string // the session's cache affinity key
+	excluded       []string
+	blockBuf       []uint64 // blocks' storage, kept when the request is reused
 }
 
 // session is one conversation of the synthetic workload.
@@ -97,36 +101,39 @@ type session struct {
 	live      bool
 }
 
-// clusterState is one simulated cluster.
+// clusterState is one simulated cluster. The fields the FIFO engine's
+// events read and write come first (a wide scenario's clusters do not all
+// stay in the CPU caches), the accounting of measured requests after.
 type clusterState struct {
-	spec        *ClusterSpec
-	id          string
-	halfRTT     int64 // ns
-	up          bool  // accepting new requests
-	epoch       uint32
-	busy        int
-	queue       fifo[int32]
-	prefill     fifo[int32]
-	prefillOn   bool
-	prefillAt   int64      // start of the current prefill
-	queuedIn    int64      // input tokens waiting for a slot
-	pendingIn   int64      // uncached tokens admitted but not prefilled
-	batched     bool       // engine: batched (engine_batch.go)
+	up        bool // accepting new requests
+	batched   bool // engine: batched (engine_batch.go)
+	prefillOn bool
+	epoch     uint32
+	busy      int
+	halfRTT   int64 // ns
+	nsPerIn   float64
+	nsPerOut  float64
+	prefillAt int64 // start of the current prefill
+	queuedIn  int64 // input tokens waiting for a slot
+	pendingIn int64 // uncached tokens admitted but not prefilled
+	kvInUse   int64 // tokens held by running requests
+	from      int64 // start of the measurement window (the warm-up), ns
+	last      int64 // last time busy/queue changed
+	busyArea  float64
+	sysArea   float64 // ∫ (busy + queued) dt, slot·ns
+	spec      *ClusterSpec
+	queue     fifo[int32]
+	prefill   fifo[int32]
+	cc        chainCache // synthetic workloads and CSV traces
+	kv        blockCache // hash-id traces
+	id        string
+
 	batch       batchState // the batched engine's state
 	preemptions int64      // batched: requests preempted (measured or not)
-	kv          blockCache // hash-id traces
-	cc          chainCache // synthetic workloads and CSV traces
-	kvInUse     int64      // tokens held by running requests
-	nsPerIn     float64
-	nsPerOut    float64
 
 	// accounting: the areas integrate over the measurement window (from
 	// the end of the warm-up to the end of the run, Result.MeasuredS);
 	// the counts are of measured requests.
-	from        int64 // start of the measurement window (the warm-up), ns
-	last        int64 // last time busy/queue changed
-	busyArea    float64
-	sysArea     float64 // ∫ (busy + queued) dt, slot·ns
 	prefillArea float64
 	accepted    int64
 	refused     int64
