@@ -150,13 +150,17 @@ func BenchmarkDecide(b *testing.B) {
 // BenchmarkDecideColdKeys cycles through 65,536 keys, twice as many as the
 // ranking cache holds; it evicts the oldest key first, so every decision
 // misses and computes its ranking: the uncached cost of a session's first
-// request.
+// request. The partial-order variants decide as the simulator does
+// (Options.PartialOrder).
 func BenchmarkDecideColdKeys(b *testing.B) {
 	keys := benchKeys(65536)
 	for _, a := range []Algorithm{Pulsar, PulsarWaitAndWiden} {
 		for _, n := range benchPulsarSizes {
 			b.Run(fmt.Sprintf("%s/clusters=%d", a, n), func(b *testing.B) {
-				benchKeyCycle(b, a, n, keys, 0)
+				benchKeyCycle(b, a, n, keys, 0, Options{})
+			})
+			b.Run(fmt.Sprintf("%s/clusters=%d/partial-order", a, n), func(b *testing.B) {
+				benchKeyCycle(b, a, n, keys, 0, Options{PartialOrder: true})
 			})
 		}
 	}
@@ -171,7 +175,10 @@ func BenchmarkDecideWarmKeys(b *testing.B) {
 	for _, a := range []Algorithm{Pulsar, PulsarWaitAndWiden} {
 		for _, n := range benchPulsarSizes {
 			b.Run(fmt.Sprintf("%s/clusters=%d", a, n), func(b *testing.B) {
-				benchKeyCycle(b, a, n, keys, len(keys))
+				benchKeyCycle(b, a, n, keys, len(keys), Options{})
+			})
+			b.Run(fmt.Sprintf("%s/clusters=%d/partial-order", a, n), func(b *testing.B) {
+				benchKeyCycle(b, a, n, keys, len(keys), Options{PartialOrder: true})
 			})
 		}
 	}
@@ -187,8 +194,8 @@ func benchKeys(n int) []string {
 }
 
 // benchKeyCycle decides for keys[i % len(keys)] on n clusters with a
-// default config of a, after warm decisions on the first keys.
-func benchKeyCycle(b *testing.B, a Algorithm, n int, keys []string, warm int) {
+// default config of a, after warm decisions on the first keys, with opt.
+func benchKeyCycle(b *testing.B, a Algorithm, n int, keys []string, warm int, opt Options) {
 	snap := benchSnapshot(n)
 	c := DefaultAlgorithmConfig(a)
 	c.Seed = "bench"
@@ -197,13 +204,13 @@ func benchKeyCycle(b *testing.B, a Algorithm, n int, keys []string, warm int) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < warm; i++ {
 		req.CacheAffinityKey = keys[i]
-		e.Decide(snap, req, rng, Options{})
+		e.Decide(snap, req, rng, opt)
 	}
 	b.ReportAllocs()
 	cpu := startCPU(b)
 	for i := 0; i < b.N; i++ {
 		req.CacheAffinityKey = keys[i%len(keys)]
-		e.Decide(snap, req, rng, Options{})
+		e.Decide(snap, req, rng, opt)
 	}
 	cpu.stop(b)
 }

@@ -39,10 +39,8 @@ type Engine struct {
 	rings      map[ringCacheKey]*ring
 	lastRing   *ring
 	hashBuf    []byte
-	// prefixHash holds the hash terms of the current ranking's prefix.
-	prefixHash prefixHash
-	// rk is the current decision's Pulsar ranking (rankprefix.go).
-	rk rankState
+	// candHash hashes the current ranking's candidates (xxh3prefix.go).
+	candHash candidateHasher
 
 	// Scratch, reused across decisions.
 	excl    []bool
@@ -57,6 +55,7 @@ type Engine struct {
 	sorted  []sortKey
 	order32 []int32
 	ranked  []rankEntry
+	hashes  []uint64 // hashCandidates: each candidate's PulsarHash
 	// rankedSorted is the ranking in rank order.
 	rankedSorted []rankEntry
 	rankBounds   []float64 // orderByBounds: score bounds
@@ -72,6 +71,9 @@ type Engine struct {
 	cand     Snapshot
 	candIdx  []int
 	remapBuf []int
+
+	// rk is the current decision's Pulsar ranking (rankprefix.go).
+	rk rankState
 }
 
 // NewEngine returns an engine for cfg (a validated, normalised config from

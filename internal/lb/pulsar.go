@@ -236,12 +236,6 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 		order, x, scale = e.plan(snap, rv, ranking, false, d)
 		d.OriginalOrder, d.AffinityOrder = ranking, order
 	}
-	// reached reports the order up to the open set when partial.
-	reached := func(prefix []int) {
-		if partial {
-			d.OriginalOrder, d.AffinityOrder = e.list[:len(prefix)], prefix
-		}
-	}
 	s := x
 	if e.hasBand {
 		s = e.band
@@ -256,14 +250,18 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 	e.noteGated(snap, rv, group, d)
 	if a.kind == KindSelected {
 		d.OpenSet = group
-		reached(group)
+		if partial {
+			e.reportPrefix(group, d)
+		}
 		e.pulsarChoice(snap, rv, group, a.idx, PhaseAffinity, d)
 		return
 	}
 	aw, awOK := a.wait, a.kind == KindWait
 	if rv.elapsed < x {
 		d.OpenSet = group
-		reached(group)
+		if partial {
+			e.reportPrefix(group, d)
+		}
 		rem := x - rv.elapsed
 		d.Kind, d.Phase = KindWait, PhaseAffinity
 		if awOK && aw < rem {
@@ -298,7 +296,9 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 	}
 	openSet := e.orderPrefix(snap, rv, order, last, promote, end)
 	d.OpenSet = openSet
-	reached(openSet)
+	if partial {
+		e.reportPrefix(openSet, d)
+	}
 	if d.Trace != nil {
 		if s == 0 {
 			d.note(fmt.Sprintf("band interval 0: every rank opens at the end of the affinity wait (ranks 1–%d)", end))
@@ -329,6 +329,13 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 	if o.reason == ReasonNoCandidates || o.reason == ReasonAllExcluded {
 		d.Reason = ReasonNoFeasible
 	}
+}
+
+// reportPrefix sets a partial decision's orders (Options.PartialOrder):
+// the order up to the end of prefix, the open set, and the ranks it was
+// built from.
+func (e *Engine) reportPrefix(prefix []int, d *Decision) {
+	d.OriginalOrder, d.AffinityOrder = e.list[:len(prefix)], prefix
 }
 
 // pulsarChoice records a pww selection: rank depth is the position in the

@@ -89,17 +89,24 @@ func (e *Engine) boundKeys(cands []rankEntry) (lo, hi []float64, keys []uint64) 
 	lo, hi = e.rankBounds[:n], e.rankBounds[n:2*n]
 	keys = e.rankKeys[:0]
 	for p := range cands {
-		c := &cands[p]
-		a := approxNegLn(c.u)
-		lo[p] = c.weight / (a + negLnBound)
-		hi[p] = math.Inf(1)
-		if a > negLnBound {
-			hi[p] = c.weight / (a - negLnBound)
-		}
-		keys = append(keys, ^(totalKey(hi[p])|0xffff)|uint64(p))
+		var k uint64
+		lo[p], hi[p], k = scoreBounds(&cands[p])
+		keys = append(keys, k|uint64(p))
 	}
 	e.rankKeys = keys
 	return lo, hi, keys
+}
+
+// scoreBounds returns the bounds of c's score and its sort key without the
+// position (boundKeys).
+func scoreBounds(c *rankEntry) (lo, hi float64, key uint64) {
+	a := approxNegLn(c.u)
+	lo = c.weight / (a + negLnBound)
+	hi = math.Inf(1)
+	if a > negLnBound {
+		hi = c.weight / (a - negLnBound)
+	}
+	return lo, hi, ^(totalKey(hi) | 0xffff)
 }
 
 // orderByBounds returns cands (as boundKeys takes them) in rank order;

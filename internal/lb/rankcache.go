@@ -278,6 +278,14 @@ type rankCandidateSet struct {
 	// so the check per decision reads one field and compares.
 	raw  []uint64
 	mode RendezvousWeight
+	// The hash loop's inputs, laid out in a row: each candidate's weight
+	// (0 when not valid; pulsar.md §4.1) and its id's bytes,
+	// idData[idStart[i]:idStart[i+1]]; maxWeight is the largest valid
+	// weight (0 if none). idData ends with idPad zero bytes.
+	weights   []float64
+	idData    []byte
+	idStart   []int32
+	maxWeight float64
 }
 
 // update makes the set describe snap, starting a new version when anything
@@ -303,9 +311,24 @@ func (s *rankCandidateSet) update(snap *Snapshot, mode RendezvousWeight) {
 	s.gen++
 	s.mode = mode
 	s.ids, s.raw = s.ids[:0], s.raw[:0]
+	s.weights, s.idData, s.idStart = s.weights[:0], s.idData[:0], append(s.idStart[:0], 0)
+	s.maxWeight = 0
 	for i := range cs {
 		c := &cs[i]
 		s.ids = append(s.ids, c.ClusterID)
-		s.raw = append(s.raw, math.Float64bits(weightField(mode, &c.Stats)))
+		w := weightField(mode, &c.Stats)
+		s.raw = append(s.raw, math.Float64bits(w))
+		if !TPSValid(w) {
+			w = 0
+		}
+		s.weights = append(s.weights, w)
+		s.maxWeight = max(s.maxWeight, w)
+		s.idData = append(s.idData, c.ClusterID...)
+		s.idStart = append(s.idStart, int32(len(s.idData)))
 	}
+	s.idData = append(s.idData, make([]byte, idPad)...)
 }
+
+// idPad is the number of bytes after the last id in idData: the hash
+// reads 8-byte words that may reach past an id (candidateHasher.sumAll).
+const idPad = 8

@@ -294,22 +294,75 @@ func TestSortRankKeysMatchesSort(t *testing.T) {
 	}
 }
 
-// prefixHash.sum is xxh3.Hash for every length up to 300 bytes and every
-// prefix split of it.
-func TestPrefixHashMatchesXXH3(t *testing.T) {
+// windowHash.sum is xxh3.Hash for every length from 17 to 240 bytes (the
+// others are left to xxh3.Hash) and every split of it into shared bytes
+// (given to init) and bytes that differ, whatever follows them.
+func TestWindowHashMatchesXXH3(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 7))
-	var p prefixHash
-	buf := make([]byte, 300)
-	for round := 0; round < 4; round++ {
+	var w windowHash
+	buf, other := make([]byte, 300), make([]byte, 300)
+	for round := 0; round < 3; round++ {
 		for i := range buf {
 			buf[i] = byte(rng.Uint32())
 		}
 		for l := 0; l <= len(buf); l++ {
-			for n := 0; n <= l; n++ {
-				p.reset(buf[:n])
-				if got, want := p.sum(buf[:l]), xxh3.Hash(buf[:l]); got != want {
-					t.Fatalf("length %d, prefix %d: %#x, want %#x", l, n, got, want)
+			for c := 0; c <= l; c++ {
+				copy(other, buf[:c])
+				for i := c; i < l; i++ {
+					other[i] = byte(rng.Uint32())
 				}
+				w.init(buf, c, l)
+				if w.kind == hashOther {
+					if l > 16 && l <= 240 {
+						t.Fatalf("length %d: no window layout", l)
+					}
+					continue
+				}
+				tail := append(slices.Clone(other[c:l]), byte(rng.Uint32()), 1, 2, 3, 4, 5, 6, 7) // any bytes past the end
+				if got, want := w.sum(tail), xxh3.Hash(other[:l]); got != want {
+					t.Fatalf("length %d, shared %d: %#x, want %#x", l, c, got, want)
+				}
+			}
+		}
+	}
+}
+
+// candidateHasher.sumAll is PulsarHash for prefixes and cluster ids of
+// every length class (ids past idHashClasses too), in runs of one length
+// and mixed, and 0 for candidates without a valid weight.
+func TestCandidateHasherMatchesPulsarHash(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 7))
+	str := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return string(b)
+	}
+	var h candidateHasher
+	var set rankCandidateSet
+	hashes := make([]uint64, 40)
+	for round := 0; round < 400; round++ {
+		seed, rk, model, key := str(rng.IntN(20)), str(rng.IntN(12)), str(rng.IntN(16)), str(rng.IntN(90))
+		prefix := AppendTagged(AppendHashPrefix(nil, seed, rk, model), "cache_affinity_key", key)
+		cs := make([]Cluster, len(hashes))
+		n := 1 + rng.IntN(idHashClasses+20)
+		for i := range cs {
+			if rng.IntN(3) == 0 { // mostly runs of one length, as real ids
+				n = 1 + rng.IntN(idHashClasses+20)
+			}
+			cs[i] = cl(str(n), maxTPS(float64(rng.IntN(2))))
+		}
+		set.update(snapOf(cs...), WeightMaxInputTPS)
+		h.reset(prefix)
+		h.sumAll(&set, hashes)
+		for i, c := range cs {
+			want := uint64(0)
+			if c.Stats.MaxInputTPS > 0 {
+				want = PulsarHash(seed, rk, model, key, c.ClusterID)
+			}
+			if hashes[i] != want {
+				t.Fatalf("round %d: id of %d bytes after a %d-byte prefix: %#x, want %#x", round, len(c.ClusterID), len(prefix), hashes[i], want)
 			}
 		}
 	}

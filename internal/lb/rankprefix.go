@@ -35,12 +35,14 @@ type rankState struct {
 	cached []uint16
 	entry  int // the request's cache entry, -1 if none
 	// hashed: e.ranked holds every ranked candidate, hashed this decision;
-	// bounded: lo, hi and keys hold their bounds and sort keys.
-	hashed, bounded bool
-	lo, hi          []float64
-	keys            []uint64
-	cacheable       bool
-	h               uint64 // cache key hash
+	// bounded: lo, hi and keys hold their bounds and sort keys; streamed:
+	// e.rankTop holds the minTopRanks smallest keys (hashCandidates), lo
+	// and hi their bounds.
+	hashed, bounded, streamed bool
+	lo, hi                    []float64
+	keys                      []uint64
+	cacheable                 bool
+	h                         uint64 // cache key hash
 	// traced holds every ranked entry in rank order with its exact score
 	// (a trace, or more candidates than the bounds handle).
 	traced []rankEntry
@@ -55,9 +57,11 @@ func (e *Engine) rankStart(snap *Snapshot, rv *reqView, opt Options, d *Decision
 	rs := &e.rk
 	*rs = rankState{tie: noTie, entry: -1}
 	e.list = e.list[:0]
+	// The candidate set is checked on every ranking, cached or not: the
+	// hash loop reads its ids and weights.
+	e.rankSet.update(snap, e.cfg.RendezvousWeight)
 	rs.cacheable = rankCacheable(rv, n)
 	if rs.cacheable {
-		e.rankSet.update(snap, e.cfg.RendezvousWeight)
 		rs.h = e.rankTarget.keyHash(rv)
 		if id, ok := e.rankCache.lookup(e.rankSet.gen, rs.h, rv); ok {
 			rs.entry = id
@@ -75,38 +79,117 @@ func (e *Engine) rankStart(snap *Snapshot, rv *reqView, opt Options, d *Decision
 		e.rankExact(snap, rv)
 		return false
 	}
-	e.hashCandidates(snap, rv)
+	top := 0
+	if opt.PartialOrder && minTopRanks < n/2 {
+		top = minTopRanks
+	}
+	e.hashCandidates(snap, rv, top)
 	return opt.PartialOrder
 }
 
 // hashCandidates fills e.ranked with every candidate that has a valid
 // weight and u < 1 (idx, hash, u, weight; pulsar.md §4.1–4.4): u = 1.0 is
 // the only u whose −ln u is not finite and > 0 (§11 item 9; Ln(u) < 0 for
-// every u < 1).
-func (e *Engine) hashCandidates(snap *Snapshot, rv *reqView) {
+// every u < 1). With top > 0 it also keeps the top smallest sort keys
+// (those of topKeys, in e.rankTop, with their bounds in rs.lo and rs.hi)
+// as it goes, skipping the bounds of every candidate whose u alone shows
+// that it cannot be among them (streamFloor).
+func (e *Engine) hashCandidates(snap *Snapshot, rv *reqView, top int) {
 	b := AppendHashPrefix(e.hashBuf[:0], e.cfg.Seed, rv.routingKey, rv.model)
-	b = AppendTagged(b, "cache_affinity_key", rv.key)
-	n := len(b)
-	e.prefixHash.reset(b)
-	out := e.ranked[:0]
-	valid := 0
-	for i := range snap.Clusters {
-		c := &snap.Clusters[i]
-		w, ok := pulsarWeight(e.cfg.RendezvousWeight, &c.Stats)
-		if !ok {
+	e.hashBuf = AppendTagged(b, "cache_affinity_key", rv.key)
+	e.candHash.reset(e.hashBuf)
+	rs := &e.rk
+	var lo, hi []float64
+	floor := math.Inf(1) // no candidate is kept while top is 0
+	if top > 0 {
+		n := len(snap.Clusters)
+		if cap(e.rankBounds) < 2*n {
+			e.rankBounds = make([]float64, 2*n)
+		}
+		lo, hi = e.rankBounds[:n], e.rankBounds[n:2*n]
+		floor = 0
+	}
+	best := e.rankTop[:0]
+	wmax := e.rankSet.maxWeight
+	set := &e.rankSet // describes snap (rankStart)
+	hashes := e.hashAll()
+	if cap(e.ranked) < len(hashes) {
+		e.ranked = make([]rankEntry, 0, len(hashes))
+	}
+	out := e.ranked[:len(hashes)]
+	np, valid := 0, 0
+	for i, w := range set.weights {
+		if w == 0 {
 			continue
 		}
 		valid++
-		b = AppendTagged(b[:n], "cluster_id", c.ClusterID)
-		h := e.prefixHash.sum(b) // xxh3.Hash(b), the prefix's part once
-		if u := PulsarUnit(h); u < 1 {
-			out = append(out, rankEntry{idx: i, hash: h, u: u, weight: w})
+		h := hashes[i]
+		u := PulsarUnit(h)
+		if !(u < 1) {
+			continue
+		}
+		p := np
+		np++
+		r := &out[p]
+		r.idx, r.hash, r.u, r.weight, r.key, r.score = i, h, u, w, 0, 0
+		if u < floor {
+			continue
+		}
+		var k uint64
+		lo[p], hi[p], k = scoreBounds(r)
+		k |= uint64(p)
+		switch {
+		case len(best) < top:
+			best = append(best, k)
+		case k < best[top-1]:
+			best[top-1] = k
+		default:
+			continue
+		}
+		for j := len(best) - 1; j > 0 && best[j-1] > best[j]; j-- {
+			best[j-1], best[j] = best[j], best[j-1]
+		}
+		if len(best) == top {
+			floor = streamFloor(wmax, hi[best[top-1]&0xffff])
 		}
 	}
-	e.hashBuf = b
+	out = out[:np]
 	e.ranked = out
-	rs := &e.rk
+	e.rankTop = best
 	rs.total, rs.validAll, rs.hashed = len(out), len(out) == valid, true
+	rs.streamed = top > 0
+	if rs.streamed {
+		rs.lo, rs.hi = lo, hi
+	}
+}
+
+// hashAll returns every candidate's PulsarHash (0 without a valid weight)
+// for the prefix candHash was reset to, in e.hashes.
+func (e *Engine) hashAll() []uint64 {
+	set := &e.rankSet
+	if cap(e.hashes) < len(set.weights) {
+		e.hashes = make([]uint64, len(set.weights))
+	}
+	hashes := e.hashes[:len(set.weights)]
+	e.candHash.sumAll(set, hashes) // the shared part once
+	return hashes
+}
+
+// streamFloor is the u below which no candidate of weight at most wmax
+// can have a sort key below that of an upper bound hiW (scoreBounds), so
+// hashCandidates skips its bounds. A key below hiW's needs an upper bound
+// above hiW·(1 − 2⁻³⁶) (the key keeps 36 mantissa bits), so
+// wmax / (a − negLnBound) > hiW·(1 − 10⁻⁹) with a = approxNegLn(u), within
+// negLnBound/10 of −ln u: −ln u < A = negLnBound·1.1 + wmax / (hiW·(1 −
+// 10⁻⁹)). As −ln u ≥ 1 − u, a candidate with 1 − u > A + 10⁻⁹ (the
+// margin covers the rounding of 1 − A) has none. An infinite or NaN A
+// gives 0 (skip none).
+func streamFloor(wmax, hiW float64) float64 {
+	a := negLnBound*1.1 + wmax/(hiW*(1-1e-9))
+	if !(a < 1) {
+		return 0
+	}
+	return 1 - a - 1e-9
 }
 
 // ensureRanks makes the first min(m, total) ranks known and returns the
@@ -127,15 +210,20 @@ func (e *Engine) ensureRanks(snap *Snapshot, rv *reqView, m int) []int {
 		return e.list
 	}
 	if !rs.hashed {
-		e.hashCandidates(snap, rv)
-	}
-	if !rs.bounded {
-		rs.lo, rs.hi, rs.keys = e.boundKeys(e.ranked)
-		rs.bounded = true
+		e.hashCandidates(snap, rv, 0)
 	}
 	tie := noTie
 	var out []rankEntry
-	if p := max(minTopRanks, 2*m); p < len(e.ranked)/2 {
+	p := max(minTopRanks, 2*m)
+	if p == minTopRanks && rs.streamed {
+		out = e.cutGroups(snap, e.ranked, rs.lo, rs.hi, e.rankTop, len(e.rankTop) == len(e.ranked), e.rankedSorted[:0], &tie)
+	}
+	if len(out) < m && !rs.bounded {
+		rs.lo, rs.hi, rs.keys = e.boundKeys(e.ranked)
+		rs.bounded, rs.streamed = true, false
+	}
+	if len(out) < m && p < len(e.ranked)/2 {
+		tie = noTie
 		out = e.cutGroups(snap, e.ranked, rs.lo, rs.hi, e.topKeys(rs.keys, p), false, e.rankedSorted[:0], &tie)
 	}
 	if len(out) < m {
@@ -160,20 +248,18 @@ func (e *Engine) ensureRanks(snap *Snapshot, rv *reqView, m int) []int {
 // makes every rank known.
 func (e *Engine) rankExact(snap *Snapshot, rv *reqView) {
 	b := AppendHashPrefix(e.hashBuf[:0], e.cfg.Seed, rv.routingKey, rv.model)
-	b = AppendTagged(b, "cache_affinity_key", rv.key)
-	n := len(b)
-	e.prefixHash.reset(b)
+	e.hashBuf = AppendTagged(b, "cache_affinity_key", rv.key)
+	e.candHash.reset(e.hashBuf)
+	set := &e.rankSet // describes snap (rankStart)
+	hashes := e.hashAll()
 	out := e.ranked[:0]
 	valid := 0
-	for i := range snap.Clusters {
-		c := &snap.Clusters[i]
-		w, ok := pulsarWeight(e.cfg.RendezvousWeight, &c.Stats)
-		if !ok {
+	for i, w := range set.weights {
+		if w == 0 {
 			continue
 		}
 		valid++
-		b = AppendTagged(b[:n], "cluster_id", c.ClusterID)
-		h := e.prefixHash.sum(b)
+		h := hashes[i]
 		u := PulsarUnit(h)
 		ln := -Ln(u) // glibc's log, as Stargate's f64::ln (ln.go)
 		if !(ln > 0) || math.IsInf(ln, 0) {
@@ -182,7 +268,6 @@ func (e *Engine) rankExact(snap *Snapshot, rv *reqView) {
 		s := w / ln
 		out = append(out, rankEntry{idx: i, key: totalKey(s), score: s, hash: h, u: u, weight: w})
 	}
-	e.hashBuf = b
 	e.ranked = out
 	rs := &e.rk
 	rs.total, rs.validAll = len(out), len(out) == valid

@@ -7,25 +7,227 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// prefixHash computes XXH3-64 (seed 0, default secret; the hash of
-// pulsar.md §4.2) of many inputs that share a leading prefix: the Pulsar
-// inputs of one request differ only in their cluster id part. For inputs
-// of 17 to 240 bytes XXH3 adds up independent 16-byte chunk terms before
-// its final mixing, so the terms of chunks that lie wholly inside the
-// prefix are computed once per request instead of once per candidate.
-// Other lengths go to xxh3.Hash. The result is xxh3.Hash's bit for bit
-// (TestPrefixHashMatchesXXH3 over every length and prefix split).
+// windowHash computes XXH3-64 (seed 0, default secret; the hash of
+// pulsar.md §4.2) of many inputs of one length l that share their first c
+// bytes: the Pulsar inputs of one request whose cluster ids have the same
+// length differ only in the id's bytes, after its tag and length. For
+// inputs of 17 to 240 bytes XXH3 adds up independent 16-byte window terms
+// before (and between) its final mixings, so the terms of windows that lie
+// wholly inside the shared bytes are added once (init), and only the
+// windows that reach the differing bytes are computed per input (sum).
+// Those are read from the differing bytes themselves, each 8-byte word
+// being the shared bytes' part (fixed at init, already combined with the
+// secret) and the differing bytes' part shifted into place: nothing is
+// written to memory per input. Other lengths are left to the caller
+// (kind hashOther). The result is xxh3.Hash's bit for bit
+// (TestWindowHashMatchesXXH3 over every length and split).
 //
 // The algorithm is XXH3's short-input path as its specification
 // (xxhash.com, doc/xxhash_spec.md "XXH3 algorithm", inputs of 17–128 and
 // 129–240 bytes) describes it.
-type prefixHash struct {
-	n int // prefix length
-	// mid[i]: the term of chunk i (bytes 16i..16i+15) in the 129–240 byte
-	// form; front[j]: chunk j's term in the 17–128 byte form. Valid for
-	// chunks inside the prefix (16(i+1) ≤ n).
-	mid   [8]uint64
-	front [4]uint64
+type windowHash struct {
+	kind uint8 // hashOther, hashMid (17–128 bytes) or hashLong (129–240)
+	// acc is l·PRIME64_1 plus the shared windows' terms of the first
+	// round; with no varying window there (nv = 0, hashLong) front is its
+	// avalanche. acc2 holds the shared terms of hashLong's second round.
+	acc, front, acc2 uint64
+	// vw and vw2 are the varying windows of the first and second round.
+	vw, vw2 [8]hashWindow
+	nv, nv2 int
+}
+
+// hashWindow is one 16-byte window reaching the differing bytes: for each
+// of its two words, the shared bytes' part xor the secret word (fixed),
+// where the word's differing bytes start in the differing bytes (at) and
+// how far they shift up (by; 64 or more: the word has none).
+type hashWindow struct {
+	fixed [2]uint64
+	at    [2]uint8
+	by    [2]uint8
+}
+
+// windowHash kinds.
+const (
+	hashOther = iota
+	hashMid
+	hashLong
+)
+
+// init prepares the hash of l-byte inputs whose first c bytes are b[:c].
+func (w *windowHash) init(b []byte, c, l int) {
+	*w = windowHash{}
+	add := func(acc *uint64, vs *[8]hashWindow, nv *int, off, sec int) {
+		if off+16 <= c {
+			*acc += xxh3Mix16(b, off, sec)
+			return
+		}
+		var v hashWindow
+		for k := 0; k < 2; k++ {
+			q := off + 8*k // the word's first byte
+			var shared uint64
+			for j := 0; j < 8 && q+j < c; j++ {
+				shared |= uint64(b[q+j]) << (8 * j)
+			}
+			v.fixed[k] = shared ^ binary.LittleEndian.Uint64(xxh3Secret[sec+8*k:])
+			if d := q - c; d >= 0 {
+				v.at[k], v.by[k] = uint8(d), 0
+			} else {
+				v.at[k], v.by[k] = 0, uint8(min(-8*d, 64))
+			}
+		}
+		vs[*nv] = v
+		*nv++
+	}
+	switch {
+	case l > 16 && l <= 128:
+		w.kind, w.acc = hashMid, uint64(l)*xxh3Prime64x1
+		for j := 0; j < 4 && (j == 0 || l > 32*j); j++ {
+			add(&w.acc, &w.vw, &w.nv, 16*j, 32*j)
+			add(&w.acc, &w.vw, &w.nv, l-16*(j+1), 32*j+16)
+		}
+	case l > 128 && l <= 240:
+		w.kind, w.acc = hashLong, uint64(l)*xxh3Prime64x1
+		for i := 0; i < 8; i++ {
+			add(&w.acc, &w.vw, &w.nv, 16*i, 16*i)
+		}
+		if w.nv == 0 {
+			w.front = xxh3Avalanche(w.acc)
+		}
+		for i := 128; i < l&^15; i += 16 {
+			add(&w.acc2, &w.vw2, &w.nv2, i, i-125)
+		}
+		add(&w.acc2, &w.vw2, &w.nv2, l-16, 119)
+	}
+}
+
+// term is window v's mix16 term for the differing bytes t.
+func (v *hashWindow) term(t []byte) uint64 {
+	lo := v.fixed[0] ^ binary.LittleEndian.Uint64(t[v.at[0]:])<<v.by[0]
+	hi := v.fixed[1] ^ binary.LittleEndian.Uint64(t[v.at[1]:])<<v.by[1]
+	h, l := bits.Mul64(lo, hi)
+	return h ^ l
+}
+
+// sum returns xxh3.Hash of the c shared bytes given to init followed by
+// the l−c bytes t[:l−c]; t must hold at least 8 more bytes (any values:
+// they are shifted out). Kind hashOther returns 0.
+func (w *windowHash) sum(t []byte) uint64 {
+	switch w.kind {
+	case hashMid:
+		acc := w.acc
+		for i := range w.vw[:w.nv] {
+			acc += w.vw[i].term(t)
+		}
+		return xxh3Avalanche(acc)
+	case hashLong:
+		acc := w.front
+		if w.nv > 0 {
+			a := w.acc
+			for i := range w.vw[:w.nv] {
+				a += w.vw[i].term(t)
+			}
+			acc = xxh3Avalanche(a)
+		}
+		acc += w.acc2
+		for i := range w.vw2[:w.nv2] {
+			acc += w.vw2[i].term(t)
+		}
+		return xxh3Avalanche(acc)
+	}
+	return 0
+}
+
+// wholeInput is the class of ids too long for a window layout (kind
+// hashOther; never modified).
+var wholeInput windowHash
+
+// idHashClasses is the longest cluster id length + 1 whose hash terms
+// candidateHasher keeps; longer ids are hashed whole.
+const idHashClasses = 64
+
+// candidateHasher computes PulsarHash for one request's prefix (version,
+// seed, routing key, model, cache affinity key) and many cluster ids:
+// the input is the prefix, tagged("cluster_id", id); everything up to the
+// id's bytes is the same for ids of one length, so each length has its
+// windowHash, prepared on its first id of the request.
+type candidateHasher struct {
+	buf   []byte // prefix, "cluster_id", 0xFF, the id length (8 bytes), the id
+	at    int    // where the id length goes
+	stamp uint64 // request number; a class is valid when its stamp matches
+	// cls holds a windowHash per id length (allocated on the first reset:
+	// about 28 KB, kept out of the Engine's hot fields).
+	cls *[idHashClasses]hashClass
+}
+
+// hashClass is candidateHasher's windowHash for one id length.
+type hashClass struct {
+	stamp uint64
+	w     windowHash
+}
+
+// reset starts a request whose hash inputs begin with prefix.
+func (h *candidateHasher) reset(prefix []byte) {
+	b := append(h.buf[:0], prefix...)
+	b = append(b, "cluster_id"...)
+	h.buf = append(b, 0xFF)
+	h.at = len(h.buf)
+	h.stamp++
+	if h.cls == nil {
+		h.cls = new([idHashClasses]hashClass)
+	}
+}
+
+// whole returns the whole hash input for id (in h.buf).
+func (h *candidateHasher) whole(id []byte) []byte {
+	b := binary.LittleEndian.AppendUint64(h.buf[:h.at], uint64(len(id)))
+	h.buf = append(b, id...)
+	return h.buf
+}
+
+// class returns the windowHash of ids of n bytes (kind hashOther: hash
+// the whole input).
+func (h *candidateHasher) class(n int) *windowHash {
+	if n >= idHashClasses {
+		return &wholeInput
+	}
+	c := &h.cls[n]
+	if c.stamp != h.stamp {
+		b := h.whole(make([]byte, n)) // the id's bytes are not read
+		c.w.init(b, h.at+8, len(b))
+		c.stamp = h.stamp
+	}
+	return &c.w
+}
+
+// sumAll sets hashes[i] to PulsarHash of the reset prefix and cluster id
+// i (set.idData[set.idStart[i]:set.idStart[i+1]]; xxh3.Hash(prefix +
+// tagged("cluster_id", id))) for every
+// candidate i of set with a valid weight (0 for the others), reading each id where the set
+// keeps it (followed by at least 8 bytes: idPad).
+func (h *candidateHasher) sumAll(set *rankCandidateSet, hashes []uint64) {
+	lastN := -1
+	var w *windowHash
+	for i, wt := range set.weights {
+		if wt == 0 {
+			hashes[i] = 0
+			continue
+		}
+		start, end := set.idStart[i], set.idStart[i+1]
+		if n := int(end - start); n != lastN {
+			lastN, w = n, h.class(n)
+		}
+		t := set.idData[start:]
+		switch {
+		case w.kind == hashLong && w.nv == 1 && w.nv2 == 1:
+			hashes[i] = xxh3Avalanche(xxh3Avalanche(w.acc+w.vw[0].term(t)) + w.acc2 + w.vw2[0].term(t))
+		case w.kind == hashMid && w.nv == 2:
+			hashes[i] = xxh3Avalanche(w.acc + w.vw[0].term(t) + w.vw[1].term(t))
+		case w.kind != hashOther:
+			hashes[i] = w.sum(t)
+		default:
+			hashes[i] = xxh3.Hash(h.whole(t[:end-start]))
+		}
+	}
 }
 
 // xxh3Secret is XXH3's default 192-byte secret (kSecret of the
@@ -61,49 +263,4 @@ func xxh3Avalanche(x uint64) uint64 {
 	x ^= x >> 37
 	x *= 0x165667919E3779F9
 	return x ^ x>>32
-}
-
-// reset precomputes the chunk terms of prefix.
-func (p *prefixHash) reset(prefix []byte) {
-	p.n = len(prefix)
-	for i := 0; i < 8 && 16*(i+1) <= p.n; i++ {
-		p.mid[i] = xxh3Mix16(prefix, 16*i, 16*i)
-	}
-	for j := 0; j < 4 && 16*(j+1) <= p.n; j++ {
-		p.front[j] = xxh3Mix16(prefix, 16*j, 32*j)
-	}
-}
-
-// sum returns xxh3.Hash(b); b must start with the prefix given to reset.
-func (p *prefixHash) sum(b []byte) uint64 {
-	l := len(b)
-	switch {
-	case l > 128 && l <= 240:
-		acc := uint64(l) * xxh3Prime64x1
-		for i := 0; i < 8; i++ {
-			if 16*(i+1) <= p.n {
-				acc += p.mid[i]
-			} else {
-				acc += xxh3Mix16(b, 16*i, 16*i)
-			}
-		}
-		acc = xxh3Avalanche(acc)
-		for i := 128; i < l&^15; i += 16 {
-			acc += xxh3Mix16(b, i, i-125)
-		}
-		acc += xxh3Mix16(b, l-16, 119)
-		return xxh3Avalanche(acc)
-	case l > 16 && l <= 128:
-		acc := uint64(l) * xxh3Prime64x1
-		for j := 0; j < 4 && (j == 0 || l > 32*j); j++ {
-			if 16*(j+1) <= p.n {
-				acc += p.front[j]
-			} else {
-				acc += xxh3Mix16(b, 16*j, 32*j)
-			}
-			acc += xxh3Mix16(b, l-16*(j+1), 32*j+16)
-		}
-		return xxh3Avalanche(acc)
-	}
-	return xxh3.Hash(b)
 }
