@@ -185,14 +185,9 @@ func (r *runner) decodeDone(qi int32) {
 	}
 	r.replayEnded(q, end)
 	if si := q.sess; si >= 0 {
-		s := &r.sessions[si]
-		s.context = q.input + q.output
-		s.turn++
-		s.turnsLeft--
-		if s.turnsLeft > 0 && !r.stopIssuing() {
-			r.srcProxy.p = &s.pcg
-			think := sToNs(r.dThink.sample(r.srng))
-			r.q.push(end+max(think, 0), evTurn, si, 0)
+		// issueTurn advanced the session and drew the think time.
+		if !q.lastTurn && !r.stopIssuing() {
+			r.q.push(end+max(q.think, 0), evTurn, si, 0)
 		} else {
 			r.endSession(si)
 		}

@@ -74,6 +74,8 @@ type request struct {
 	clusterArrival int64    // ns
 	ttft           int64    // ns
 	firstAt        int64    // ns, first token left the cluster
+	think          int64    // ns, the session's think time before its next turn (issueTurn draws it)
+	lastTurn       bool     // the session has no turn after this one
 	dispatchAt     int64    // ns
 	blocks         []uint64 // the prompt's block ids from the trace; nil = derived
 	rk             int32    // routing key index (-1 none)

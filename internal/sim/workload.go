@@ -148,6 +148,17 @@ func (r *runner) issueTurn(si int32) {
 	q.sess, q.sessID, q.hot, q.payload, q.key = si, s.id, s.hot, s.payload, s.key
 	q.rk, q.model, q.turn, q.replica = s.rk, s.model, s.turn, replica
 	q.input, q.output = max(input, 0), max(output, 0)
+	// The session moves on to its next turn now, not when this one ends,
+	// and the think time before it is drawn now, the session's last draw
+	// for this turn either way: the session's stream gives the same
+	// values, and decodeDone need not touch the session (on a wide
+	// scenario a cache miss).
+	s.context = q.input + q.output
+	s.turn++
+	s.turnsLeft--
+	if q.lastTurn = s.turnsLeft <= 0; !q.lastTurn {
+		q.think = sToNs(r.dThink.sample(r.srng))
+	}
 	r.startRequest(qi)
 }
 
