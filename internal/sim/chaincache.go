@@ -266,9 +266,12 @@ func (c *chainCache) reference(ch *chain, upto int64) {
 
 // match references the longest cached leading run of the chain up to
 // want blocks and returns its length and the chain's position (-1 when
-// the chain has no blocks).
-func (c *chainCache) match(key uint64, want int64) (int64, int32) {
-	ci := c.find(key)
+// the chain has no blocks; hint as for extend).
+func (c *chainCache) match(key uint64, hint int32, want int64) (int64, int32) {
+	ci := c.at(hint, key)
+	if ci < 0 {
+		ci = c.find(key)
+	}
 	if ci < 0 || want <= 0 {
 		return 0, ci
 	}

@@ -187,7 +187,9 @@ func (r *runner) decodeDone(qi int32) {
 	if si := q.sess; si >= 0 {
 		// issueTurn advanced the session and drew the think time.
 		if !q.lastTurn && !r.stopIssuing() {
-			r.q.push(end+max(q.think, 0), evTurn, si, 0)
+			var buf [3]segment
+			at := q.chainAt[len(r.segments(q, &buf))-1]
+			r.q.push(end+max(q.think, 0), evTurn, si, uint32(newChainHint(q.cluster, at)))
 		} else {
 			r.endSession(si)
 		}
@@ -268,6 +270,29 @@ const (
 	saltSession = 0x73657373696f0003
 )
 
+// chainHint is where a session's chain sat in the chain cache of the
+// cluster that served its previous turn, carried by the next turn's event
+// so that the next prefix match there skips the chain index (a cache miss
+// on wide scenarios): cluster + 1 in the high 12 bits, the chain's
+// position in the low 20; 0 when there is none or it does not fit. It is
+// only a hint: chainCache.at checks it.
+type chainHint uint32
+
+func newChainHint(cluster, pos int32) chainHint {
+	if cluster < 0 || cluster+1 >= 1<<12 || pos < 0 || pos >= 1<<20 {
+		return 0
+	}
+	return chainHint(uint32(cluster+1)<<20 | uint32(pos))
+}
+
+// at returns the hint's cluster and position.
+func (h chainHint) at() (cluster, pos int32, ok bool) {
+	if h == 0 {
+		return -1, -1, false
+	}
+	return int32(h>>20) - 1, int32(h & (1<<20 - 1)), true
+}
+
 // segment is a request's use of one chain: blocks [lo, hi) of the
 // request are the chain's blocks [0, hi−lo).
 type segment struct {
@@ -338,12 +363,21 @@ func (r *runner) matchPrefix(q *request, c *clusterState) int64 {
 	} else {
 		q.chainAt = [3]int32{-1, -1, -1}
 		var buf [3]segment
-		for j, s := range r.segments(q, &buf) {
+		segs := r.segments(q, &buf)
+		hint := int32(-1) // the session chain's place, when its last turn ran here
+		if pc, pos, ok := q.prevChain.at(); ok && pc == q.cluster {
+			hint = pos
+		}
+		for j, s := range segs {
 			want := min(s.hi, most) - s.lo
 			if want <= 0 {
 				break
 			}
-			m, ci := c.cc.match(s.key, want)
+			h := int32(-1)
+			if j == len(segs)-1 {
+				h = hint
+			}
+			m, ci := c.cc.match(s.key, h, want)
 			q.chainAt[j] = ci
 			q.held += m
 			if m < want {

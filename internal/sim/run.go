@@ -68,17 +68,18 @@ type request struct {
 	model          int32    // model index
 	hint           int32    // last cluster from the store, -1 none
 	replica        int32
-	sessID         uint64   // KV prefix identity (the conversation)
-	storeKey       uint64   // last-cluster store key; 0 = not eligible
-	arrival        int64    // ns, at the gateway/router
-	clusterArrival int64    // ns
-	ttft           int64    // ns
-	firstAt        int64    // ns, first token left the cluster
-	think          int64    // ns, the session's think time before its next turn (issueTurn draws it)
-	lastTurn       bool     // the session has no turn after this one
-	dispatchAt     int64    // ns
-	blocks         []uint64 // the prompt's block ids from the trace; nil = derived
-	rk             int32    // routing key index (-1 none)
+	sessID         uint64    // KV prefix identity (the conversation)
+	storeKey       uint64    // last-cluster store key; 0 = not eligible
+	arrival        int64     // ns, at the gateway/router
+	clusterArrival int64     // ns
+	ttft           int64     // ns
+	firstAt        int64     // ns, first token left the cluster
+	think          int64     // ns, the session's think time before its next turn (issueTurn draws it)
+	lastTurn       bool      // the session has no turn after this one
+	prevChain      chainHint // where the session's previous turn left its chain
+	dispatchAt     int64     // ns
+	blocks         []uint64  // the prompt's block ids from the trace; nil = derived
+	rk             int32     // routing key index (-1 none)
 	turn           int32
 	attempts       int8
 	pinned         lb.SessionState
@@ -530,7 +531,7 @@ func (r *runner) loop() error {
 				return err
 			}
 		case evTurn:
-			r.issueTurn(e.a)
+			r.issueTurn(e.a, chainHint(e.b))
 		case evRoute:
 			if q := &r.reqs[e.a]; q.epoch == e.b && q.state == stRouting {
 				r.route(e.a)

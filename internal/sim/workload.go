@@ -98,7 +98,7 @@ func (r *runner) sessionArrival() {
 	}
 	r.liveSess++
 	r.scheduleSession(r.now)
-	r.issueTurn(si)
+	r.issueTurn(si, 0)
 }
 
 func (r *runner) endSession(si int32) {
@@ -115,8 +115,9 @@ func (r *runner) stopIssuing() bool {
 	return r.wl.MaxRequests > 0 && r.issued >= r.wl.MaxRequests
 }
 
-// issueTurn starts a session's next turn now.
-func (r *runner) issueTurn(si int32) {
+// issueTurn starts a session's next turn now (prev: where its previous
+// turn left its chain, 0 none).
+func (r *runner) issueTurn(si int32, prev chainHint) {
 	s := &r.sessions[si]
 	if r.stopIssuing() {
 		r.genDone = true
@@ -148,6 +149,7 @@ func (r *runner) issueTurn(si int32) {
 	q.sess, q.sessID, q.hot, q.payload, q.key = si, s.id, s.hot, s.payload, s.key
 	q.rk, q.model, q.turn, q.replica = s.rk, s.model, s.turn, replica
 	q.input, q.output = max(input, 0), max(output, 0)
+	q.prevChain = prev
 	// The session moves on to its next turn now, not when this one ends,
 	// and the think time before it is drawn now, the session's last draw
 	// for this turn either way: the session's stream gives the same
