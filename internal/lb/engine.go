@@ -56,6 +56,10 @@ type Engine struct {
 	order32 []int32
 	ranked  []rankEntry
 	hashes  []uint64 // hashCandidates: each candidate's PulsarHash
+	// hashCandidates' kept entries and their score bounds.
+	streamCands        []rankEntry
+	hashTop            []rankEntry // hashFloor: the largest hashes
+	streamLo, streamHi []float64
 	// rankedSorted is the ranking in rank order.
 	rankedSorted []rankEntry
 	rankBounds   []float64 // orderByBounds: score bounds

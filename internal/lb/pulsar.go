@@ -131,7 +131,12 @@ func (e *Engine) decidePulsar(snap *Snapshot, rv *reqView, opt Options, d *Decis
 	kv := false
 	walked := total
 	for p := 0; p < total; p++ {
-		idx := e.ensureRanks(snap, rv, p+1)[p]
+		var idx int
+		if partial {
+			idx = e.ensureRanks(snap, rv, p+1)[p]
+		} else {
+			idx = order[p]
+		}
 		f := e.feasibility(snap, rv, idx)
 		if pt != nil {
 			ct := CandidateTrace{ClusterID: snap.Clusters[idx].ClusterID, Cluster: idx, Rank: p + 1, Feasibility: f,
@@ -228,12 +233,12 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 	var scale float64
 	last, promote := -1, false
 	if partial {
-		last, x, scale = e.sessionRules(snap, rv, d)
+		last, x, scale = e.sessionRules(snap, rv, true, d)
 		if last >= 0 && e.ensureRanks(snap, rv, 1)[0] != last && e.isRanked(snap, rv, last) {
 			promote, d.Promoted = true, true
 		}
 	} else {
-		order, x, scale = e.plan(snap, rv, ranking, false, d)
+		order, x, scale = e.plan(snap, rv, ranking, false, true, d)
 		d.OriginalOrder, d.AffinityOrder = ranking, order
 	}
 	s := x

@@ -55,28 +55,51 @@ type rankCache struct {
 	limit   int    // entries at most, for this stride
 	entries []rankCacheEntry
 	next    int      // the ring position overwritten next once full
-	order   []uint16 // entry i's ranking: order[i*stride:][:entries[i].n]
+	order   []uint16 // entry i's ranking: order[i*stride:][:entries[i].stored()]
 	index   []int32
 }
 
-// rankCacheEntry is one cached ranking: its first n ranks (every rank,
-// n = total, unless a decision under Options.PartialOrder computed only a
-// prefix; rankprefix.go).
+// rankCacheEntry is one cached ranking: its first ranks (every rank
+// unless a decision under Options.PartialOrder computed only a prefix;
+// rankprefix.go). It fills one 64-byte cache line.
 type rankCacheEntry struct {
 	hash                   uint64
 	routingKey, model, key string
-	n                      uint32 // ranks stored
-	total                  uint32 // ranked candidates
-	// tie is the first stored rank (0-based) whose score near-ties the
-	// one before it, noTieEntry if none among the stored ranks.
-	tie uint32
-	// validAll: every candidate with a valid weight is ranked (none has
-	// u = 1), so a candidate is ranked iff its weight is valid.
-	validAll bool
+	// meta packs, 17 bits each from the lowest: the ranks stored, the
+	// ranked candidates, the first stored rank (0-based) whose score
+	// near-ties the one before it (metaNoTie if none among the stored
+	// ranks); then one bit: every candidate with a valid weight is ranked
+	// (none has u = 1), so a candidate is ranked iff its weight is valid.
+	meta uint64
 }
 
-// noTieEntry is rankCacheEntry.tie without a near-tie.
-const noTieEntry = math.MaxUint32
+// metaNoTie is the tie field of rankCacheEntry.meta without a near-tie.
+const metaNoTie = 1<<17 - 1
+
+func (e *rankCacheEntry) stored() int    { return int(e.meta & metaNoTie) }
+func (e *rankCacheEntry) total() int     { return int(e.meta >> 17 & metaNoTie) }
+func (e *rankCacheEntry) validAll() bool { return e.meta>>51&1 == 1 }
+
+// tie returns the near-tie rank, noTie if none.
+func (e *rankCacheEntry) tie() int {
+	if t := int(e.meta >> 34 & metaNoTie); t != metaNoTie {
+		return t
+	}
+	return noTie
+}
+
+// setMeta sets meta from its fields (each count at most 65,536; a tie at
+// or past stored counts as none).
+func (e *rankCacheEntry) setMeta(stored, total, tie int, validAll bool) {
+	t := uint64(metaNoTie)
+	if tie < stored {
+		t = uint64(tie)
+	}
+	e.meta = uint64(stored) | uint64(total)<<17 | t<<34
+	if validAll {
+		e.meta |= 1 << 51
+	}
+}
 
 // rankTargetHash is the routing key and model part of keyHash.
 func rankTargetHash(routingKey, model string) uint64 {
@@ -131,7 +154,7 @@ func (c *rankCache) lookup(gen, h uint64, rv *reqView) (int, bool) {
 // ranks returns the stored ranks of entry id.
 func (c *rankCache) ranks(id int) []uint16 {
 	p := id * c.stride
-	return c.order[p : p+int(c.entries[id].n)]
+	return c.order[p : p+c.entries[id].stored()]
 }
 
 // store saves the first ranks of rv's ranking (ranked, in rank order; rs
@@ -143,12 +166,7 @@ func (c *rankCache) store(gen uint64, n int, h uint64, rv *reqView, ranked []ran
 	if id < 0 || c.gen != gen || c.stride != n {
 		id = c.insert(gen, n, h, rv)
 	}
-	tie := uint32(noTieEntry)
-	if rs.tie < len(ranked) {
-		tie = uint32(rs.tie)
-	}
-	e := &c.entries[id]
-	e.n, e.total, e.tie, e.validAll = uint32(len(ranked)), uint32(rs.total), tie, rs.validAll
+	c.entries[id].setMeta(len(ranked), rs.total, rs.tie, rs.validAll)
 	dst := c.order[id*c.stride:][:len(ranked)]
 	for i := range ranked {
 		dst[i] = uint16(ranked[i].idx)
@@ -286,6 +304,16 @@ type rankCandidateSet struct {
 	idData    []byte
 	idStart   []int32
 	maxWeight float64
+	// pos maps each id to its first position (Snapshot.Index).
+	pos map[string]int32
+}
+
+// index is Snapshot.Index(id) of the snapshot the set describes.
+func (s *rankCandidateSet) index(id string) int {
+	if i, ok := s.pos[id]; ok {
+		return int(i)
+	}
+	return -1
 }
 
 // update makes the set describe snap, starting a new version when anything
@@ -313,8 +341,15 @@ func (s *rankCandidateSet) update(snap *Snapshot, mode RendezvousWeight) {
 	s.ids, s.raw = s.ids[:0], s.raw[:0]
 	s.weights, s.idData, s.idStart = s.weights[:0], s.idData[:0], append(s.idStart[:0], 0)
 	s.maxWeight = 0
+	if s.pos == nil {
+		s.pos = make(map[string]int32, len(cs))
+	}
+	clear(s.pos)
 	for i := range cs {
 		c := &cs[i]
+		if _, dup := s.pos[c.ClusterID]; !dup {
+			s.pos[c.ClusterID] = int32(i)
+		}
 		s.ids = append(s.ids, c.ClusterID)
 		w := weightField(mode, &c.Stats)
 		s.raw = append(s.raw, math.Float64bits(w))

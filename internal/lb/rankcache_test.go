@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/zeebo/xxh3"
 	"pgregory.net/rapid"
@@ -59,7 +60,11 @@ func referenceRanking(seed string, snap *Snapshot, mode RendezvousWeight, rv *re
 // many are equal), some invalid, some huge (scores of +Inf tie and go by
 // cluster id), and ids of mixed lengths that share prefixes.
 func genWideSnapshot(t *rapid.T) *Snapshot {
-	n := rapid.IntRange(1, 300).Draw(t, "n")
+	return genSnapshotOf(t, rapid.IntRange(1, 300).Draw(t, "n"))
+}
+
+// genSnapshotOf is genWideSnapshot with n clusters.
+func genSnapshotOf(t *rapid.T, n int) *Snapshot {
 	weights := []float64{100, 100, 400, 1, 3.5e4, 0, math.Inf(1), math.MaxFloat64, 1e300, 5e-324}
 	prefix := rapid.SampledFrom([]string{"", "c", "cluster-", "us-east-1/"}).Draw(t, "prefix")
 	cs := make([]Cluster, n)
@@ -145,8 +150,8 @@ func TestRankCacheEvictionKeepsIndex(t *testing.T) {
 		if want := i >= n-len(c.entries); ok != want {
 			t.Fatalf("key %d: cached %v, want %v (%d entries)", i, ok, want, len(c.entries))
 		}
-		if ok && (c.ranks(id)[0] != uint16(i%3) || (c.entries[id].tie == 1) != (i%2 == 0)) {
-			t.Fatalf("key %d: ranking %v near-tie at %d", i, c.ranks(id), c.entries[id].tie)
+		if ok && (c.ranks(id)[0] != uint16(i%3) || (c.entries[id].tie() == 1) != (i%2 == 0) || c.entries[id].total() != 3 || c.entries[id].validAll()) {
+			t.Fatalf("key %d: ranking %v near-tie at %d, %d ranked", i, c.ranks(id), c.entries[id].tie(), c.entries[id].total())
 		}
 	}
 }
@@ -423,4 +428,25 @@ func TestPropFastRankingDecidesAsExact(t *testing.T) {
 			}
 		}
 	})
+}
+
+// rankCacheEntry's packed fields read back as set, at their limits too.
+func TestRankCacheEntryMeta(t *testing.T) {
+	var e rankCacheEntry
+	for _, c := range []struct {
+		stored, total, tie int
+		valid              bool
+	}{{0, 0, noTie, false}, {1, 1, noTie, true}, {8, 256, 3, true}, {65536, 65536, 65535, false}, {65536, 65536, noTie, true}, {4, 9, 4, true}} {
+		e.setMeta(c.stored, c.total, c.tie, c.valid)
+		wantTie := c.tie
+		if wantTie >= c.stored {
+			wantTie = noTie
+		}
+		if e.stored() != c.stored || e.total() != c.total || e.tie() != wantTie || e.validAll() != c.valid {
+			t.Fatalf("%+v: got %d %d %d %v", c, e.stored(), e.total(), e.tie(), e.validAll())
+		}
+	}
+	if s := unsafe.Sizeof(rankCacheEntry{}); s != 64 {
+		t.Fatalf("rankCacheEntry is %d bytes, want one 64-byte line", s)
+	}
 }

@@ -34,15 +34,16 @@ type rankState struct {
 	// they are all that is known; e.list holds the ranks copied so far.
 	cached []uint16
 	entry  int // the request's cache entry, -1 if none
-	// hashed: e.ranked holds every ranked candidate, hashed this decision;
-	// bounded: lo, hi and keys hold their bounds and sort keys; streamed:
-	// e.rankTop holds the minTopRanks smallest keys (hashCandidates), lo
-	// and hi their bounds.
-	hashed, bounded, streamed bool
-	lo, hi                    []float64
-	keys                      []uint64
-	cacheable                 bool
-	h                         uint64 // cache key hash
+	// hashed: e.hashes holds every candidate's hash for this decision;
+	// built: e.ranked every ranked candidate; bounded: lo, hi and keys
+	// their bounds and sort keys; streamed: e.rankTop the minTopRanks
+	// smallest keys (hashCandidates) over e.streamCands, lo and hi their
+	// bounds.
+	hashed, built, bounded, streamed bool
+	lo, hi                           []float64
+	keys                             []uint64
+	cacheable                        bool
+	h                                uint64 // cache key hash
 	// traced holds every ranked entry in rank order with its exact score
 	// (a trace, or more candidates than the bounds handle).
 	traced []rankEntry
@@ -67,10 +68,7 @@ func (e *Engine) rankStart(snap *Snapshot, rv *reqView, opt Options, d *Decision
 			rs.entry = id
 			if d.Trace == nil {
 				ent := &e.rankCache.entries[id]
-				rs.total, rs.validAll, rs.cached = int(ent.total), ent.validAll, e.rankCache.ranks(id)
-				if ent.tie != noTieEntry {
-					rs.tie = int(ent.tie)
-				}
+				rs.total, rs.validAll, rs.tie, rs.cached = ent.total(), ent.validAll(), ent.tie(), e.rankCache.ranks(id)
 				return opt.PartialOrder
 			}
 		}
@@ -83,41 +81,37 @@ func (e *Engine) rankStart(snap *Snapshot, rv *reqView, opt Options, d *Decision
 	if opt.PartialOrder && minTopRanks < n/2 {
 		top = minTopRanks
 	}
-	e.hashCandidates(snap, rv, top)
+	e.hashCandidates(rv, top)
 	return opt.PartialOrder
 }
 
-// hashCandidates fills e.ranked with every candidate that has a valid
-// weight and u < 1 (idx, hash, u, weight; pulsar.md §4.1–4.4): u = 1.0 is
-// the only u whose −ln u is not finite and > 0 (§11 item 9; Ln(u) < 0 for
-// every u < 1). With top > 0 it also keeps the top smallest sort keys
-// (those of topKeys, in e.rankTop, with their bounds in rs.lo and rs.hi)
-// as it goes, skipping the bounds of every candidate whose u alone shows
-// that it cannot be among them (streamFloor).
-func (e *Engine) hashCandidates(snap *Snapshot, rv *reqView, top int) {
+// hashCandidates hashes every candidate for the request (e.hashes). With
+// top = 0 it lays out every ranked candidate in e.ranked (buildRanked).
+// With top > 0 it keeps only the top smallest sort keys instead (those of
+// topKeys over every candidate), in e.rankTop, over the entries it bounded
+// (e.streamCands, bounds in rs.lo and rs.hi), skipping every candidate
+// whose u alone shows that it cannot be among them (streamFloor).
+func (e *Engine) hashCandidates(rv *reqView, top int) {
 	b := AppendHashPrefix(e.hashBuf[:0], e.cfg.Seed, rv.routingKey, rv.model)
 	e.hashBuf = AppendTagged(b, "cache_affinity_key", rv.key)
 	e.candHash.reset(e.hashBuf)
-	rs := &e.rk
-	var lo, hi []float64
-	floor := math.Inf(1) // no candidate is kept while top is 0
-	if top > 0 {
-		n := len(snap.Clusters)
-		if cap(e.rankBounds) < 2*n {
-			e.rankBounds = make([]float64, 2*n)
-		}
-		lo, hi = e.rankBounds[:n], e.rankBounds[n:2*n]
-		floor = 0
-	}
-	best := e.rankTop[:0]
-	wmax := e.rankSet.maxWeight
-	set := &e.rankSet // describes snap (rankStart)
 	hashes := e.hashAll()
-	if cap(e.ranked) < len(hashes) {
-		e.ranked = make([]rankEntry, 0, len(hashes))
+	rs := &e.rk
+	rs.hashed = true
+	if top == 0 {
+		e.buildRanked()
+		return
 	}
-	out := e.ranked[:len(hashes)]
-	np, valid := 0, 0
+	set := &e.rankSet // describes snap (rankStart)
+	wmax := set.maxWeight
+	// Any top ranked candidates bound the top-th best score from below:
+	// the top by hash alone (u grows with the hash) give a floor before
+	// the pass; with equal weights they are the best ones.
+	floor0 := e.hashFloor(top)
+	floor := floor0
+	best := e.rankTop[:0]
+	cands, lo, hi := e.streamCands[:0], e.streamLo[:0], e.streamHi[:0]
+	total, valid := 0, 0
 	for i, w := range set.weights {
 		if w == 0 {
 			continue
@@ -128,15 +122,16 @@ func (e *Engine) hashCandidates(snap *Snapshot, rv *reqView, top int) {
 		if !(u < 1) {
 			continue
 		}
-		p := np
-		np++
-		r := &out[p]
-		r.idx, r.hash, r.u, r.weight, r.key, r.score = i, h, u, w, 0, 0
+		total++
 		if u < floor {
 			continue
 		}
-		var k uint64
-		lo[p], hi[p], k = scoreBounds(r)
+		p := len(cands)
+		cands = append(cands, rankEntry{})
+		r := &cands[p]
+		r.idx, r.hash, r.u, r.weight = i, h, u, w
+		l, hh, k := scoreBounds(r)
+		lo, hi = append(lo, l), append(hi, hh)
 		k |= uint64(p)
 		switch {
 		case len(best) < top:
@@ -150,17 +145,76 @@ func (e *Engine) hashCandidates(snap *Snapshot, rv *reqView, top int) {
 			best[j-1], best[j] = best[j], best[j-1]
 		}
 		if len(best) == top {
-			floor = streamFloor(wmax, hi[best[top-1]&0xffff])
+			floor = max(floor0, streamFloor(wmax, hi[best[top-1]&0xffff]))
 		}
 	}
-	out = out[:np]
-	e.ranked = out
-	e.rankTop = best
-	rs.total, rs.validAll, rs.hashed = len(out), len(out) == valid, true
-	rs.streamed = top > 0
-	if rs.streamed {
-		rs.lo, rs.hi = lo, hi
+	e.streamCands, e.streamLo, e.streamHi, e.rankTop = cands, lo, hi, best
+	rs.total, rs.validAll, rs.streamed = total, total == valid, true
+	rs.lo, rs.hi = lo, hi
+}
+
+// hashFloor returns a u below which no candidate can be among the top
+// best sort keys (streamFloor), from the top ranked candidates with the
+// largest hashes (0 when fewer are ranked). The top by hash are kept in
+// e.hashTop, largest first.
+func (e *Engine) hashFloor(top int) float64 {
+	set := &e.rankSet
+	best := e.hashTop[:0]
+	for i, h := range e.hashes {
+		if set.weights[i] == 0 || len(best) == top && h <= best[top-1].hash || !(PulsarUnit(h) < 1) {
+			continue
+		}
+		if len(best) < top {
+			best = append(best, rankEntry{})
+		}
+		j := len(best) - 1
+		for ; j > 0 && best[j-1].hash < h; j-- {
+			best[j] = best[j-1]
+		}
+		best[j].hash, best[j].idx = h, i
 	}
+	e.hashTop = best
+	if len(best) < top {
+		return 0
+	}
+	hiW := math.Inf(1)
+	for k := range best {
+		r := &best[k]
+		r.u, r.weight = PulsarUnit(r.hash), set.weights[r.idx]
+		_, hi, _ := scoreBounds(r)
+		hiW = min(hiW, hi)
+	}
+	return streamFloor(set.maxWeight, hiW)
+}
+
+// buildRanked lays out every candidate with a valid weight and u < 1 in
+// e.ranked (idx, hash, u, weight; pulsar.md §4.1–4.4), from e.hashes: u =
+// 1.0 is the only u whose −ln u is not finite and > 0 (§11 item 9; Ln(u) <
+// 0 for every u < 1).
+func (e *Engine) buildRanked() {
+	set := &e.rankSet
+	if cap(e.ranked) < len(set.weights) {
+		e.ranked = make([]rankEntry, 0, len(set.weights))
+	}
+	out := e.ranked[:len(set.weights)]
+	np, valid := 0, 0
+	for i, w := range set.weights {
+		if w == 0 {
+			continue
+		}
+		valid++
+		h := e.hashes[i]
+		u := PulsarUnit(h)
+		if !(u < 1) {
+			continue
+		}
+		r := &out[np] // fields one by one: no copy of a composed entry
+		r.idx, r.hash, r.u, r.weight, r.key, r.score = i, h, u, w, 0, 0
+		np++
+	}
+	e.ranked = out[:np]
+	rs := &e.rk
+	rs.total, rs.validAll, rs.built = np, np == valid, true
 }
 
 // hashAll returns every candidate's PulsarHash (0 without a valid weight)
@@ -210,13 +264,17 @@ func (e *Engine) ensureRanks(snap *Snapshot, rv *reqView, m int) []int {
 		return e.list
 	}
 	if !rs.hashed {
-		e.hashCandidates(snap, rv, 0)
+		e.hashCandidates(rv, 0)
 	}
 	tie := noTie
 	var out []rankEntry
 	p := max(minTopRanks, 2*m)
 	if p == minTopRanks && rs.streamed {
-		out = e.cutGroups(snap, e.ranked, rs.lo, rs.hi, e.rankTop, len(e.rankTop) == len(e.ranked), e.rankedSorted[:0], &tie)
+		all := len(e.rankTop) == rs.total
+		out = e.cutGroups(snap, e.streamCands, rs.lo, rs.hi, e.rankTop, all, e.rankedSorted[:0], &tie)
+	}
+	if len(out) < m && !rs.built {
+		e.buildRanked()
 	}
 	if len(out) < m && !rs.bounded {
 		rs.lo, rs.hi, rs.keys = e.boundKeys(e.ranked)

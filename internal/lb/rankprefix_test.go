@@ -2,6 +2,7 @@ package lb
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -20,7 +21,9 @@ func isPrefix(p, full []int) bool { return len(p) <= len(full) && slices.Equal(p
 // sometimes decides in full (which must complete a cached prefix).
 func TestPropPartialOrderMatchesFull(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		snap := genWideSnapshot(t)
+		// Sizes on both sides of where a prefix is computed (more than
+		// 2·minTopRanks candidates); rapid alone mostly draws small ones.
+		snap := genSnapshotOf(t, rapid.SampledFrom([]int{1, 3, 8, 16, 17, 18, 24, 40, 64, 129, 256, 300}).Draw(t, "n"))
 		for i := range snap.Clusters {
 			st := &snap.Clusters[i].Stats
 			st.MaxEngineConcurrency = rapid.Uint64Range(0, 2).Draw(t, "limit")
@@ -92,4 +95,44 @@ func TestPropPartialOrderMatchesFull(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The ranks hashCandidates' kept keys give (the groups cut inside them)
+// are the first ranks of the full order, on snapshots of equal, mixed and
+// skewed weights (some invalid) and many keys: a floor that skipped a
+// candidate of the first ranks would show here.
+func TestStreamedPrefixMatchesFull(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 7))
+	weightSets := [][]float64{{100}, {8000, 9000, 10000}, {1, 100, 1e4}, {100, 100, 0, 400}, {5e-324, 1e300, 3}}
+	for round := 0; round < 300; round++ {
+		n := []int{17, 18, 24, 40, 64, 129, 256, 300}[rng.IntN(8)]
+		ws := weightSets[rng.IntN(len(weightSets))]
+		cs := make([]Cluster, n)
+		for i := range cs {
+			cs[i] = cl(fmt.Sprintf("c%d", i), maxTPS(ws[rng.IntN(len(ws))]))
+		}
+		snap := snapOf(cs...)
+		e := NewEngine(cfgOf(Pulsar, withSeed("s")))
+		e.rankSet.update(snap, WeightMaxInputTPS)
+		for k := 0; k < 20; k++ {
+			rv := e.view(rq(key(fmt.Sprintf("session-%d-%d", round, k))))
+			e.hashCandidates(&rv, minTopRanks)
+			tie := noTie
+			pre := e.cutGroups(snap, e.streamCands, e.rk.lo, e.rk.hi, e.rankTop, len(e.rankTop) == e.rk.total, nil, &tie)
+			e.hashCandidates(&rv, 0)
+			fullTie := noTie
+			full := e.orderByBounds(snap, e.ranked, &fullTie)
+			if len(pre) > len(full) {
+				t.Fatalf("round %d key %d: %d ranks kept of %d", round, k, len(pre), len(full))
+			}
+			for i := range pre {
+				if pre[i].idx != full[i].idx {
+					t.Fatalf("round %d key %d (%d clusters, weights %v): rank %d is candidate %d, want %d", round, k, n, ws, i, pre[i].idx, full[i].idx)
+				}
+			}
+			if (tie < len(pre)) != (fullTie < len(pre)) {
+				t.Fatalf("round %d key %d: near-tie at %d, want %d", round, k, tie, fullTie)
+			}
+		}
+	}
 }

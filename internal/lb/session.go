@@ -10,14 +10,15 @@ import (
 // flag or without an affinity key the configured X and scale apply to the
 // unmodified order and nothing is classified. insertTruncate selects
 // wait-and-widen's promotion mode; pww uses "keep" (session.md §4).
+// ranked is sessionRules'.
 //
 // The classification is pinned by Request.FirstClassification; promotion
 // is recomputed from the current candidates on every decision. The
 // reported Promoted flag of a pinned "returning" request is recomputed
 // too: formats.md has no field for the pinned flag (decision recorded in
 // the engineering note; session.md §11 item 3).
-func (e *Engine) plan(snap *Snapshot, rv *reqView, orig []int, insertTruncate bool, d *Decision) ([]int, time.Duration, float64) {
-	last, x, scale := e.sessionRules(snap, rv, d)
+func (e *Engine) plan(snap *Snapshot, rv *reqView, orig []int, insertTruncate, ranked bool, d *Decision) ([]int, time.Duration, float64) {
+	last, x, scale := e.sessionRules(snap, rv, ranked, d)
 	if last < 0 {
 		return orig, x, scale
 	}
@@ -27,8 +28,10 @@ func (e *Engine) plan(snap *Snapshot, rv *reqView, orig []int, insertTruncate bo
 // sessionRules is the classification part of plan (session.md §7 steps
 // 2–4): it sets d.Session and returns X, the prefill scale, and the last
 // cluster's candidate index when the order is to be promoted (a returning
-// session whose last cluster is a candidate), else -1.
-func (e *Engine) sessionRules(snap *Snapshot, rv *reqView, d *Decision) (int, time.Duration, float64) {
+// session whose last cluster is a candidate), else -1. ranked says that
+// e.rankSet describes snap (a Pulsar ranking began this decision): the last
+// cluster is then found through its id map instead of a scan.
+func (e *Engine) sessionRules(snap *Snapshot, rv *reqView, ranked bool, d *Decision) (int, time.Duration, float64) {
 	x, scale := e.x, e.cfg.CacheAffinityInputTokensScale
 	if !e.cfg.LastClusterAffinity || !rv.hasKey {
 		if e.cfg.LastClusterAffinity {
@@ -37,7 +40,10 @@ func (e *Engine) sessionRules(snap *Snapshot, rv *reqView, d *Decision) (int, ti
 		return -1, x, scale
 	}
 	last := -1
-	if rv.hasLast {
+	switch {
+	case rv.hasLast && ranked:
+		last = e.rankSet.index(rv.last)
+	case rv.hasLast:
 		last = snap.Index(rv.last)
 	}
 	state := rv.pinned

@@ -112,7 +112,7 @@ func TestSessionS7S9InsertAndTruncate(t *testing.T) {
 		rv := e.view(r)
 		e.prepare(s, r, &rv)
 		var d Decision
-		order, x, scale := e.plan(s, &rv, tc.group, true, &d)
+		order, x, scale := e.plan(s, &rv, tc.group, true, false, &d)
 		if !equalStrings(ids(s, order), tc.want) || d.Promoted != tc.promoted || x != 300e6 || scale != 0.1 {
 			t.Errorf("hint %s: %v promoted %v x %v scale %v", tc.hint, ids(s, order), d.Promoted, x, scale)
 		}

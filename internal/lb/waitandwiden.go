@@ -35,7 +35,7 @@ func (e *Engine) decideWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand, opt O
 		d.Trace.Ring = &RingTrace{KeyHash: keyHash, Start: start, Entries: len(r.entries), Walk: IDs(snap, walk)}
 		d.note(fmt.Sprintf("ring group (k'=%d): %v", kp, IDs(snap, group)))
 	}
-	order, x, scale := e.plan(snap, rv, group, true, d)
+	order, x, scale := e.plan(snap, rv, group, true, false, d)
 	d.OriginalOrder, d.AffinityOrder, d.AffinityGroup = group, order, order
 	d.AffinityWait = x
 	a := e.wwSelect(snap, rv, order, scale, rv.elapsed, e.cfg.MaxQueued, PhaseAffinity, rng, opt, d)
