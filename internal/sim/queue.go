@@ -170,7 +170,9 @@ func (q *eventQueue) refill() {
 // splitting.
 const sortSmall = 8
 
-// fifo is a growable ring buffer queue.
+// fifo is a growable ring buffer queue. Its buffer's length is 0 or a
+// power of two (16, 32, …), so positions wrap with a mask, not a
+// division.
 type fifo[T any] struct {
 	buf        []T
 	head, size int
@@ -182,11 +184,11 @@ func (f *fifo[T]) push(v T) {
 	if f.size == len(f.buf) {
 		nb := make([]T, max(16, 2*len(f.buf)))
 		for i := 0; i < f.size; i++ {
-			nb[i] = f.buf[(f.head+i)%len(f.buf)]
+			nb[i] = f.buf[(f.head+i)&(len(f.buf)-1)]
 		}
 		f.buf, f.head = nb, 0
 	}
-	f.buf[(f.head+f.size)%len(f.buf)] = v
+	f.buf[(f.head+f.size)&(len(f.buf)-1)] = v
 	f.size++
 }
 
@@ -204,7 +206,7 @@ func (f *fifo[T]) pop() T {
 	return v
 }
 
-func (f *fifo[T]) at(i int) T { return f.buf[(f.head+i)%len(f.buf)] }
+func (f *fifo[T]) at(i int) T { return f.buf[(f.head+i)&(len(f.buf)-1)] }
 
 func (f *fifo[T]) clear() {
 	clear(f.buf)
