@@ -32,15 +32,12 @@ type Engine struct {
 	rr  uint64 // round-robin counter
 	rng *rand.Rand
 
-	hdr        [4]headerMemo    // model, routing key, cache affinity key, last cluster
-	rankCache  rankCache        // Pulsar rankings per key (rankcache.go)
-	rankSet    rankCandidateSet // the candidates the cached rankings are for
-	rankTarget rankTargetMemo   // the last routing key and model hashed
+	hdr        [4]headerMemo  // model, routing key, cache affinity key, last cluster
+	rankCache  rankCache      // Pulsar rankings per key (rankcache.go)
+	rankTarget rankTargetMemo // the last routing key and model hashed
 	rings      map[ringCacheKey]*ring
 	lastRing   *ring
 	hashBuf    []byte
-	// candHash hashes the current ranking's candidates (xxh3prefix.go).
-	candHash candidateHasher
 
 	// Scratch, reused across decisions.
 	excl    []bool
@@ -55,11 +52,6 @@ type Engine struct {
 	sorted  []sortKey
 	order32 []int32
 	ranked  []rankEntry
-	hashes  []uint64 // hashCandidates: each candidate's PulsarHash
-	// hashCandidates' kept entries and their score bounds.
-	streamCands        []rankEntry
-	hashTop            []rankEntry // hashFloor: the largest hashes
-	streamLo, streamHi []float64
 	// rankedSorted is the ranking in rank order.
 	rankedSorted []rankEntry
 	rankBounds   []float64 // orderByBounds: score bounds
@@ -76,8 +68,18 @@ type Engine struct {
 	candIdx  []int
 	remapBuf []int
 
-	// rk is the current decision's Pulsar ranking (rankprefix.go).
-	rk rankState
+	rankSet rankCandidateSet // the candidates the cached rankings are for
+	// candHash hashes the current ranking's candidates (xxh3prefix.go).
+	candHash candidateHasher
+	// rk is the current decision's Pulsar ranking (rankprefix.go), and
+	// the scratch of a fresh one.
+	rk      rankState
+	hashes  []uint64    // hashCandidates: each candidate's PulsarHash
+	hashTop []rankEntry // hashFloor: the largest hashes
+	hashSel []int32     // hashFloor: candidates with a large hash
+	// hashCandidates' kept entries and their score bounds.
+	streamCands        []rankEntry
+	streamLo, streamHi []float64
 }
 
 // NewEngine returns an engine for cfg (a validated, normalised config from

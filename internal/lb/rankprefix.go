@@ -2,6 +2,7 @@ package lb
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -56,7 +57,8 @@ type rankState struct {
 func (e *Engine) rankStart(snap *Snapshot, rv *reqView, opt Options, d *Decision) bool {
 	n := len(snap.Clusters)
 	rs := &e.rk
-	*rs = rankState{tie: noTie, entry: -1}
+	rs.total, rs.validAll, rs.tie, rs.cached, rs.entry, rs.traced = 0, false, noTie, nil, -1, nil
+	rs.hashed, rs.built, rs.bounded, rs.streamed = false, false, false, false
 	e.list = e.list[:0]
 	// The candidate set is checked on every ranking, cached or not: the
 	// hash loop reads its ids and weights.
@@ -109,6 +111,7 @@ func (e *Engine) hashCandidates(rv *reqView, top int) {
 	// the pass; with equal weights they are the best ones.
 	floor0 := e.hashFloor(top)
 	floor := floor0
+	below := hashBelow(floor) // every hash under it has u < floor
 	best := e.rankTop[:0]
 	cands, lo, hi := e.streamCands[:0], e.streamLo[:0], e.streamHi[:0]
 	total, valid := 0, 0
@@ -118,11 +121,14 @@ func (e *Engine) hashCandidates(rv *reqView, top int) {
 		}
 		valid++
 		h := hashes[i]
-		u := PulsarUnit(h)
-		if !(u < 1) {
+		if h >= nearOneHash && !(PulsarUnit(h) < 1) {
 			continue
 		}
 		total++
+		if h < below {
+			continue
+		}
+		u := PulsarUnit(h)
 		if u < floor {
 			continue
 		}
@@ -146,6 +152,7 @@ func (e *Engine) hashCandidates(rv *reqView, top int) {
 		}
 		if len(best) == top {
 			floor = max(floor0, streamFloor(wmax, hi[best[top-1]&0xffff]))
+			below = hashBelow(floor)
 		}
 	}
 	e.streamCands, e.streamLo, e.streamHi, e.rankTop = cands, lo, hi, best
@@ -160,9 +167,10 @@ func (e *Engine) hashCandidates(rv *reqView, top int) {
 func (e *Engine) hashFloor(top int) float64 {
 	set := &e.rankSet
 	best := e.hashTop[:0]
-	for i, h := range e.hashes {
-		if set.weights[i] == 0 || len(best) == top && h <= best[top-1].hash || !(PulsarUnit(h) < 1) {
-			continue
+	var worst uint64 // the smallest kept hash once top are kept
+	keep := func(i int, h uint64) {
+		if len(best) == top && h <= worst || set.weights[i] == 0 || h >= nearOneHash && !(PulsarUnit(h) < 1) {
+			return
 		}
 		if len(best) < top {
 			best = append(best, rankEntry{})
@@ -172,6 +180,32 @@ func (e *Engine) hashFloor(top int) float64 {
 			best[j] = best[j-1]
 		}
 		best[j].hash, best[j].idx = h, i
+		worst = best[len(best)-1].hash
+	}
+	// Hashes are uniform: about 3·top of n lie above 2⁶⁴·(1 − 3·top/n).
+	// Collect those without a branch per hash, and keep the top among
+	// them; when too few qualify, look at every hash.
+	if n := len(e.hashes); 3*top < n {
+		cut := math.MaxUint64 - math.MaxUint64/uint64(n)*uint64(3*top)
+		if cap(e.hashSel) < n {
+			e.hashSel = make([]int32, n)
+		}
+		sel := e.hashSel[:n]
+		k := 0
+		for i, h := range e.hashes {
+			sel[k] = int32(i)
+			_, below := bits.Sub64(h, cut, 0)
+			k += int(1 - below)
+		}
+		for _, i := range sel[:k] {
+			keep(int(i), e.hashes[i])
+		}
+	}
+	if len(best) < top {
+		best, worst = best[:0], 0
+		for i, h := range e.hashes {
+			keep(i, h)
+		}
 	}
 	e.hashTop = best
 	if len(best) < top {
@@ -227,6 +261,25 @@ func (e *Engine) hashAll() []uint64 {
 	hashes := e.hashes[:len(set.weights)]
 	e.candHash.sumAll(set, hashes) // the shared part once
 	return hashes
+}
+
+// nearOneHash is a hash below which PulsarUnit is certainly under 1 (u =
+// 1 needs float64(h) to round to 2⁶⁴, h within 2¹¹ of it).
+const nearOneHash = math.MaxUint64 - 1<<12
+
+// hashBelow returns a hash h0 such that every h < h0 has PulsarUnit(h) <
+// u0 (0, skipping nothing, when u0 < 2⁻⁸): u grows with h, and
+// PulsarUnit(h) ≤ (h·(1 + 2⁻⁵³) + 1)·2⁻⁶⁴; with h0 below
+// u0·2⁶⁴·(1 − 2⁻⁴⁸) (its product rounded twice) that is under
+// u0·(1 − 2⁻⁴⁹) + 2⁻⁶⁴ < u0 for u0 ≥ 2⁻⁸ (TestHashBelowIsBelow).
+func hashBelow(u0 float64) uint64 {
+	if !(u0 >= 0x1p-8) {
+		return 0
+	}
+	if u0 >= 1 {
+		return nearOneHash
+	}
+	return uint64(u0*0x1p64*(1-0x1p-48)) - 2
 }
 
 // streamFloor is the u below which no candidate of weight at most wmax

@@ -2,6 +2,7 @@ package lb
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -134,5 +135,36 @@ func TestStreamedPrefixMatchesFull(t *testing.T) {
 				t.Fatalf("round %d key %d: near-tie at %d, want %d", round, k, tie, fullTie)
 			}
 		}
+	}
+}
+
+// hashBelow is below every hash whose u reaches u0, at the edges of u's
+// rounding: the hashes just under it have u < u0, on random and
+// edge-case u0.
+func TestHashBelowIsBelow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 7))
+	check := func(u0 float64) {
+		t.Helper()
+		h0 := hashBelow(u0)
+		for d := uint64(1); d <= 4096 && d <= h0; d *= 2 {
+			if u := PulsarUnit(h0 - d); !(u < u0) {
+				t.Fatalf("u0 %v: hash %#x (below %#x) has u %v", u0, h0-d, h0, u)
+			}
+		}
+		if h0 > 0 && !(PulsarUnit(h0-1) < u0) {
+			t.Fatalf("u0 %v: hash %#x has u %v", u0, h0-1, PulsarUnit(h0-1))
+		}
+	}
+	for i := 0; i < 200_000; i++ {
+		u := PulsarUnit(rng.Uint64())
+		check(u)
+		check(math.Nextafter(u, 0))
+		check(math.Nextafter(u, 2))
+	}
+	for _, u := range []float64{0x1p-8, math.Nextafter(0x1p-8, 0), 0.5, 1, math.Nextafter(1, 0), 1 - 0x1p-40, 0x1p-7} {
+		check(u)
+	}
+	if hashBelow(0x1p-9) != 0 || hashBelow(math.NaN()) != 0 {
+		t.Fatal("a small or NaN floor must skip nothing")
 	}
 }

@@ -41,7 +41,7 @@ func (e *Engine) sessionRules(snap *Snapshot, rv *reqView, ranked bool, d *Decis
 	}
 	last := -1
 	switch {
-	case rv.hasLast && ranked:
+	case rv.hasLast && ranked && len(snap.Clusters) > indexScanMax:
 		last = e.rankSet.index(rv.last)
 	case rv.hasLast:
 		last = snap.Index(rv.last)
@@ -69,6 +69,10 @@ func (e *Engine) sessionRules(snap *Snapshot, rv *reqView, ranked bool, d *Decis
 	}
 	return last, x, scale
 }
+
+// indexScanMax is the candidate count up to which a scan of the snapshot
+// finds a cluster id faster than the candidate set's map.
+const indexScanMax = 32
 
 // promote is plan's step 5 for a returning session whose last cluster is
 // candidate last: the order with last moved (or, insertTruncate, inserted)
