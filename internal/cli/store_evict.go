@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -335,6 +336,15 @@ func writeSettleLine(w io.Writer, s store.SettleReport) {
 	left := ""
 	if len(s.MembersLeft) > 0 {
 		left = "; left: " + strings.Join(s.MembersLeft, ", ")
+	}
+	var back []string
+	for _, m := range s.MembersAway {
+		if !slices.Contains(s.MembersLeft, m) {
+			back = append(back, m)
+		}
+	}
+	if len(back) > 0 {
+		left += "; dropped and back: " + strings.Join(back, ", ")
 	}
 	state := "settled"
 	if !s.Settled {

@@ -325,7 +325,7 @@ func (o *EvictOptions) withDefaults() (EvictOptions, error) {
 // again), or is ctx's error when interrupted.
 func (c *Client) Evict(ctx context.Context, o EvictOptions) (EvictReport, error) {
 	rep := EvictReport{Cluster: o.Cluster, Applied: o.Apply, Errors: []string{}, Outcomes: []EvictOutcomeCount{}}
-	rep.Settle.MembersLeft = []string{}
+	rep.Settle.MembersLeft, rep.Settle.MembersAway = []string{}, []string{}
 	o, err := o.withDefaults()
 	if err != nil {
 		return rep, err

@@ -69,6 +69,7 @@ func (c *Client) verifyEvict(ctx context.Context, o EvictOptions, tr *routeTrack
 	rep.Settle.Settled, rep.Settle.WaitedMs = settled, waited.Milliseconds()
 	if members != nil {
 		rep.Settle.MembersLeft = append(rep.Settle.MembersLeft, tr.left(members)...)
+		rep.Settle.MembersAway = tr.awayWith(members)
 	}
 	if len(check) == 0 {
 		return

@@ -277,7 +277,7 @@ type producerResult struct {
 // error when fn returned one (the scan then stops).
 func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) (ScanReport, error) {
 	rep := ScanReport{DMap: c.opts.DMap, PerCluster: map[string]int{}, Problems: []string{}}
-	rep.Settle.MembersLeft = []string{}
+	rep.Settle.MembersLeft, rep.Settle.MembersAway = []string{}, []string{}
 	o, err := o.withDefaults()
 	if err != nil {
 		return rep, err

@@ -56,6 +56,7 @@ func (st *scanState) recheckOwnership(ctx context.Context, tr *routeTracker, cha
 	rep.Settle.Settled, rep.Settle.WaitedMs = settled, waited.Milliseconds()
 	if members != nil {
 		rep.Settle.MembersLeft = append(rep.Settle.MembersLeft, tr.left(members)...)
+		rep.Settle.MembersAway = tr.awayWith(members)
 	}
 	if len(bad) == 0 {
 		return nil
