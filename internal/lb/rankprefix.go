@@ -166,25 +166,10 @@ func (e *Engine) hashCandidates(rv *reqView, top int) {
 // e.hashTop, largest first.
 func (e *Engine) hashFloor(top int) float64 {
 	set := &e.rankSet
-	best := e.hashTop[:0]
-	var worst uint64 // the smallest kept hash once top are kept
-	keep := func(i int, h uint64) {
-		if len(best) == top && h <= worst || set.weights[i] == 0 || h >= nearOneHash && !(PulsarUnit(h) < 1) {
-			return
-		}
-		if len(best) < top {
-			best = append(best, rankEntry{})
-		}
-		j := len(best) - 1
-		for ; j > 0 && best[j-1].hash < h; j-- {
-			best[j] = best[j-1]
-		}
-		best[j].hash, best[j].idx = h, i
-		worst = best[len(best)-1].hash
-	}
 	// Hashes are uniform: about 3·top of n lie above 2⁶⁴·(1 − 3·top/n).
-	// Collect those without a branch per hash, and keep the top among
+	// Collect those without a branch per hash and keep the top among
 	// them; when too few qualify, look at every hash.
+	best := e.hashTop[:0]
 	if n := len(e.hashes); 3*top < n {
 		cut := math.MaxUint64 - math.MaxUint64/uint64(n)*uint64(3*top)
 		if cap(e.hashSel) < n {
@@ -198,13 +183,13 @@ func (e *Engine) hashFloor(top int) float64 {
 			k += int(1 - below)
 		}
 		for _, i := range sel[:k] {
-			keep(int(i), e.hashes[i])
+			best = e.keepHash(best, top, int(i))
 		}
 	}
 	if len(best) < top {
-		best, worst = best[:0], 0
-		for i, h := range e.hashes {
-			keep(i, h)
+		best = best[:0]
+		for i := range e.hashes {
+			best = e.keepHash(best, top, i)
 		}
 	}
 	e.hashTop = best
@@ -219,6 +204,24 @@ func (e *Engine) hashFloor(top int) float64 {
 		hiW = min(hiW, hi)
 	}
 	return streamFloor(set.maxWeight, hiW)
+}
+
+// keepHash adds candidate i to best (at most top ranked candidates,
+// largest hash first) if it is ranked and its hash is among the top.
+func (e *Engine) keepHash(best []rankEntry, top, i int) []rankEntry {
+	h := e.hashes[i]
+	if len(best) == top && h <= best[top-1].hash || e.rankSet.weights[i] == 0 || h >= nearOneHash && !(PulsarUnit(h) < 1) {
+		return best
+	}
+	if len(best) < top {
+		best = append(best, rankEntry{})
+	}
+	j := len(best) - 1
+	for ; j > 0 && best[j-1].hash < h; j-- {
+		best[j] = best[j-1]
+	}
+	best[j].hash, best[j].idx = h, i
+	return best
 }
 
 // buildRanked lays out every candidate with a valid weight and u < 1 in
