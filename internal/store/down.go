@@ -187,7 +187,10 @@ func (w *downWatch) check(ctx context.Context, err error) error {
 // (it counts as not answering): the olric client's calls ignore their
 // context, so a ping to a frozen member runs until the connection's
 // RequestTimeout, and a new one every round would pile up goroutines for
-// as long as it is frozen.
+// as long as it is frozen. The price: a member whose connection hangs
+// while it is up counts as silent until that ping fails, at most
+// RequestTimeout with the client's retries, which is shorter than the
+// settle timeout with the defaults (2 s against 15 s).
 func (c *Client) pingAny(ctx context.Context) ([]string, error) {
 	addrs := c.knownMembers()
 	errs := make(chan error, len(addrs))
