@@ -54,9 +54,13 @@ type rankCache struct {
 	stride  int    // ranked indices reserved per entry (the candidate count)
 	limit   int    // entries at most, for this stride
 	entries []rankCacheEntry
-	next    int      // the ring position overwritten next once full
-	order   []uint16 // entry i's ranking: order[i*stride:][:entries[i].stored()]
-	index   []int32
+	next    int // the ring position overwritten next once full
+	// chunks hold the ranks, stride per entry, 1<<shift entries a chunk
+	// (one chunk when the limit is below minRankCacheEntries), so growing
+	// adds chunks and copies none.
+	chunks [][]uint16
+	shift  uint
+	index  []int32
 }
 
 // rankCacheEntry is one cached ranking: its first ranks (every rank
@@ -153,8 +157,21 @@ func (c *rankCache) lookup(gen, h uint64, rv *reqView) (int, bool) {
 
 // ranks returns the stored ranks of entry id.
 func (c *rankCache) ranks(id int) []uint16 {
-	p := id * c.stride
-	return c.order[p : p+c.entries[id].stored()]
+	return c.slot(id)[:c.entries[id].stored()]
+}
+
+// slot returns the stride ranks reserved for entry id.
+func (c *rankCache) slot(id int) []uint16 {
+	p := (id & (1<<c.shift - 1)) * c.stride
+	return c.chunks[id>>c.shift][p : p+c.stride]
+}
+
+// cover adds chunks until n entries have their slots.
+func (c *rankCache) cover(n int) {
+	per := min(1<<c.shift, c.limit)
+	for len(c.chunks)*per < n {
+		c.chunks = append(c.chunks, make([]uint16, per*c.stride))
+	}
 }
 
 // store saves the first ranks of rv's ranking (ranked, in rank order; rs
@@ -167,7 +184,7 @@ func (c *rankCache) store(gen uint64, n int, h uint64, rv *reqView, ranked []ran
 		id = c.insert(gen, n, h, rv)
 	}
 	c.entries[id].setMeta(len(ranked), rs.total, rs.tie, rs.validAll)
-	dst := c.order[id*c.stride:][:len(ranked)]
+	dst := c.slot(id)[:len(ranked)]
 	for i := range ranked {
 		dst[i] = uint16(ranked[i].idx)
 	}
@@ -212,9 +229,15 @@ func (c *rankCache) reset(gen uint64, n int) {
 	}
 	clear(c.entries[:cap(c.entries)]) // drop the old keys' strings
 	c.entries = c.entries[:0]
-	if want := cap(c.entries) * n; len(c.order) != want {
-		c.order = make([]uint16, want)
+	shift := uint(bits.Len(minRankCacheEntries - 1))
+	if c.limit < minRankCacheEntries {
+		shift = 30 // one chunk
 	}
+	if c.shift != shift || len(c.chunks) > 0 && len(c.chunks[0]) != min(1<<shift, c.limit)*n {
+		c.chunks = nil
+	}
+	c.shift = shift
+	c.cover(cap(c.entries))
 	c.setIndex(cap(c.entries))
 }
 
@@ -223,9 +246,8 @@ func (c *rankCache) grow() {
 	size := min(2*cap(c.entries), c.limit)
 	entries := make([]rankCacheEntry, len(c.entries), size)
 	copy(entries, c.entries)
-	order := make([]uint16, size*c.stride)
-	copy(order, c.order)
-	c.entries, c.order = entries, order
+	c.entries = entries
+	c.cover(size)
 	c.setIndex(size)
 	for id := range c.entries {
 		c.place(id)
