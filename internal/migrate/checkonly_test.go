@@ -32,8 +32,9 @@ func TestPlanCheckSeesEveryChange(t *testing.T) {
 		if len(check.changes) != len(full.changes) {
 			t.Errorf("%s (%s): planCheck sees %d changes, the full plan %d", c.in, c.strategy, len(check.changes), len(full.changes))
 		}
-		for i := range check.changes {
-			if a, b := check.changes[i], full.changes[i]; a.Path != b.Path || string(a.After) != string(b.After) {
+		checkChanges, fullChanges := changeList(check.changes), changeList(full.changes)
+		for i := range checkChanges {
+			if a, b := checkChanges[i], fullChanges[i]; a.Path != b.Path || string(a.After) != string(b.After) {
 				t.Errorf("%s: change %d: planCheck %s %s, plan %s %s", c.in, i, a.Path, a.After, b.Path, b.After)
 			}
 		}

@@ -96,12 +96,13 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 			err = nil
 		}
 	}()
-	// Migrate reports no validation warnings (lcctl validate does): the
-	// input and the rewritten text are checked for errors only
-	// (validate.CheckErrors), which keeps one formatted warning per entry
-	// out of memory on large files.
-	before := validate.CheckErrors(validate.Decode(name, src, validate.FormatUnknown))
-	dropConfigs(before)
+	// Migrate reports no validation warnings (lcctl validate does) and
+	// plans from the value tree and the entries' flags, never from a typed
+	// config: the input and the rewritten text are checked for errors only
+	// and keep no typed config (validate.CheckEntries), which keeps one
+	// formatted warning and one config per entry out of memory on large
+	// files.
+	before := validate.CheckEntries(validate.Decode(name, src, validate.FormatUnknown))
 	res = &Result{File: before.File, Format: before.Format, Input: src, Output: src, Before: before}
 	if before.Unreadable() {
 		res.Status = StatusUnreadable
@@ -114,11 +115,13 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 		return res, nil
 	}
 	p := plan(before, opts)
-	res.Changes, res.Notes, res.RequiresAffinityWaitStargate = p.changes, p.notes, p.writesWait
+	res.Notes, res.RequiresAffinityWaitStargate = p.notes, p.writesWait
+	changes := p.changes
 	if len(res.Refusals()) > 0 {
 		return refused(res), nil
 	}
-	if len(p.changes) == 0 {
+	if len(changes) == 0 {
+		res.Changes = changeList(changes)
 		res.Status = StatusUnchanged
 		if !before.Valid() {
 			res.Notes = append(res.Notes, Note{Severity: SeverityWarning, Message: fmt.Sprintf("the file does not pass validation (errors: %d); run lcctl validate", before.Counts.Errors)})
@@ -126,8 +129,8 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 		return res, nil
 	}
 	// What the rest needs of the input's validation is kept apart (the
-	// errors, what x-routing-method can select), and the input's entries,
-	// their typed configs and the plan's indexes are let go before the
+	// errors, what x-routing-method can select), and the input's entries
+	// and the plan's indexes are let go before the
 	// rewrite: the renderers read only the input's tree and the edited
 	// copy. On 124,000 entries these were about 80 MB of the peak.
 	beforeErrs, beforeSel := before.Errors(), selectable(before)
@@ -146,24 +149,25 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 		res.Notes = append(res.Notes, Note{Severity: SeverityError, Message: msg + ": " + err.Error(), Hint: hint})
 		return refused(res), nil
 	}
-	// The input's value tree is let go before the rewritten text is
-	// decoded: on 124,000 entries the two decoded documents alive
-	// together were the peak of memory.
-	root.dropOrig()
+	// The intended document is kept as its digest, and the input's value
+	// tree and the edited copy are let go, before the rewritten text is
+	// decoded: on 124,000 entries the trees alive together were the peak
+	// of memory.
+	want := root.digest()
+	root = nil
 	trimResult(before)
 	// The decode verify makes of out is the one validated (it is the same
 	// decode validate.FileAs would make): the rewritten text is decoded
 	// once, not twice.
-	outDoc, outDiags, why := verify(name, res.Format, out, root)
-	root = nil
+	outDoc, outDiags, why := verify(name, res.Format, out, want)
 	if why != "" {
 		res.Notes = append(res.Notes, Note{Severity: SeverityError,
 			Message: "lcctl could not rewrite this file safely, so it changes nothing: the rewritten text would not hold exactly the intended document (" + why + ")",
 			Hint:    "please report this file to the lcctl maintainers; apply the change by hand meanwhile"})
 		return refused(res), nil
 	}
-	after := validate.CheckErrors(outDoc, outDiags)
-	dropConfigs(after)
+	dropYAMLNodes(outDoc)
+	after := validate.CheckEntries(outDoc, outDiags)
 	res.After = after
 	res.Availability = availabilityChanges(beforeSel, after)
 	if !after.Valid() {
@@ -171,6 +175,7 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 		res.Errors = invalidErrors(beforeErrs, after)
 		res.Notes = append(res.Notes, invalidNote(beforeErrs, after))
 		trimResult(after)
+		res.Changes = changeList(changes)
 		return res, nil
 	}
 	if again := planCheck(after, opts); len(again.changes) > 0 || len(again.notes) > 0 && hasError(again.notes) {
@@ -192,6 +197,9 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 	}
 	res.Output = out
 	res.Status = StatusPending
+	// The Changes are made from their records now that both documents'
+	// trees are gone (change).
+	res.Changes = changeList(changes)
 	return res, nil
 }
 
@@ -202,17 +210,6 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 // peak memory). File, Format, Diagnostics and Counts stay.
 func trimResult(r *validate.Result) {
 	r.Doc, r.Entries, r.Config = nil, nil, nil
-}
-
-// dropConfigs lets go of the typed configs of a validation result (the
-// whole config and each entry's): migrate plans and checks from the value
-// tree and the entries' flags, never from a typed config, and on 124,000
-// entries the configs were about 25 MB of each phase's live memory.
-func dropConfigs(r *validate.Result) {
-	r.Config = nil
-	for _, e := range r.Entries {
-		e.Config = nil
-	}
 }
 
 // refused marks res as refused: no output, and no changes reported, since
@@ -285,10 +282,36 @@ func render(doc *validate.Document, root *node) ([]byte, error) {
 	return renderJSON(doc.Source, root)
 }
 
-// verify decodes out and compares it with the intended tree; why is ""
-// when they hold the same document. The decoded document and its decoding
-// diagnostics are returned for validation (validate.Check).
-func verify(name string, format validate.Format, out []byte, root *node) (doc *validate.Document, diags []validate.Diagnostic, why string) {
+// dropYAMLNodes lets go of the yaml.v3 node tree of the rewritten text
+// once it is verified: validation reads only the value tree, and the
+// idempotence re-run (M13), which would read the nodes for its anchor
+// checks, rewrites nothing on a correct migration: lcctl writes no
+// anchors, and the first run refused every entry on a path through one,
+// so those checks could only repeat the first run's. On 124,000 YAML
+// entries the node tree was about 100 MB of the peak.
+func dropYAMLNodes(doc *validate.Document) {
+	doc.YAML = nil
+	var walk func(v *validate.Value)
+	walk = func(v *validate.Value) {
+		v.Node = nil
+		for i := range v.Members {
+			v.Members[i].KeyNode = nil
+			walk(v.Members[i].Value)
+		}
+		for _, it := range v.Items() {
+			walk(it)
+		}
+	}
+	if doc.Root != nil {
+		walk(doc.Root)
+	}
+}
+
+// verify decodes out and compares it with the intended document, given
+// by its digest (node.digest); why is "" when they hold the same
+// document. The decoded document and its decoding diagnostics are
+// returned for validation (validate.Check).
+func verify(name string, format validate.Format, out []byte, want docDigest) (doc *validate.Document, diags []validate.Diagnostic, why string) {
 	doc, diags = validate.DecodeRewritten(name, out, format)
 	if doc.Root == nil {
 		if len(diags) > 0 {
@@ -296,7 +319,7 @@ func verify(name string, format validate.Format, out []byte, root *node) (doc *v
 		}
 		return doc, diags, "it does not decode"
 	}
-	if !root.sameAs(doc.Root) {
+	if valueDigest(doc.Root) != want {
 		return doc, diags, "decoded content differs"
 	}
 	return doc, diags, ""
@@ -308,7 +331,7 @@ type planner struct {
 	res        *validate.Result
 	root       *node
 	idx        map[*validate.Value]*node
-	changes    []Change
+	changes    []change
 	notes      []Note
 	writesWait bool
 
@@ -319,10 +342,13 @@ type planner struct {
 	models     map[string]*validate.Entry
 	topPWAWSet bool
 
-	// keyCounts counts the keys of an object, built on first use by
-	// keyCount: counting a models key by scanning the whole models object
-	// for every entry made the plan quadratic (124,000 entries took 53 s).
-	keyCounts map[*validate.Value]map[string]int
+	// repeatedModels holds the models keys given more than once (nil
+	// when none): the keys of the shadowed models entries, since the
+	// checker makes an entry of every member of models and shadows every
+	// occurrence but the last (D2). Counting a key by scanning the whole
+	// models object for every entry made the plan quadratic (124,000
+	// entries took 53 s); a count per key was 8 MB.
+	repeatedModels map[string]bool
 
 	// checkOnly is set for the idempotence re-run (M13), which looks only
 	// at the changes and the error notes: warning and info notes are
@@ -330,8 +356,10 @@ type planner struct {
 	// entries).
 	checkOnly bool
 
-	// bounds is what boundFields returns.
-	bounds []Field
+	// bounds is what boundFields returns; boundQueued and boundWait are
+	// what boundNodes returns.
+	bounds                 []Field
+	boundQueued, boundWait *node
 }
 
 // nodeOf returns the tree node of the input value v, which the strategies
@@ -343,7 +371,7 @@ type planner struct {
 // whatever else it changes.
 func (p *planner) nodeOf(v *validate.Value) *node {
 	if p.idx == nil {
-		n, _ := newTree(v)
+		n, _ := newTree(v, nil)
 		return n
 	}
 	return p.idx[v]
@@ -353,28 +381,19 @@ func (p *planner) nodeOf(v *validate.Value) *node {
 // idempotence re-run (see nodeOf), which reaches here only for a change.
 func (p *planner) rootNode() *node {
 	if p.root == nil {
-		p.root, p.idx = newTree(p.res.Doc.Root)
+		p.copyTree()
 	}
 	return p.root
 }
 
-// keyCount is countKey(v, key) in constant time after a first scan of v.
-func (p *planner) keyCount(v *validate.Value, key string) int {
-	if v == nil || v.Kind != validate.KindObject {
-		return 0
+// copyTree makes the planner's editable copy of the document, indexed by
+// the values of its entries.
+func (p *planner) copyTree() {
+	entries := make(map[*validate.Value]bool, len(p.res.Entries))
+	for _, e := range p.res.Entries {
+		entries[e.Value] = true
 	}
-	counts, ok := p.keyCounts[v]
-	if !ok {
-		if p.keyCounts == nil {
-			p.keyCounts = map[*validate.Value]map[string]int{}
-		}
-		counts = make(map[string]int, len(v.Members))
-		for _, m := range v.Members {
-			counts[m.Key]++
-		}
-		p.keyCounts[v] = counts
-	}
-	return counts[key]
+	p.root, p.idx = newTree(p.res.Doc.Root, entries)
 }
 
 func plan(res *validate.Result, opts Options) *planner {
@@ -395,7 +414,7 @@ func (p *planner) run() *planner {
 	res := p.res
 	p.models = make(map[string]*validate.Entry, len(res.Entries))
 	if !p.checkOnly {
-		p.root, p.idx = newTree(res.Doc.Root)
+		p.copyTree()
 	}
 	for _, e := range res.Entries {
 		switch {
@@ -404,6 +423,12 @@ func (p *planner) run() *planner {
 		case e.Role == validate.RoleModel:
 			if _, seen := p.models[e.Model]; !seen {
 				p.models[e.Model] = e
+			}
+			if e.Shadowed {
+				if p.repeatedModels == nil {
+					p.repeatedModels = map[string]bool{}
+				}
+				p.repeatedModels[e.Model] = true
 			}
 		case e.Role == validate.RoleRequestAlgorithm && e.Active && e.KeyAlgorithm == lb.PulsarWaitAndWiden:
 			p.topPWAWSet = true
@@ -426,7 +451,7 @@ func (p *planner) run() *planner {
 		return p
 	}
 	if !p.checkOnly {
-		p.changes = make([]Change, 0, len(todo)) // about one change per entry
+		p.changes = make([]change, 0, len(todo)) // about one change per entry
 	}
 	for _, e := range todo {
 		p.entry(e)
@@ -573,7 +598,7 @@ func (p *planner) pathSafe(e *validate.Entry) bool {
 			return dup("the top-level key `models` is repeated")
 		}
 		models := firstMember(root, lb.TopLevelModels)
-		if p.keyCount(models, e.Model) > 1 {
+		if p.repeatedModels[e.Model] {
 			return dup(fmt.Sprintf("the models key %q is repeated", e.Model))
 		}
 		chain = append(chain, models)
@@ -699,7 +724,7 @@ func dupInside(v *validate.Value, path string) string {
 			}
 		}
 	case validate.KindArray:
-		for i, it := range v.Items {
+		for i, it := range v.Items() {
 			if d := dupInside(it, path+"["+strconv.Itoa(i)+"]"); d != "" {
 				return d
 			}

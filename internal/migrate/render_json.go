@@ -36,7 +36,7 @@ func (r *jsonRenderer) detect(root *validate.Value) {
 	var walk func(v *validate.Value)
 	walk = func(v *validate.Value) {
 		if v.Kind == validate.KindArray {
-			for _, it := range v.Items {
+			for _, it := range v.Items() {
 				walk(it)
 			}
 			return
@@ -51,8 +51,8 @@ func (r *jsonRenderer) detect(root *validate.Value) {
 		between := r.data[v.Start.Offset+1 : first.KeyStart.Offset]
 		if bytes.ContainsRune(between, '\n') {
 			if r.unit == "" {
-				outer := linePrefix(r.data, v.Start.Offset)
-				inner := linePrefix(r.data, first.KeyStart.Offset)
+				outer := linePrefix(r.data, int(v.Start.Offset))
+				inner := linePrefix(r.data, int(first.KeyStart.Offset))
 				if len(inner) > len(outer) && strings.HasPrefix(inner, outer) {
 					r.unit = inner[len(outer):]
 				}
@@ -97,7 +97,7 @@ func (r *jsonRenderer) colonOf(m validate.Member) string {
 func (r *jsonRenderer) walk(n *node, indent string, multiline bool) error {
 	o := n.orig
 	if n.replaced {
-		r.out.add(o.Start.Offset, o.End, r.value(n, indent, multiline))
+		r.out.add(int(o.Start.Offset), int(o.End), r.value(n, indent, multiline))
 		return nil
 	}
 	switch n.kind {
@@ -105,7 +105,7 @@ func (r *jsonRenderer) walk(n *node, indent string, multiline bool) error {
 		return r.object(n, multiline)
 	case validate.KindArray:
 		for _, it := range n.items {
-			if err := r.walk(it, linePrefix(r.data, it.orig.Start.Offset), multiline); err != nil {
+			if err := r.walk(it, linePrefix(r.data, int(it.orig.Start.Offset)), multiline); err != nil {
 				return err
 			}
 		}
@@ -116,7 +116,7 @@ func (r *jsonRenderer) walk(n *node, indent string, multiline bool) error {
 // object splices member removals and appended members into one object.
 func (r *jsonRenderer) object(n *node, parentML bool) error {
 	o := n.orig
-	open, close := o.Start.Offset, o.End-1
+	open, close := int(o.Start.Offset), int(o.End)-1
 	k := len(o.Members)
 	kept, added, err := n.split("object")
 	if err != nil {
@@ -129,18 +129,18 @@ func (r *jsonRenderer) object(n *node, parentML bool) error {
 	// The members first, so that splices at one offset apply inner ones
 	// first (they apply in the order added).
 	for _, m := range n.members {
-		if m.orig == nil {
-			continue
+		if m.orig == nil || m.val == nil {
+			continue // new, or an input leaf no edit reached
 		}
-		if err := r.walk(m.val, linePrefix(r.data, m.orig.KeyStart.Offset), ml); err != nil {
+		if err := r.walk(m.val, linePrefix(r.data, int(m.orig.KeyStart.Offset)), ml); err != nil {
 			return err
 		}
 	}
 	// Removals: each run of removed members goes with the separators that
 	// follow it, or, at the end of the object, with the one before it.
 	allGone := removeRuns(kept,
-		func(i int) int { return o.Members[i].KeyStart.Offset },
-		func(i int) int { return o.Members[i].Value.End },
+		func(i int) int { return int(o.Members[i].KeyStart.Offset) },
+		func(i int) int { return int(o.Members[i].Value.End) },
 		func(from, to int) { r.out.add(from, to, "") })
 	colon := r.colon
 	if k > 0 {
@@ -185,7 +185,7 @@ func (r *jsonRenderer) object(n *node, parentML bool) error {
 			default:
 				sep = r.comma
 			}
-			inner := linePrefix(r.data, last.KeyStart.Offset)
+			inner := linePrefix(r.data, int(last.KeyStart.Offset))
 			if !ml {
 				inner = linePrefix(r.data, open) + r.unit
 			}
@@ -193,7 +193,7 @@ func (r *jsonRenderer) object(n *node, parentML bool) error {
 				b.WriteString(sep)
 				r.member(&b, m, colon, inner, ml)
 			}
-			r.out.add(last.Value.End, last.Value.End, b.String())
+			r.out.add(int(last.Value.End), int(last.Value.End), b.String())
 		}
 	}
 	return nil

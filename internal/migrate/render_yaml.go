@@ -140,6 +140,9 @@ func (r *yamlRenderer) mapping(n *node, yn *yaml.Node) error {
 		}
 		v, i := memberNode(yn, m.orig.KeyNode, hint)
 		hint = i + 1
+		if m.val == nil {
+			continue // an input leaf no edit reached
+		}
 		if err := r.walk(m.val, &slot{parent: yn, key: m.orig.KeyNode, value: v}); err != nil {
 			return err
 		}

@@ -143,9 +143,10 @@ type Result struct {
 	// (StatusInvalid).
 	Errors []validate.Diagnostic
 	// Before is the validation of the input; After that of Output (nil
-	// unless a rewrite was produced). Both come from validate.CheckErrors:
+	// unless a rewrite was produced). Both come from validate.CheckEntries:
 	// their Diagnostics hold the errors (and decoding notes), not the
-	// operator warnings lcctl validate reports. To bound memory they are
+	// operator warnings lcctl validate reports, and they hold no typed
+	// config (Config and every Entry.Config are nil). To bound memory they are
 	// trimmed once the checks that read them are done: Before once a
 	// rewrite was produced, After on StatusPending and StatusInvalid.
 	// Trimmed means Doc, Entries and Config are nil; File, Format,

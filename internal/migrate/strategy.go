@@ -30,22 +30,30 @@ func (p *planner) bound(e *validate.Entry) {
 	// entries a list per change was about 15 MB.
 	both := p.boundFields()
 	var added []Field
+	// The entry after the change is made from before when the planner
+	// writes the change list (boundAfter), except when a null bound was
+	// removed.
+	shape := afterStringEntry
 	if e.StringForm {
 		n.become(obj("algorithm", str(e.Value.Text), maxQueuedKey, num(p.opts.MaxQueued), waitKey, num(p.opts.AffinityWaitMs)))
 		added = both
 	} else {
+		shape = afterAppended
 		hasQueued, hasWait := n.present(maxQueuedKey), n.present(waitKey)
+		queued, wait := p.boundNodes()
 		for _, f := range []struct {
 			name string
-			val  uint64
+			val  *node
 			has  bool
-		}{{maxQueuedKey, p.opts.MaxQueued, hasQueued}, {waitKey, p.opts.AffinityWaitMs, hasWait}} {
+		}{{maxQueuedKey, queued, hasQueued}, {waitKey, wait, hasWait}} {
 			if f.has {
 				continue
 			}
 			// A null value counts as absent (§7.1); it is replaced.
-			n.remove(f.name)
-			n.appendMember(f.name, num(f.val))
+			if n.remove(f.name) {
+				shape = afterGiven
+			}
+			n.appendMember(f.name, f.val)
 		}
 		switch {
 		case !hasQueued && !hasWait:
@@ -56,13 +64,26 @@ func (p *planner) bound(e *validate.Entry) {
 			added = both[1:2:2]
 		}
 	}
-	reason := boundedReason
 	if slices.ContainsFunc(added, func(f Field) bool { return f.Name == waitKey }) {
 		p.writesWait = true
 	}
-	p.changes = append(p.changes, Change{Path: e.Path, Rule: "M5", Action: "bound",
-		AlgorithmBefore: pwaw, AlgorithmAfter: pwaw, Before: before, After: n.jsonText(),
-		AddedFields: added, RemovedFields: []Field{}, Reason: reason, Lost: []string{}})
+	var after json.RawMessage
+	if shape == afterGiven {
+		after = n.jsonText()
+	}
+	p.addBound(e.Path, before, after, added, shape)
+}
+
+// boundNodes returns the max_queued and cache_affinity_wait_ms values M5
+// appends to detailed entries, made once per plan and shared by every
+// entry: nothing edits a node once appended (the renderers, the digest
+// and the change records only read it), and a node each was 15 MB on
+// 124,000 entries.
+func (p *planner) boundNodes() (queued, wait *node) {
+	if p.boundQueued == nil {
+		p.boundQueued, p.boundWait = num(p.opts.MaxQueued), num(p.opts.AffinityWaitMs)
+	}
+	return p.boundQueued, p.boundWait
 }
 
 // boundFields returns the fields M5 adds with their values, max_queued
@@ -97,7 +118,7 @@ func (p *planner) toPulsar(e *validate.Entry) {
 		}
 		for _, m := range n.members {
 			if slices.Contains(droppedForPulsar, m.key) {
-				removed = append(removed, Field{m.key, m.val.jsonText()})
+				removed = append(removed, Field{m.key, m.value().jsonText()})
 			}
 		}
 		for _, f := range droppedForPulsar {
@@ -132,7 +153,7 @@ func (p *planner) toPulsar(e *validate.Entry) {
 	if removed == nil {
 		removed = []Field{}
 	}
-	p.changes = append(p.changes, Change{Path: e.Path, Rule: "M6", Action: "switch_to_pulsar",
+	p.addChange(Change{Path: e.Path, Rule: "M6", Action: "switch_to_pulsar",
 		AlgorithmBefore: pwaw, AlgorithmAfter: "pulsar", Before: before, After: n.jsonText(),
 		AddedFields: []Field{}, RemovedFields: removed, Reason: reason, Lost: lost})
 	if header != nil {
@@ -157,7 +178,7 @@ func (p *planner) headerChange(path string, h *node, reason string) {
 		added = append(added, Field{m.key, m.val.jsonText()})
 	}
 	p.writesWait = true
-	p.changes = append(p.changes, Change{Path: path, Rule: "M8", Action: "add_header_entry",
+	p.addChange(Change{Path: path, Rule: "M8", Action: "add_header_entry",
 		AlgorithmBefore: "", AlgorithmAfter: pwaw, Before: json.RawMessage("null"), After: h.jsonText(),
 		AddedFields: added, RemovedFields: []Field{}, Reason: reason, Lost: []string{}})
 }
@@ -171,8 +192,8 @@ func (p *planner) headerEntry(n *node) *node {
 	h := obj("algorithm", str(pwaw))
 	if n.kind == validate.KindObject {
 		for _, m := range n.members {
-			if slices.Contains(copiedToHeaderEntry, m.key) && m.val.kind != validate.KindNull {
-				h.appendMember(m.key, m.val.clone())
+			if v := m.value(); slices.Contains(copiedToHeaderEntry, m.key) && v.kind != validate.KindNull {
+				h.appendMember(m.key, v.clone())
 			}
 		}
 	}
@@ -235,7 +256,7 @@ func (p *planner) defaultEntry(e *validate.Entry) {
 	if !preserve && !p.topPWAW() {
 		lost = append(lost, "x-routing-method: pulsar-wait-and-widen now gets HTTP 400 `unavailable` for models without a models entry (--no-preserve-header-method)")
 	}
-	p.changes = append(p.changes, Change{Path: lb.TopLevelDefault, Rule: "M9", Action: "switch_default",
+	p.addChange(Change{Path: lb.TopLevelDefault, Rule: "M9", Action: "switch_default",
 		AlgorithmBefore: pwaw, AlgorithmAfter: "pulsar", Before: before, After: n.jsonText(),
 		AddedFields: []Field{}, RemovedFields: []Field{},
 		Reason: "M9: `default` is a name only, so the bounded target cannot be written there; it switches to pulsar, which keeps unlimited stickiness for every model without a models entry (always with default settings: no seed, max-input-tps weight)",
@@ -332,7 +353,7 @@ func (p *planner) pin(ids []string) {
 		}
 		models.appendMember(id, h)
 		p.writesWait = true
-		p.changes = append(p.changes, Change{Path: path, Rule: "M9", Action: "pin_default_model",
+		p.addChange(Change{Path: path, Rule: "M9", Action: "pin_default_model",
 			AlgorithmBefore: "", AlgorithmAfter: pwaw, Before: json.RawMessage("null"), After: h.jsonText(),
 			AddedFields:   []Field{{maxQueuedKey, num(p.opts.MaxQueued).jsonText()}, {waitKey, num(p.opts.AffinityWaitMs).jsonText()}},
 			RemovedFields: []Field{},
@@ -371,7 +392,7 @@ func (p *planner) onlyNotes() {
 		mentioned := false
 		prefix := "models[" + strconv.Quote(id) + "]"
 		for _, c := range p.changes {
-			mentioned = mentioned || strings.HasPrefix(c.Path, prefix)
+			mentioned = mentioned || strings.HasPrefix(c.path, prefix)
 		}
 		for _, n := range p.notes {
 			mentioned = mentioned || strings.HasPrefix(n.Path, prefix)

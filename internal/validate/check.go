@@ -33,6 +33,17 @@ type checker struct {
 	// errorsOnly drops every diagnostic that is not an error (CheckErrors);
 	// the warning rules are not run at all.
 	errorsOnly bool
+	// noConfig keeps no typed config (CheckEntries): Entry.Config and
+	// Result.Config stay nil. Only the warning rules and the typed config
+	// read an entry's config, and noConfig goes with errorsOnly.
+	noConfig bool
+}
+
+// keepConfig sets e's typed config unless the checker keeps none.
+func (c *checker) keepConfig(e *Entry, ac *lb.AlgorithmConfig) {
+	if !c.noConfig {
+		e.Config = ac
+	}
 }
 
 func (c *checker) add(code Code, pos Pos, path, field string, e *Entry, msg, hint string) {
@@ -88,10 +99,10 @@ func (c *checker) check(root *Value) {
 		c.add(CodePositional, root.Start, "", "", nil,
 			"the top level is serde's positional form [default, request_algorithms, models]; Stargate accepts it but it is hard to read",
 			"write the object form {\"default\": ..., \"request_algorithms\": ..., \"models\": ...}")
-		for i, item := range root.Items {
+		for i, item := range root.Items() {
 			if i >= len(lb.TopLevelFields) {
 				c.add(CodeTopLevelType, item.Start, "["+strconv.Itoa(i)+"]", "", nil,
-					fmt.Sprintf("the positional top level holds %d elements: trailing characters (at most 3: default, request_algorithms, models; expected struct LoadBalancerConfig)", len(root.Items)),
+					fmt.Sprintf("the positional top level holds %d elements: trailing characters (at most 3: default, request_algorithms, models; expected struct LoadBalancerConfig)", len(root.Items())),
 					"remove the extra elements or write the object form")
 				break
 			}
@@ -220,7 +231,7 @@ func (c *checker) defaultField(v *Value) {
 	}
 	ac := lb.DefaultAlgorithmConfig(a)
 	ac.Spelling = e.Spelling
-	e.Config = &ac
+	c.keepConfig(e, &ac)
 	if a == lb.PulsarWaitAndWiden {
 		e.NoSLO = true
 		c.add(CodeNoSLO, v.Start, lb.TopLevelDefault, lb.TopLevelDefault, e,
@@ -436,7 +447,7 @@ func (c *checker) entry(e *Entry, keyPos Pos) {
 		}
 		ac := lb.DefaultAlgorithmConfig(a)
 		ac.Spelling = e.Spelling
-		e.Config = &ac
+		c.keepConfig(e, &ac)
 		e.setNoSLO(nil)
 	case KindObject:
 		c.detailed(e)
@@ -648,8 +659,11 @@ func (c *checker) detailed(e *Entry) {
 	// The typed values are kept even when the entry has errors, so the
 	// entry warnings can still speak about the fields that are fine; only
 	// a parsed entry is classified by M1 (M16) or used in the config.
-	e.Config = &ac
-	e.present = set
+	c.keepConfig(e, &ac)
+	if !c.errorsOnly {
+		// Only the warning rules read it.
+		e.present = set
+	}
 	if !ok {
 		return
 	}

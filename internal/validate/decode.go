@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -54,7 +55,8 @@ func Decode(name string, data []byte, format Format) (*Document, []Diagnostic) {
 // 15.9 MB config of 124,000 models becomes 22 MB under --strategy
 // bounded), and refusing lcctl's own output for a limit meant for what
 // the operator hands in left such a file unmigratable. Everything else
-// (text checks, syntax, YAML limits) is as for Decode.
+// (text checks, syntax, YAML limits) is as for Decode; a text over 2 GiB
+// is still refused (LC1000), since positions are 32-bit (Pos).
 func DecodeRewritten(name string, data []byte, format Format) (*Document, []Diagnostic) {
 	return decode(name, data, format, -1)
 }
@@ -68,7 +70,12 @@ func decode(name string, data []byte, format Format, limit int) (*Document, []Di
 		format = DetectFormat(name, data)
 	}
 	doc.Format = format
-	if limit >= 0 && len(data) > limit {
+	if limit < 0 || limit > math.MaxInt32 {
+		// Positions are 32-bit (Pos): no text lcctl decodes may be
+		// longer, whatever the caller's limit.
+		limit = math.MaxInt32
+	}
+	if len(data) > limit {
 		return doc, []Diagnostic{newDiag(CodeRead, file, Pos{Offset: -1}, "", "",
 			fmt.Sprintf("failed to read lb config file: %s: %d bytes is more than lcctl's %d-byte (16 MiB) input limit", file, len(data), MaxInputBytes))}
 	}
@@ -149,12 +156,12 @@ func syntaxDiag(file string, data []byte, pt *posTracker, err error) Diagnostic 
 	var pos Pos
 	switch {
 	case se.node != nil:
-		pos = Pos{Offset: -1, Line: se.node.Line, Col: se.node.Column}
+		pos = MakePos(-1, se.node.Line, se.node.Column)
 		if se.off >= 0 {
-			pos.Offset = se.off
+			pos.Offset = MakePos(se.off, 0, 0).Offset
 		}
 	case se.line > 0:
-		pos = Pos{Offset: se.off, Line: se.line, Col: se.col}
+		pos = MakePos(se.off, se.line, se.col)
 	case se.off >= 0:
 		pos = pt.at(se.off)
 	default:
@@ -171,7 +178,7 @@ func syntaxDiag(file string, data []byte, pt *posTracker, err error) Diagnostic 
 		}
 		line, col := serdePosition(data, off)
 		msg = fmt.Sprintf("%s at line %d column %d", msg, line, col)
-		if pos.Line > 0 && (line != pos.Line || col != pos.Col) {
+		if pos.Line > 0 && (line != int(pos.Line) || col != int(pos.Col)) {
 			// serde counts bytes and reports where it stopped (after a
 			// number); the diagnostic points at the value's first
 			// character. Say why the two positions differ.

@@ -90,7 +90,7 @@ func newDiag(code Code, file string, pos Pos, path, field, msg string) Diagnosti
 	info := codeInfo(code)
 	return Diagnostic{
 		Severity: info.Severity, Code: code, Rule: info.Rule, File: file,
-		Line: pos.Line, Col: pos.Col, Offset: pos.Offset,
+		Line: int(pos.Line), Col: int(pos.Col), Offset: int(pos.Offset),
 		Path: path, Field: field, Message: msg,
 	}
 }

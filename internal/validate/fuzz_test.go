@@ -40,8 +40,34 @@ func FuzzFile(f *testing.F) {
 		}
 		r := validate.FileAs("fuzz", data, format)
 		checkResult(t, r, data)
-		checkErrorsParity(t, r, validate.CheckErrors(validate.Decode("fuzz", data, format)))
+		e := validate.CheckErrors(validate.Decode("fuzz", data, format))
+		checkErrorsParity(t, r, e)
+		checkEntriesParity(t, e, validate.CheckEntries(validate.Decode("fuzz", data, format)))
 	})
+}
+
+// checkEntriesParity asserts that CheckEntries (n) gives what CheckErrors
+// (e) gives without any typed config.
+func checkEntriesParity(t *testing.T, e, n *validate.Result) {
+	t.Helper()
+	if got, want := dump(n.Diagnostics), dump(e.Diagnostics); got != want {
+		t.Fatalf("CheckEntries diagnostics:\n%s\nCheckErrors diagnostics:\n%s", got, want)
+	}
+	if n.Config != nil || n.Counts != e.Counts || n.Valid() != e.Valid() || len(n.Entries) != len(e.Entries) {
+		t.Fatalf("CheckEntries: config %v, counts %+v, valid %v, %d entries; CheckErrors: counts %+v, valid %v, %d entries",
+			n.Config, n.Counts, n.Valid(), len(n.Entries), e.Counts, e.Valid(), len(e.Entries))
+	}
+	for i, x := range n.Entries {
+		y := e.Entries[i]
+		if x.Config != nil {
+			t.Fatalf("CheckEntries entry %d has a config", i)
+		}
+		if x.Role != y.Role || x.Path != y.Path || x.Model != y.Model || x.Key != y.Key || x.KeyAlgorithm != y.KeyAlgorithm ||
+			x.Active != y.Active || x.Shadowed != y.Shadowed || x.Algorithm != y.Algorithm || x.Spelling != y.Spelling ||
+			x.StringForm != y.StringForm || x.Parsed != y.Parsed || x.NoSLO != y.NoSLO || x.Bounded != y.Bounded {
+			t.Fatalf("entry %d differs: CheckEntries %+v, CheckErrors %+v", i, x, y)
+		}
+	}
 }
 
 // checkErrorsParity asserts that CheckErrors (e) gives what Check (r)
@@ -157,18 +183,18 @@ func checkYAMLOffsets(t *testing.T, v *validate.Value, data []byte) {
 		}
 	}
 	node := v.Node
-	if node != nil && node.Kind != yaml.AliasNode && (v.Start.Line != node.Line || v.Start.Col != node.Column) {
+	if node != nil && node.Kind != yaml.AliasNode && (int(v.Start.Line) != node.Line || int(v.Start.Col) != node.Column) {
 		// A value reached through an alias starts at the alias.
 		node = &yaml.Node{Kind: yaml.AliasNode}
 	}
-	at("value", v.Start.Offset, node)
+	at("value", int(v.Start.Offset), node)
 	for _, m := range v.Members {
-		if m.KeyNode != nil && m.KeyStart.Line == m.KeyNode.Line && m.KeyStart.Col == m.KeyNode.Column {
-			at("key", m.KeyStart.Offset, m.KeyNode)
+		if m.KeyNode != nil && int(m.KeyStart.Line) == m.KeyNode.Line && int(m.KeyStart.Col) == m.KeyNode.Column {
+			at("key", int(m.KeyStart.Offset), m.KeyNode)
 		}
 		checkYAMLOffsets(t, m.Value, data)
 	}
-	for _, it := range v.Items {
+	for _, it := range v.Items() {
 		checkYAMLOffsets(t, it, data)
 	}
 }
@@ -176,7 +202,7 @@ func checkYAMLOffsets(t *testing.T, v *validate.Value, data []byte) {
 // checkSpans verifies that each JSON value's byte span holds its literal.
 func checkSpans(t *testing.T, v *validate.Value, data []byte) {
 	t.Helper()
-	if v.Start.Offset < 0 || v.End > len(data) || v.Start.Offset >= v.End {
+	if v.Start.Offset < 0 || int(v.End) > len(data) || v.Start.Offset >= v.End {
 		t.Fatalf("bad span [%d,%d) for %v", v.Start.Offset, v.End, v.Kind)
 	}
 	src := string(data[v.Start.Offset:v.End])
@@ -205,7 +231,7 @@ func checkSpans(t *testing.T, v *validate.Value, data []byte) {
 		if !strings.HasPrefix(src, "[") || !strings.HasSuffix(src, "]") {
 			t.Fatalf("array span %q", src)
 		}
-		for _, it := range v.Items {
+		for _, it := range v.Items() {
 			checkSpans(t, it, data)
 		}
 	}

@@ -77,7 +77,7 @@ func (t *posTracker) at(off int) Pos {
 			t.off += n
 		}
 	}
-	return Pos{Offset: off, Line: t.line, Col: t.col}
+	return MakePos(off, t.line, t.col)
 }
 
 // jsonParser decodes one JSON text into a Value tree, following
@@ -226,7 +226,7 @@ func (p *jsonParser) value() (*Value, error) {
 			return nil, err
 		}
 		v := p.newValue()
-		*v = Value{Kind: KindString, Text: s, Start: pos, End: p.i}
+		*v = Value{Kind: KindString, Text: s, Start: pos, End: int32(p.i)}
 		return v, nil
 	case c == 't':
 		return p.ident("true", KindBool)
@@ -253,7 +253,7 @@ func (p *jsonParser) ident(word string, kind Kind) (*Value, error) {
 		p.i++
 	}
 	v := p.newValue()
-	*v = Value{Kind: kind, Text: word, Start: p.pt.at(start), End: p.i}
+	*v = Value{Kind: kind, Text: word, Start: p.pt.at(start), End: int32(p.i)}
 	return v, nil
 }
 
@@ -282,7 +282,7 @@ func (p *jsonParser) open(kind Kind, close byte, eof string) (v *Value, done boo
 	}
 	if p.data[p.i] == close {
 		p.i++
-		v.End = p.i
+		v.End = int32(p.i)
 		p.depth--
 		return v, true, nil
 	}
@@ -311,7 +311,7 @@ func (p *jsonParser) next(v *Value, close byte, eof, expected string) (done bool
 		return false, nil
 	case close:
 		p.i++
-		v.End = p.i
+		v.End = int32(p.i)
 		p.depth--
 		return true, nil
 	default:
@@ -354,7 +354,7 @@ func (p *jsonParser) object() (*Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.members = append(p.members, Member{Key: key, KeyStart: keyStart, KeyEnd: keyEnd, Value: val})
+		p.members = append(p.members, Member{Key: key, KeyStart: keyStart, KeyEnd: int32(keyEnd), Value: val})
 		done, err := p.next(v, '}', "EOF while parsing an object", "expected `,` or `}`")
 		if err != nil {
 			return nil, err
@@ -379,7 +379,7 @@ func (p *jsonParser) array() (*Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		v.Items = append(v.Items, item)
+		v.addItem(item)
 		done, err := p.next(v, ']', "EOF while parsing a list", "expected `,` or `]`")
 		if err != nil {
 			return nil, err
@@ -585,16 +585,16 @@ func (p *jsonParser) number() (*Value, error) {
 	}
 	lit := p.text(p.data[start:p.i])
 	v := p.newValue()
-	*v = Value{Kind: KindNumber, Text: lit, Start: p.pt.at(start), End: p.i}
+	*v = Value{Kind: KindNumber, Text: lit, Start: p.pt.at(start), End: int32(p.i)}
 	if !isFloat {
 		mag, err := strconv.ParseUint(string(p.data[digitsStart:digitsEnd]), 10, 64)
 		if err == nil {
 			switch {
 			case !neg:
-				v.Number, v.Uint, v.Float = NumUint, mag, float64(mag)
+				v.setUint(mag)
 				return v, nil
 			case mag != 0 && mag <= 1<<63:
-				v.Number, v.Int, v.Float = NumInt, -int64(mag-1)-1, -float64(mag)
+				v.setInt(-int64(mag-1) - 1)
 				return v, nil
 			}
 		}
@@ -608,6 +608,6 @@ func (p *jsonParser) number() (*Value, error) {
 		e.serdeOff = end - 1
 		return nil, e
 	}
-	v.Number, v.Float = NumFloat, f
+	v.setFloat(f)
 	return v, nil
 }

@@ -62,12 +62,12 @@ func (c *checker) typeField(e *Entry, m Member, f *lb.Field, ac *lb.AlgorithmCon
 		}
 		switch v.Number {
 		case NumInt:
-			return fail(CodeUnsignedField, fmt.Sprintf("invalid value: integer `%d`, expected %s", v.Int, want), "the field is unsigned: write 0 or more")
+			return fail(CodeUnsignedField, fmt.Sprintf("invalid value: integer `%d`, expected %s", v.Int(), want), "the field is unsigned: write 0 or more")
 		case NumFloat:
-			return fail(CodeUnsignedField, fmt.Sprintf("invalid type: floating point `%s`, expected %s", serdeJSONFloat(v.Float), want),
+			return fail(CodeUnsignedField, fmt.Sprintf("invalid type: floating point `%s`, expected %s", serdeJSONFloat(v.Float()), want),
 				"write an integer literal without fraction or exponent (serde_json reads 2.0, 1e3, -0 and values above 18446744073709551615 as floats)")
 		}
-		f.SetUint(ac, v.Uint)
+		f.SetUint(ac, v.Uint())
 	case lb.TypeF64:
 		if v.Kind != KindNumber {
 			hint := "write a number"
@@ -76,7 +76,7 @@ func (c *checker) typeField(e *Entry, m Member, f *lb.Field, ac *lb.AlgorithmCon
 			}
 			return fail(CodeNumberField, fmt.Sprintf("invalid type: %s, expected f64", v.describe()), hint)
 		}
-		f.SetFloat(ac, v.Float)
+		f.SetFloat(ac, v.Float())
 	case lb.TypeComparator:
 		cmp, ok := enumField(c, e, m, "write one of the comparator names as a string", comparatorVariants, lb.ParseComparator,
 			"ttft", "queue-time", "input-work-seconds", "utilization", "num-requests-queued")
@@ -204,9 +204,9 @@ func (c *checker) ranges(e *Entry, set present) bool {
 		if v == nil || f.Range == nil {
 			continue
 		}
-		x, got := float64(v.Uint), strconv.FormatUint(v.Uint, 10)
+		x, got := float64(v.Uint()), strconv.FormatUint(v.Uint(), 10)
 		if f.Type == lb.TypeF64 {
-			x, got = v.Float, rustFloatDisplay(v.Float)
+			x, got = v.Float(), rustFloatDisplay(v.Float())
 		}
 		if f.Range.Contains(x) {
 			continue

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"gopkg.in/yaml.v3"
@@ -77,43 +78,65 @@ const (
 	NumFloat
 )
 
-// Pos is a position in the source bytes.
+// Pos is a position in the source bytes. Its fields are 32-bit, which
+// holds every position of a text lcctl decodes (inputs are at most
+// MaxInputBytes, 16 MiB; a rewritten text a small multiple of that) and
+// keeps a value and a member 12 bytes smaller each (a decoded tree holds
+// one Pos per value and per member: 1.3 million of them for a
+// 124,000-model config and its migration).
 type Pos struct {
 	// Offset is the 0-based byte offset.
-	Offset int
+	Offset int32
 	// Line is 1-based; Col is the 1-based column counted in characters
 	// (Unicode code points; a tab counts as one). Zero means unknown.
-	Line, Col int
+	Line, Col int32
+}
+
+// MakePos returns the Pos of byte offset off at line and col (as Pos
+// counts them); a value that does not fit 32 bits becomes unknown (-1
+// for the offset, 0 for the line and column).
+func MakePos(off, line, col int) Pos {
+	fit := func(x, unknown int) int32 {
+		if x > math.MaxInt32 || x < math.MinInt32 {
+			return int32(unknown)
+		}
+		return int32(x)
+	}
+	return Pos{Offset: fit(off, -1), Line: fit(line, 0), Col: fit(col, 0)}
 }
 
 // Value is one node of the positioned document tree, the same for JSON and
 // YAML input. Objects keep every member in document order, duplicates
 // included, because Stargate's duplicate-key rules (lb-config.md §7.3,
 // D1–D5) depend on them and migrate splices edits into the original bytes.
+//
+// A decoded tree holds one Value per JSON value (425,000 for a
+// 124,000-model config), so its fields are laid out to take 88 bytes:
+// 32-bit positions, a number's reading kept in one word (Uint, Int and
+// Float read it), an array's items behind a pointer (Items).
 type Value struct {
 	// Kind is the JSON type.
 	Kind Kind
 	// Number is how a number is held when Kind is KindNumber.
 	Number NumberType
-	// Text is the decoded text of a string, the literal of a number
-	// ("2.0", "-0", "0x1F" in YAML), "true"/"false" or "null".
-	Text string
-	// Uint is the value of a NumUint number.
-	Uint uint64
-	// Int is the value of a NumInt number.
-	Int int64
-	// Float is the f64 reading of every number (the value of a NumFloat
-	// number; what number fields such as max_input_work_seconds use).
-	Float float64
 	// Start is the position of the value's first byte.
 	Start Pos
 	// End is the byte offset just past the value's last byte for JSON
 	// input; -1 for YAML (edit the yaml.Node instead).
-	End int
+	End int32
+	// Text is the decoded text of a string, the literal of a number
+	// ("2.0", "-0", "0x1F" in YAML), "true"/"false" or "null".
+	Text string
+	// num is the number's reading: the u64 of a NumUint number, the i64
+	// bits of a NumInt one, the f64 bits of a NumFloat one; 0 for every
+	// other value.
+	num uint64
 	// Members are an object's entries in document order, duplicates kept.
 	Members []Member
-	// Items are an array's elements.
-	Items []*Value
+	// items are an array's elements (Items), behind a pointer: arrays are
+	// rare in an lb-config, and a slice header in every value was 16
+	// bytes more per value.
+	items *[]*Value
 	// Node is the YAML node this value came from (nil for JSON). For a
 	// value reached through an alias it is the anchored node.
 	Node *yaml.Node
@@ -128,12 +151,67 @@ type Member struct {
 	KeyStart Pos
 	// KeyEnd is the byte offset just past the key's closing quote (-1 for
 	// YAML).
-	KeyEnd int
+	KeyEnd int32
 	// Value is the member's value.
 	Value *Value
 	// KeyNode is the YAML key node (nil for JSON).
 	KeyNode *yaml.Node
 }
+
+// Items returns an array's elements in order (nil for every other
+// value and for an empty JSON array).
+func (v *Value) Items() []*Value {
+	if v.items == nil {
+		return nil
+	}
+	return *v.items
+}
+
+// addItem appends an element to an array.
+func (v *Value) addItem(it *Value) {
+	if v.items == nil {
+		v.items = new([]*Value)
+	}
+	*v.items = append(*v.items, it)
+}
+
+// Uint is the value of a NumUint number, 0 for every other value.
+func (v *Value) Uint() uint64 {
+	if v.Number != NumUint {
+		return 0
+	}
+	return v.num
+}
+
+// Int is the value of a NumInt number, 0 for every other value.
+func (v *Value) Int() int64 {
+	if v.Number != NumInt {
+		return 0
+	}
+	return int64(v.num)
+}
+
+// Float is the f64 reading of every number (the value of a NumFloat
+// number; what number fields such as max_input_work_seconds use; an
+// integer converted as serde_json's as_f64 does), 0 for every other
+// value.
+func (v *Value) Float() float64 {
+	switch v.Number {
+	case NumFloat:
+		return math.Float64frombits(v.num)
+	case NumInt:
+		return float64(int64(v.num))
+	}
+	return float64(v.num)
+}
+
+// setUint, setInt and setFloat make v a number of that type with that
+// reading.
+func (v *Value) setUint(u uint64) { v.Number, v.num = NumUint, u }
+
+func (v *Value) setInt(i int64) { v.Number, v.num = NumInt, uint64(i) }
+
+func (v *Value) setFloat(f float64) { v.Number, v.num = NumFloat, math.Float64bits(f) }
 
 // Get returns the value of the last member named key (serde_json's
 // last-wins reading of an object, rule D3), or nil.
@@ -179,11 +257,11 @@ func (v *Value) describe() string {
 	case KindNumber:
 		switch v.Number {
 		case NumUint:
-			return "integer `" + strconv.FormatUint(v.Uint, 10) + "`"
+			return "integer `" + strconv.FormatUint(v.Uint(), 10) + "`"
 		case NumInt:
-			return "integer `" + strconv.FormatInt(v.Int, 10) + "`"
+			return "integer `" + strconv.FormatInt(v.Int(), 10) + "`"
 		default:
-			return "floating point `" + serdeJSONFloat(v.Float) + "`"
+			return "floating point `" + serdeJSONFloat(v.Float()) + "`"
 		}
 	}
 	return "value"

@@ -83,7 +83,7 @@ func (c *checker) entryWarnings(e *Entry) {
 		}
 	}
 	for _, f := range []*lb.Field{lb.FieldN, vnodes, lb.FieldCacheAffinityBackendSelectionCount} {
-		if v := set.get(f); v != nil && v.Uint == 0 {
+		if v := set.get(f); v != nil && v.Uint() == 0 {
 			what := "runs as 1"
 			if f == lb.FieldCacheAffinityBackendSelectionCount {
 				what = "means unset"
@@ -95,21 +95,21 @@ func (c *checker) entryWarnings(e *Entry) {
 				fmt.Sprintf("%s: 0 on %s %s", f.Name, label, what), "write the effective value")
 		}
 	}
-	if f := lb.FieldTTFTBucketSizeMs; set.get(f) != nil && set.get(f).Uint == 0 {
+	if f := lb.FieldTTFTBucketSizeMs; set.get(f) != nil && set.get(f).Uint() == 0 {
 		c.add(CodeZeroBucket, set.get(f).Start, fieldPath(e.Path, f.Name), f.Name, e,
 			fmt.Sprintf("ttft_bucket_size_ms: 0 on %s makes every distinct TTFT estimate its own bucket", label),
 			"use a bucket width such as 20 ms (the default)")
 	}
-	if f := lb.FieldNextBucketUnlockFactor; set.get(f) != nil && !(set.get(f).Float >= 0 && set.get(f).Float <= 1) {
+	if f := lb.FieldNextBucketUnlockFactor; set.get(f) != nil && !(set.get(f).Float() >= 0 && set.get(f).Float() <= 1) {
 		v := set.get(f)
 		c.add(CodeUnlockFactor, v.Start, fieldPath(e.Path, f.Name), f.Name, e,
-			fmt.Sprintf("next_bucket_unlock_factor %s on %s is outside 0–1: below 0 the next bucket unlocks at once, above 1 later than the TTFT gap", rustFloatDisplay(v.Float), label),
+			fmt.Sprintf("next_bucket_unlock_factor %s on %s is outside 0–1: below 0 the next bucket unlocks at once, above 1 later than the TTFT gap", rustFloatDisplay(v.Float()), label),
 			"use a fraction between 0 and 1 (default 0.25)")
 	}
-	if f := lb.FieldCacheAffinityWaitMs; set.get(f) != nil && set.get(f).Uint >= 60000 {
+	if f := lb.FieldCacheAffinityWaitMs; set.get(f) != nil && set.get(f).Uint() >= 60000 {
 		v := set.get(f)
 		c.add(CodeLongWait, v.Start, fieldPath(e.Path, f.Name), f.Name, e,
-			fmt.Sprintf("cache_affinity_wait_ms %d on %s reaches the 60 s routing-wait cap: requests get 503 before the affinity wait ends", v.Uint, label),
+			fmt.Sprintf("cache_affinity_wait_ms %d on %s reaches the 60 s routing-wait cap: requests get 503 before the affinity wait ends", v.Uint(), label),
 			"use a wait well below 60000 ms")
 	}
 	if ac.LastClusterAffinity {
@@ -122,9 +122,9 @@ func (c *checker) entryWarnings(e *Entry) {
 			fmt.Sprintf("last_cluster_affinity is on for %s: it acts only when the gateway sends x-stargate-last-cluster-id and the request has x-cache-affinity-key; without the gateway every request counts as a new session and skips the affinity wait", label),
 			hint)
 	}
-	if v := set.get(vnodes); v != nil && v.Uint > 1024 && e.Algorithm == lb.WaitAndWiden {
+	if v := set.get(vnodes); v != nil && v.Uint() > 1024 && e.Algorithm == lb.WaitAndWiden {
 		c.add(CodeManyVirtualNodes, v.Start, fieldPath(e.Path, vnodes.Name), vnodes.Name, e,
-			fmt.Sprintf("cache_affinity_virtual_nodes %d on %s is above 1024: ring memory grows with it, and routing expressions cap it at 1024", v.Uint, label),
+			fmt.Sprintf("cache_affinity_virtual_nodes %d on %s is above 1024: ring memory grows with it, and routing expressions cap it at 1024", v.Uint(), label),
 			"150 (the default) is enough for most cluster counts")
 	}
 	c.pulsarWeight(e)
@@ -132,10 +132,10 @@ func (c *checker) entryWarnings(e *Entry) {
 }
 
 func (c *checker) commonWarnings(e *Entry) {
-	if f := lb.FieldMaxInputWorkSeconds; e.present.get(f) != nil && e.present.get(f).Float <= 0 {
+	if f := lb.FieldMaxInputWorkSeconds; e.present.get(f) != nil && e.present.get(f).Float() <= 0 {
 		v := e.present.get(f)
 		c.add(CodeInputWorkLimit, v.Start, fieldPath(e.Path, f.Name), f.Name, e,
-			fmt.Sprintf("max_input_work_seconds %s on %s is not positive: input-work admission rejects nearly every request", rustFloatDisplay(v.Float), algLabel(e)),
+			fmt.Sprintf("max_input_work_seconds %s on %s is not positive: input-work admission rejects nearly every request", rustFloatDisplay(v.Float()), algLabel(e)),
 			"remove it to disable input-work admission, or set a positive number of seconds")
 	}
 }

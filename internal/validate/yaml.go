@@ -130,7 +130,7 @@ func convertYAMLNodeAs(node *yaml.Node, src []byte, file, pathPrefix string, jso
 			if se.node != nil {
 				line, col = se.node.Line, se.node.Column
 			}
-			diags = append(diags, newDiag(code, file, Pos{Offset: -1, Line: line, Col: col}, pathPrefix, "", se.msg))
+			diags = append(diags, newDiag(code, file, MakePos(-1, line, col), pathPrefix, "", se.msg))
 		}
 		return nil, diags
 	}
@@ -141,7 +141,7 @@ func convertYAMLNodeAs(node *yaml.Node, src []byte, file, pathPrefix string, jso
 }
 
 func (c *yamlConverter) issueDiag(is yamlIssue, file string) Diagnostic {
-	pos := Pos{Offset: c.offset(is.node), Line: is.node.Line, Col: is.node.Column}
+	pos := MakePos(c.offset(is.node), is.node.Line, is.node.Column)
 	return newDiag(is.code, file, pos, is.path, lastField(is.path), is.msg)
 }
 
@@ -189,7 +189,7 @@ func (c *yamlConverter) offset(n *yaml.Node) int {
 }
 
 func (c *yamlConverter) pos(n *yaml.Node) Pos {
-	return Pos{Offset: c.offset(n), Line: n.Line, Col: n.Column}
+	return MakePos(c.offset(n), n.Line, n.Column)
 }
 
 func (c *yamlConverter) issue(code Code, n *yaml.Node, path, format string, args ...any) {
@@ -236,14 +236,15 @@ func (c *yamlConverter) convert(n *yaml.Node, path string, depth int) (*Value, e
 			return nil, err
 		}
 		v := &Value{Kind: KindArray, Start: c.pos(n), End: -1, Node: n}
-		v.Items = make([]*Value, 0, len(n.Content))
+		items := make([]*Value, 0, len(n.Content))
 		for i, ch := range n.Content {
 			item, err := c.convert(ch, path+"["+strconv.Itoa(i)+"]", depth+1)
 			if err != nil {
 				return nil, err
 			}
-			v.Items = append(v.Items, item)
+			items = append(items, item)
 		}
+		v.items = &items
 		return v, nil
 	case yaml.ScalarNode:
 		return c.scalar(n, path), nil
@@ -429,7 +430,8 @@ func (c *yamlConverter) scalar(n *yaml.Node, path string) *Value {
 		case s == "false" || s == "False" || s == "FALSE":
 			v.Kind, v.Text = KindBool, "false"
 		case s == "-0" && c.jsonMinusZero:
-			v.Kind, v.Number, v.Float = KindNumber, NumFloat, math.Copysign(0, -1)
+			v.Kind = KindNumber
+			v.setFloat(math.Copysign(0, -1))
 		case coreInt.MatchString(s) || coreOct.MatchString(s) || coreHex.MatchString(s):
 			c.setInt(v, s, path)
 		case coreFloat.MatchString(s):
@@ -503,10 +505,10 @@ func (c *yamlConverter) setInt(v *Value, s, path string) {
 	if err == nil {
 		switch {
 		case !neg || mag == 0:
-			v.Number, v.Uint, v.Float = NumUint, mag, float64(mag)
+			v.setUint(mag)
 			return
 		case mag <= 1<<63:
-			v.Number, v.Int, v.Float = NumInt, -int64(mag-1)-1, -float64(mag)
+			v.setInt(-int64(mag-1) - 1)
 			return
 		}
 	}
@@ -520,7 +522,7 @@ func (c *yamlConverter) setInt(v *Value, s, path string) {
 		c.issue(CodeYAMLSpecialFloat, v.Node, path, "YAML number %s in %s is out of range for JSON", s, fieldOrPath(path))
 		return
 	}
-	v.Number, v.Float = NumFloat, f
+	v.setFloat(f)
 }
 
 // bigToFloat is the f64 nearest to the integer digits (base 8, 10 or 16),
@@ -544,7 +546,7 @@ func (c *yamlConverter) setFloat(v *Value, s, path string) {
 		c.issue(CodeYAMLSpecialFloat, v.Node, path, "YAML number %s in %s is out of range (number out of range)", s, fieldOrPath(path))
 		return
 	}
-	v.Number, v.Float = NumFloat, f
+	v.setFloat(f)
 }
 
 func fieldOrPath(path string) string {

@@ -148,7 +148,7 @@ func TestYAMLOffsets(t *testing.T) {
 	}
 	checkYAMLOffsets(t, r.Doc.Root, data)
 	last := r.Doc.Root.Get("models").Get("mödel-299").Get("seed")
-	if got := string(data[last.Start.Offset : last.Start.Offset+len("sé299")]); got != "sé299" {
+	if got := string(data[last.Start.Offset : int(last.Start.Offset)+len("sé299")]); got != "sé299" {
 		t.Errorf("offset of the last seed points at %q", got)
 	}
 }
