@@ -266,3 +266,23 @@ func TestChainCacheMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestChainHintRoundTrip: a turn event's chain hint gives back the
+// cluster and chain position it was made from, and is "none" for those
+// that do not fit in its 12 + 20 bits (the match then looks the chain up).
+func TestChainHintRoundTrip(t *testing.T) {
+	for _, c := range []struct{ cluster, pos int32 }{{0, 0}, {7, 12345}, {4094, 1<<20 - 1}, {255, 1}} {
+		cl, pos, ok := newChainHint(c.cluster, c.pos).at()
+		if !ok || cl != c.cluster || pos != c.pos {
+			t.Errorf("hint of cluster %d, position %d gives %d, %d, %v", c.cluster, c.pos, cl, pos, ok)
+		}
+	}
+	for _, c := range []struct{ cluster, pos int32 }{{-1, 0}, {0, -1}, {4095, 0}, {0, 1 << 20}} {
+		if h := newChainHint(c.cluster, c.pos); h != 0 {
+			t.Errorf("cluster %d, position %d: hint %#x, want none", c.cluster, c.pos, h)
+		}
+	}
+	if _, _, ok := chainHint(0).at(); ok {
+		t.Error("the zero hint names a chain")
+	}
+}
