@@ -396,21 +396,29 @@ func TestPulsarUnitMatchesFormula(t *testing.T) {
 	}
 }
 
+// genLoadedPulsar loads snap's clusters (concurrency limits, running
+// queries, KV free tokens) and draws a Pulsar algorithm and its config,
+// sessions and KV gating on or off.
+func genLoadedPulsar(t *rapid.T, snap *Snapshot) (Algorithm, *AlgorithmConfig) {
+	for i := range snap.Clusters {
+		st := &snap.Clusters[i].Stats
+		st.MaxEngineConcurrency = rapid.Uint64Range(0, 2).Draw(t, "limit")
+		st.NumRunningQueries = rapid.Uint64Range(0, 3).Draw(t, "running")
+		st.KVCacheCapacityTokens, st.KVCacheFreeTokens = 1024, rapid.SampledFrom([]uint64{0, 50, 1024}).Draw(t, "kvfree")
+	}
+	a := rapid.SampledFrom([]Algorithm{Pulsar, PulsarWaitAndWiden}).Draw(t, "alg")
+	cfg := genConfig(t, a, rapid.Bool().Draw(t, "sessions"))
+	cfg.ConsiderKVFreeTokens = rapid.Bool().Draw(t, "kv")
+	return a, cfg
+}
+
 // A decision with the cache and the bracketed ranking equals one with the
 // trace on (every score computed exactly, nothing cached) on random
 // snapshots of 1–300 loaded clusters, with sessions, bands and waits.
 func TestPropFastRankingDecidesAsExact(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		snap := genWideSnapshot(t)
-		for i := range snap.Clusters {
-			st := &snap.Clusters[i].Stats
-			st.MaxEngineConcurrency = rapid.Uint64Range(0, 2).Draw(t, "limit")
-			st.NumRunningQueries = rapid.Uint64Range(0, 3).Draw(t, "running")
-			st.KVCacheCapacityTokens, st.KVCacheFreeTokens = 1024, rapid.SampledFrom([]uint64{0, 50, 1024}).Draw(t, "kvfree")
-		}
-		a := rapid.SampledFrom([]Algorithm{Pulsar, PulsarWaitAndWiden}).Draw(t, "alg")
-		cfg := genConfig(t, a, rapid.Bool().Draw(t, "sessions"))
-		cfg.ConsiderKVFreeTokens = rapid.Bool().Draw(t, "kv")
+		_, cfg := genLoadedPulsar(t, snap)
 		fast, exact := NewEngine(cfg), NewEngine(cfg)
 		for step := 0; step < 5; step++ {
 			r := genRequest(t)

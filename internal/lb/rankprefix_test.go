@@ -25,15 +25,7 @@ func TestPropPartialOrderMatchesFull(t *testing.T) {
 		// Sizes on both sides of where a prefix is computed (more than
 		// 2·minTopRanks candidates); rapid alone mostly draws small ones.
 		snap := genSnapshotOf(t, rapid.SampledFrom([]int{1, 3, 8, 16, 17, 18, 24, 40, 64, 129, 256, 300}).Draw(t, "n"))
-		for i := range snap.Clusters {
-			st := &snap.Clusters[i].Stats
-			st.MaxEngineConcurrency = rapid.Uint64Range(0, 2).Draw(t, "limit")
-			st.NumRunningQueries = rapid.Uint64Range(0, 3).Draw(t, "running")
-			st.KVCacheCapacityTokens, st.KVCacheFreeTokens = 1024, rapid.SampledFrom([]uint64{0, 50, 1024}).Draw(t, "kvfree")
-		}
-		a := rapid.SampledFrom([]Algorithm{Pulsar, PulsarWaitAndWiden}).Draw(t, "alg")
-		cfg := genConfig(t, a, rapid.Bool().Draw(t, "sessions"))
-		cfg.ConsiderKVFreeTokens = rapid.Bool().Draw(t, "kv")
+		a, cfg := genLoadedPulsar(t, snap)
 		partial, full := NewEngine(cfg), NewEngine(cfg)
 		for step := 0; step < 12; step++ {
 			r := rq(key(rapid.SampledFrom([]string{"k1", "session-6", "prefix", "s-9"}).Draw(t, "key")),
