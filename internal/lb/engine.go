@@ -74,9 +74,9 @@ type Engine struct {
 	// rk is the current decision's Pulsar ranking (rankprefix.go), and
 	// the scratch of a fresh one.
 	rk      rankState
-	hashes  []uint64    // hashCandidates: each candidate's PulsarHash
-	hashTop []rankEntry // hashFloor: the largest hashes
-	hashSel []int32     // hashFloor: candidates with a large hash
+	hashes  []uint64   // hashCandidates: each candidate's PulsarHash
+	hashTop []hashPick // hashFloor: the largest hashes
+	hashSel []int32    // hashAll: candidates with a large hash
 	// hashCandidates' kept entries and their score bounds.
 	streamCands        []rankEntry
 	streamLo, streamHi []float64

@@ -360,7 +360,18 @@ func TestCandidateHasherMatchesPulsarHash(t *testing.T) {
 		}
 		set.update(snapOf(cs...), WeightMaxInputTPS)
 		h.reset(prefix)
-		h.sumAll(&set, hashes)
+		cut := rng.Uint64()
+		sel := make([]int32, len(hashes))
+		k := h.sumAll(&set, hashes, cut, sel)
+		var want []int32
+		for i, x := range hashes {
+			if x >= cut {
+				want = append(want, int32(i))
+			}
+		}
+		if !slices.Equal(sel[:k], want) {
+			t.Fatalf("round %d: listed %v at or above the cut, want %v", round, sel[:k], want)
+		}
 		for i, c := range cs {
 			want := uint64(0)
 			if c.Stats.MaxInputTPS > 0 {

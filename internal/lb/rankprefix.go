@@ -2,7 +2,6 @@ package lb
 
 import (
 	"math"
-	"math/bits"
 	"slices"
 )
 
@@ -97,7 +96,11 @@ func (e *Engine) hashCandidates(rv *reqView, top int) {
 	b := AppendHashPrefix(e.hashBuf[:0], e.cfg.Seed, rv.routingKey, rv.model)
 	e.hashBuf = AppendTagged(b, "cache_affinity_key", rv.key)
 	e.candHash.reset(e.hashBuf)
-	hashes := e.hashAll()
+	cut := uint64(math.MaxUint64)
+	if top > 0 {
+		cut = hashCut(top, len(e.rankSet.weights))
+	}
+	hashes, selected := e.hashAll(cut)
 	rs := &e.rk
 	rs.hashed = true
 	if top == 0 {
@@ -109,7 +112,7 @@ func (e *Engine) hashCandidates(rv *reqView, top int) {
 	// Any top ranked candidates bound the top-th best score from below:
 	// the top by hash alone (u grows with the hash) give a floor before
 	// the pass; with equal weights they are the best ones.
-	floor0 := e.hashFloor(top)
+	floor0 := e.hashFloor(top, selected)
 	floor := floor0
 	below := hashBelow(floor) // every hash under it has u < floor
 	best := e.rankTop[:0]
@@ -162,29 +165,15 @@ func (e *Engine) hashCandidates(rv *reqView, top int) {
 
 // hashFloor returns a u below which no candidate can be among the top
 // best sort keys (streamFloor), from the top ranked candidates with the
-// largest hashes (0 when fewer are ranked). The top by hash are kept in
+// largest hashes (0 when fewer are ranked): it looks among the selected
+// candidates hashAll listed above hashCut first (hashes are uniform), at
+// every hash when too few of them qualify. The top by hash are kept in
 // e.hashTop, largest first.
-func (e *Engine) hashFloor(top int) float64 {
+func (e *Engine) hashFloor(top, selected int) float64 {
 	set := &e.rankSet
-	// Hashes are uniform: about 3·top of n lie above 2⁶⁴·(1 − 3·top/n).
-	// Collect those without a branch per hash and keep the top among
-	// them; when too few qualify, look at every hash.
 	best := e.hashTop[:0]
-	if n := len(e.hashes); 3*top < n {
-		cut := math.MaxUint64 - math.MaxUint64/uint64(n)*uint64(3*top)
-		if cap(e.hashSel) < n {
-			e.hashSel = make([]int32, n)
-		}
-		sel := e.hashSel[:n]
-		k := 0
-		for i, h := range e.hashes {
-			sel[k] = int32(i)
-			_, below := bits.Sub64(h, cut, 0)
-			k += int(1 - below)
-		}
-		for _, i := range sel[:k] {
-			best = e.keepHash(best, top, int(i))
-		}
+	for _, i := range e.hashSel[:selected] {
+		best = e.keepHash(best, top, int(i))
 	}
 	if len(best) < top {
 		best = best[:0]
@@ -197,30 +186,45 @@ func (e *Engine) hashFloor(top int) float64 {
 		return 0
 	}
 	hiW := math.Inf(1)
-	for k := range best {
-		r := &best[k]
-		r.u, r.weight = PulsarUnit(r.hash), set.weights[r.idx]
-		_, hi, _ := scoreBounds(r)
+	for _, b := range best {
+		r := rankEntry{u: PulsarUnit(b.h), weight: set.weights[b.i]}
+		_, hi, _ := scoreBounds(&r)
 		hiW = min(hiW, hi)
 	}
 	return streamFloor(set.maxWeight, hiW)
 }
 
+// hashPick is a candidate kept by hashFloor: its hash and index.
+type hashPick struct {
+	h uint64
+	i int32
+}
+
+// hashCut returns the hash above which about 3·top of n uniform hashes
+// lie (2⁶⁴·(1 − 3·top/n)), where hashFloor looks first; the largest hash
+// (nothing collected) when that is not fewer than n.
+func hashCut(top, n int) uint64 {
+	if 3*top >= n {
+		return math.MaxUint64
+	}
+	return math.MaxUint64 - math.MaxUint64/uint64(n)*uint64(3*top)
+}
+
 // keepHash adds candidate i to best (at most top ranked candidates,
 // largest hash first) if it is ranked and its hash is among the top.
-func (e *Engine) keepHash(best []rankEntry, top, i int) []rankEntry {
+func (e *Engine) keepHash(best []hashPick, top, i int) []hashPick {
 	h := e.hashes[i]
-	if len(best) == top && h <= best[top-1].hash || e.rankSet.weights[i] == 0 || h >= nearOneHash && !(PulsarUnit(h) < 1) {
+	if len(best) == top && h <= best[top-1].h || e.rankSet.weights[i] == 0 || h >= nearOneHash && !(PulsarUnit(h) < 1) {
 		return best
 	}
 	if len(best) < top {
-		best = append(best, rankEntry{})
+		best = append(best, hashPick{})
 	}
 	j := len(best) - 1
-	for ; j > 0 && best[j-1].hash < h; j-- {
+	for ; j > 0 && best[j-1].h < h; j-- {
 		best[j] = best[j-1]
 	}
-	best[j].hash, best[j].idx = h, i
+	best[j] = hashPick{h, int32(i)}
 	return best
 }
 
@@ -255,15 +259,18 @@ func (e *Engine) buildRanked() {
 }
 
 // hashAll returns every candidate's PulsarHash (0 without a valid weight)
-// for the prefix candHash was reset to, in e.hashes.
-func (e *Engine) hashAll() []uint64 {
+// for the prefix candHash was reset to, in e.hashes, and lists in
+// e.hashSel the first of them whose hash is at least cut (sumAll), how
+// many in the second result.
+func (e *Engine) hashAll(cut uint64) ([]uint64, int) {
 	set := &e.rankSet
-	if cap(e.hashes) < len(set.weights) {
-		e.hashes = make([]uint64, len(set.weights))
+	n := len(set.weights)
+	if cap(e.hashes) < n || cap(e.hashSel) < n {
+		e.hashes, e.hashSel = make([]uint64, n), make([]int32, n)
 	}
-	hashes := e.hashes[:len(set.weights)]
-	e.candHash.sumAll(set, hashes) // the shared part once
-	return hashes
+	hashes := e.hashes[:n]
+	k := e.candHash.sumAll(set, hashes, cut, e.hashSel[:n]) // the shared part once
+	return hashes, k
 }
 
 // nearOneHash is a hash below which PulsarUnit is certainly under 1 (u =
@@ -365,7 +372,7 @@ func (e *Engine) rankExact(snap *Snapshot, rv *reqView) {
 	e.hashBuf = AppendTagged(b, "cache_affinity_key", rv.key)
 	e.candHash.reset(e.hashBuf)
 	set := &e.rankSet // describes snap (rankStart)
-	hashes := e.hashAll()
+	hashes, _ := e.hashAll(math.MaxUint64)
 	out := e.ranked[:0]
 	valid := 0
 	for i, w := range set.weights {

@@ -204,9 +204,14 @@ func (h *candidateHasher) class(n int) *windowHash {
 // tagged("cluster_id", id))) for every
 // candidate i of set with a valid weight (0 for the others), reading each id where the set
 // keeps it (followed by at least 8 bytes: idPad).
-func (h *candidateHasher) sumAll(set *rankCandidateSet, hashes []uint64) {
+//
+// It also lists in sel (room for one entry a candidate) the candidates
+// whose hash is at least cut, in order, without a branch per hash, and
+// returns how many there are.
+func (h *candidateHasher) sumAll(set *rankCandidateSet, hashes []uint64, cut uint64, sel []int32) int {
 	lastN := -1
 	var w *windowHash
+	k := 0
 	for i, wt := range set.weights {
 		if wt == 0 {
 			hashes[i] = 0
@@ -227,7 +232,11 @@ func (h *candidateHasher) sumAll(set *rankCandidateSet, hashes []uint64) {
 		default:
 			hashes[i] = xxh3.Hash(h.whole(t[:end-start]))
 		}
+		sel[k] = int32(i)
+		_, below := bits.Sub64(hashes[i], cut, 0)
+		k += int(1 - below)
 	}
+	return k
 }
 
 // xxh3Secret is XXH3's default 192-byte secret (kSecret of the
