@@ -71,6 +71,10 @@ type Engine struct {
 	rankSet rankCandidateSet // the candidates the cached rankings are for
 	// candHash hashes the current ranking's candidates (xxh3prefix.go).
 	candHash candidateHasher
+	// setChecked is the snapshot this decision's candidates call found
+	// fully routable and described by rankSet (nil otherwise; reset by
+	// every candidates call, which precedes every decision).
+	setChecked *Snapshot
 	// rk is the current decision's Pulsar ranking (rankprefix.go), and
 	// the scratch of a fresh one.
 	rk      rankState
@@ -293,6 +297,13 @@ func (e *Engine) Decide(snap *Snapshot, req *Request, rng Rand, opt Options) Dec
 // (cluster_snapshots backend_aggregate), so such clusters never reach the
 // load balancer, the session hint match or input-work admission.
 func (e *Engine) candidates(snap *Snapshot) (*Snapshot, bool) {
+	e.setChecked = nil
+	if (e.pww || e.cfg.Algorithm == Pulsar) && e.rankSet.describesRoutable(snap, e.cfg.RendezvousWeight) {
+		// One pass for both checks; rankStart of this decision skips its
+		// own (setChecked).
+		e.setChecked = snap
+		return snap, false
+	}
 	for i := range snap.Clusters {
 		if !snap.Clusters[i].Status.Routable() {
 			return e.filterCandidates(snap), true

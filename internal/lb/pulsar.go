@@ -246,12 +246,24 @@ func (e *Engine) decidePulsarWaitAndWiden(snap *Snapshot, rv *reqView, rng Rand,
 		s = e.band
 	}
 	g := min(e.k, total)
-	group := e.orderPrefix(snap, rv, order, last, promote, g)
+	var group []int
+	if partial {
+		group = e.orderPrefix(snap, rv, nil, last, promote, g)
+	} else {
+		group = order[:g]
+	}
 	d.AffinityGroup = group
 	d.AffinityWait, d.BandInterval = x, s
 
 	// Affinity phase over the feasible group members.
-	a := e.wwSelect(snap, rv, e.feasibleOf(snap, rv, group), scale, rv.elapsed, e.cfg.MaxQueued, PhaseAffinity, rng, opt, d)
+	open := e.open[:0]
+	for _, idx := range group {
+		if e.feasibility(snap, rv, idx) == Eligible {
+			open = append(open, idx)
+		}
+	}
+	e.open = open
+	a := e.wwSelect(snap, rv, open, scale, rv.elapsed, e.cfg.MaxQueued, PhaseAffinity, rng, opt, d)
 	e.noteGated(snap, rv, group, d)
 	if a.kind == KindSelected {
 		d.OpenSet = group

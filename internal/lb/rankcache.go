@@ -338,6 +338,26 @@ func (s *rankCandidateSet) index(id string) int {
 	return -1
 }
 
+// describesRoutable reports, in one pass, whether the set describes snap
+// (ids and weight bits, as update compares them) and every cluster of
+// snap is routable (Status.Routable): then snap is its own candidate slice
+// and update would change nothing.
+func (s *rankCandidateSet) describesRoutable(snap *Snapshot, mode RendezvousWeight) bool {
+	cs := snap.Clusters
+	if s.gen == 0 || len(s.ids) != len(cs) || s.mode != mode {
+		return false
+	}
+	ids, raw := s.ids[:len(cs)], s.raw[:len(cs)]
+	for i := range cs {
+		c := &cs[i]
+		a, b := ids[i], c.ClusterID
+		if !c.Status.Routable() || math.Float64bits(weightField(mode, &c.Stats)) != raw[i] || len(a) != len(b) || (unsafe.StringData(a) != unsafe.StringData(b) && a != b) {
+			return false
+		}
+	}
+	return true
+}
+
 // update makes the set describe snap, starting a new version when anything
 // differs. It runs on every ranking lookup (upstream compares its candidate
 // signature on every lookup too), so the loop only compares.

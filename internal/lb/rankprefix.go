@@ -60,8 +60,12 @@ func (e *Engine) rankStart(snap *Snapshot, rv *reqView, opt Options, d *Decision
 	rs.hashed, rs.built, rs.bounded, rs.streamed = false, false, false, false
 	e.list = e.list[:0]
 	// The candidate set is checked on every ranking, cached or not: the
-	// hash loop reads its ids and weights.
-	e.rankSet.update(snap, e.cfg.RendezvousWeight)
+	// hash loop reads its ids and weights. candidates did it already when
+	// it found snap fully routable and unchanged.
+	if e.setChecked != snap {
+		e.rankSet.update(snap, e.cfg.RendezvousWeight)
+	}
+	e.setChecked = nil
 	rs.cacheable = rankCacheable(rv, n)
 	if rs.cacheable {
 		rs.h = e.rankTarget.keyHash(rv)
