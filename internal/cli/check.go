@@ -218,7 +218,7 @@ func scrapeMetricsRun(ctx context.Context, env *Env, opts *checkMetricsOptions) 
 	}
 	if gw != nil {
 		if !preflight.ScrapeCheck(rep.Group(preflight.GroupGatewayMetrics), true, "--gateway", gw) {
-			out.Errors = append(out.Errors, scrapeErrText(gw))
+			out.Errors = append(out.Errors, scrapeErrText(gw)+contextNotes(env, scrapeErrText(gw), "gateway"))
 			failedSource = true
 		} else {
 			snap := metrics.ExtractGateway(gw.After)
@@ -232,7 +232,7 @@ func scrapeMetricsRun(ctx context.Context, env *Env, opts *checkMetricsOptions) 
 	}
 	if sg != nil {
 		if !preflight.ScrapeCheck(rep.Group(preflight.GroupStargateMetrics), false, "--stargate", sg) {
-			out.Errors = append(out.Errors, scrapeErrText(sg))
+			out.Errors = append(out.Errors, scrapeErrText(sg)+contextNotes(env, scrapeErrText(sg), "stargate"))
 			failedSource = true
 		} else {
 			snap := metrics.ExtractStargate(sg.After, opts.StargatePrefix)
@@ -260,6 +260,7 @@ func scrapeMetricsRun(ctx context.Context, env *Env, opts *checkMetricsOptions) 
 			}
 		}
 	}
+	annotateContextChecks(env, rep, map[string]string{preflight.CheckGatewayScrape: "gateway", preflight.CheckStargateScrape: "stargate"})
 	out.Verdicts = checks.ToJSON(rep, "check metrics", 0, opts.Strict)
 	return &metricsRun{report: out, checks: rep, strict: opts.Strict, failedSource: failedSource}, nil
 }

@@ -64,3 +64,41 @@ func TestWithContextOrigin(t *testing.T) {
 		}
 	}
 }
+
+// An unreachable source a context supplied is reported with the same
+// ending, though the error does not spell the flag (the store's "cannot
+// connect to Olric") or is a failed check of a report.
+func TestUnreachableContextValueNamesTheContext(t *testing.T) {
+	t.Parallel()
+	dir, file := writeContexts(t, `contexts:
+  u:
+    olric: 127.0.0.1:1
+    gateway-metrics: http://127.0.0.1:1/metrics
+    stargate-metrics: http://127.0.0.1:1/metrics
+`, 0o600)
+	env := map[string]string{"XDG_CONFIG_HOME": dir}
+	olric := `; --olric is context "u", setting olric at ` + file + ":3"
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--context", "u", "store", "--dial-timeout", "200ms", "scan"}, []string{"cannot connect to Olric", olric}},
+		{[]string{"--context", "u", "store", "--dial-timeout", "200ms", "get", "--key", "lc:v1:" + strings.Repeat("0", 64)}, []string{"cannot connect to Olric", olric}},
+		{[]string{"--context", "u", "check", "metrics"}, []string{`connection refused; --gateway is context "u", setting gateway-metrics at ` + file + ":4", `--stargate is context "u", setting stargate-metrics at ` + file + ":5"}},
+		{[]string{"--context", "u", "preflight", "--stage", "2", "--dial-timeout", "200ms"}, []string{olric, `--gateway-metrics is context "u", setting gateway-metrics at ` + file + ":4"}},
+	} {
+		code, out, errs := runWithEnv(t, env, tc.args...)
+		ok := code == ExitFindings
+		for _, w := range tc.want {
+			ok = ok && strings.Contains(out+errs, w)
+		}
+		if !ok {
+			t.Errorf("lcctl %s: exit %d, want 1 saying %q\nstdout:\n%s\nstderr:\n%s", strings.Join(tc.args, " "), code, tc.want, out, errs)
+		}
+	}
+	// The same address on the command line is the flag's.
+	code, _, errs := runWithEnv(t, env, "--context", "u", "store", "--olric", "127.0.0.1:1", "--dial-timeout", "200ms", "scan")
+	if code != ExitFindings || strings.Contains(errs, `context "u"`) {
+		t.Errorf("--olric on the command line: exit %d\n%s", code, errs)
+	}
+}

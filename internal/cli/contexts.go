@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
+	"github.com/lcctl/lcctl/internal/checks"
 	"github.com/lcctl/lcctl/internal/readlimit"
 	"github.com/lcctl/lcctl/internal/suggest"
 	"github.com/lcctl/lcctl/internal/yamldoc"
@@ -418,27 +419,26 @@ func applyContext(cmd *cobra.Command, env *Env) error {
 // at FILE:LINE". An ExitError keeps its code and details; an error
 // without a message (ErrFindings) and one that already names the context
 // are returned as they are.
+//
+// An error whose message does not spell the flag (the store's "cannot
+// connect to Olric: …") is marked with aboutFlag; a failed check of a
+// report goes through contextNotes (annotateContextChecks). Both end the
+// same way.
 func withContextOrigin(env *Env, err error) error {
 	if err == nil || len(env.contextFlags) == 0 {
 		return err
 	}
 	msg := err.Error()
-	flags := make([]string, 0, len(env.contextFlags))
-	for f := range env.contextFlags {
-		flags = append(flags, f)
+	var about []string
+	var fv *flagValueError
+	if errors.As(err, &fv) {
+		about = append(about, fv.flag)
 	}
-	sort.Strings(flags)
-	var notes []string
-	for _, f := range flags {
-		o := env.contextFlags[f]
-		if mentionsFlag(msg, f) && !strings.Contains(msg, fmt.Sprintf("context %q", o.Context)) {
-			notes = append(notes, "--"+f+" is "+o.String())
-		}
-	}
-	if len(notes) == 0 {
+	notes := contextNotes(env, msg, about...)
+	if notes == "" {
 		return err
 	}
-	wrapped := fmt.Errorf("%w; %s", err, strings.Join(notes, "; "))
+	wrapped := fmt.Errorf("%w%s", err, notes)
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Err == nil {
@@ -447,6 +447,67 @@ func withContextOrigin(env *Env, err error) error {
 		return &ExitError{Code: ee.Code, Err: wrapped, Details: ee.Details}
 	}
 	return wrapped
+}
+
+// contextNotes returns the ending "; --FLAG is context "NAME", setting
+// KEY at FILE:LINE" (one per flag, in flag order) for every flag a
+// context filled that msg mentions or that about names, leaving out a
+// context msg already names; "" when there is none.
+func contextNotes(env *Env, msg string, about ...string) string {
+	flags := make([]string, 0, len(env.contextFlags))
+	for f := range env.contextFlags {
+		flags = append(flags, f)
+	}
+	sort.Strings(flags)
+	var b strings.Builder
+	for _, f := range flags {
+		o := env.contextFlags[f]
+		if (mentionsFlag(msg, f) || slices.Contains(about, f)) && !strings.Contains(msg, fmt.Sprintf("context %q", o.Context)) {
+			b.WriteString("; --" + f + " is " + o.String())
+		}
+	}
+	return b.String()
+}
+
+// flagValueError marks err as being about the value of --flag although
+// its message need not spell the flag, so that withContextOrigin names
+// the context that supplied the value. The message is err's.
+type flagValueError struct {
+	flag string
+	err  error
+}
+
+func (e *flagValueError) Error() string { return e.err.Error() }
+func (e *flagValueError) Unwrap() error { return e.err }
+
+// aboutFlag marks err (nil stays nil) as about the value of --flag (the
+// name without dashes): an unreachable address, a URL that does not
+// answer.
+func aboutFlag(flag string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &flagValueError{flag: flag, err: err}
+}
+
+// annotateContextChecks ends the reason of every failed or warning
+// result of rep whose check is about the value of a flag (about maps a
+// check ID to the flag's name) with contextNotes, when a context filled
+// that flag: the report's form of withContextOrigin.
+func annotateContextChecks(env *Env, rep *checks.Report, about map[string]string) {
+	if len(env.contextFlags) == 0 {
+		return
+	}
+	for _, g := range rep.Groups {
+		for i := range g.Checks {
+			r := &g.Checks[i]
+			f, ok := about[r.ID]
+			if !ok || (r.Status != checks.StatusFail && r.Status != checks.StatusWarn) {
+				continue
+			}
+			r.Reason += contextNotes(env, r.Reason+" "+r.Hint, f)
+		}
+	}
 }
 
 // mentionsFlag reports whether msg names --flag (not as the start of a

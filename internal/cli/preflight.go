@@ -207,6 +207,11 @@ func runPreflightOnce(ctx context.Context, env *Env, opts *preflightOptions) err
 	}
 
 	report := preflight.Run(ctx, in)
+	annotateContextChecks(env, report, map[string]string{
+		preflight.CheckOlricReachable: "olric",
+		preflight.CheckGatewayScrape:  "gateway-metrics",
+		preflight.CheckStargateScrape: "stargate-metrics",
+	})
 	if err := nothingChecked(report, opts.Stage); err != nil {
 		// A usage error: no summary first (it would read as a pass).
 		return err

@@ -253,7 +253,7 @@ func (f *connFlags) dial(ctx context.Context, env *Env, o store.Options) (*store
 	f.warnDMap(env)
 	c, err := store.Connect(ctx, o)
 	if err != nil {
-		return nil, &ExitError{Code: ExitFindings, Err: err}
+		return nil, &ExitError{Code: ExitFindings, Err: aboutFlag("olric", err)}
 	}
 	return c, nil
 }
