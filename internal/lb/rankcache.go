@@ -340,7 +340,7 @@ func (s *rankCandidateSet) index(id string) int {
 
 // describesRoutable reports, in one pass, whether the set describes snap
 // (ids and weight bits, as update compares them) and every cluster of
-// snap is routable (Status.Routable): then snap is its own candidate slice
+// snap is routable (Status.Routable: StatusActive): then snap is its own candidate slice
 // and update would change nothing.
 func (s *rankCandidateSet) describesRoutable(snap *Snapshot, mode RendezvousWeight) bool {
 	cs := snap.Clusters
@@ -348,10 +348,20 @@ func (s *rankCandidateSet) describesRoutable(snap *Snapshot, mode RendezvousWeig
 		return false
 	}
 	ids, raw := s.ids[:len(cs)], s.raw[:len(cs)]
-	for i := range cs {
+	if mode == WeightLastMeanInputTPS {
+		for i := range cs {
+			c := &cs[i]
+			a, b := ids[i], c.ClusterID
+			if c.Status != StatusActive || math.Float64bits(c.Stats.LastMeanInputTPS) != raw[i] || len(a) != len(b) || (unsafe.StringData(a) != unsafe.StringData(b) && a != b) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range cs { // weightField's other mode: max_input_tps
 		c := &cs[i]
 		a, b := ids[i], c.ClusterID
-		if !c.Status.Routable() || math.Float64bits(weightField(mode, &c.Stats)) != raw[i] || len(a) != len(b) || (unsafe.StringData(a) != unsafe.StringData(b) && a != b) {
+		if c.Status != StatusActive || math.Float64bits(c.Stats.MaxInputTPS) != raw[i] || len(a) != len(b) || (unsafe.StringData(a) != unsafe.StringData(b) && a != b) {
 			return false
 		}
 	}
