@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -118,6 +119,7 @@ func writeStats(env *Env, s statsJSON) {
 	t := ui.Table{Headers: []string{"MEMBER", "COORD", "VERSION", "UPTIME", "PRIMARY", "REPLICA", "ENTRIES", "BACKUPS"},
 		Right:    map[int]bool{3: true, 4: true, 5: true, 6: true, 7: true},
 		MinWidth: map[int]int{1: 5, 2: 8, 3: 8, 4: 7, 5: 7, 6: 8, 7: 8}}
+	var notes []string // the VERSION footnotes
 	for _, m := range s.Members {
 		coord := ""
 		if m.Coordinator {
@@ -129,9 +131,19 @@ func writeStats(env *Env, s statsJSON) {
 			continue
 		}
 		up := (time.Duration(m.UptimeSeconds) * time.Second).String()
-		t.Rows = append(t.Rows, []string{m.Name, coord, m.Version, up, itoa(m.PrimaryPartitions), itoa(m.ReplicaPartitions), fmt.Sprint(m.Entries), fmt.Sprint(m.BackupEntries)})
+		version := m.Version
+		if m.VersionNote != "" {
+			version += "*"
+			if !slices.Contains(notes, m.VersionNote) {
+				notes = append(notes, m.VersionNote)
+			}
+		}
+		t.Rows = append(t.Rows, []string{m.Name, coord, version, up, itoa(m.PrimaryPartitions), itoa(m.ReplicaPartitions), fmt.Sprint(m.Entries), fmt.Sprint(m.BackupEntries)})
 	}
 	io.WriteString(w, t.Render(nil))
+	for _, n := range notes {
+		fmt.Fprintf(w, "* %s\n", n)
+	}
 	if d := s.Distribution; d != nil {
 		fmt.Fprintln(w)
 		writeScanSummary(w, *d, "")

@@ -422,17 +422,22 @@ func TestStoreScanEvictStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range stRaw.Members {
-		for _, k := range []string{"error", "version", "uptime_seconds"} {
+		for _, k := range []string{"error", "version", "version_note", "uptime_seconds"} {
 			if _, ok := m[k]; !ok {
 				t.Errorf("stats JSON: member without %q: %v", k, m)
 			}
+		}
+		// The embedded Olric is v0.7.4, whose STATS says 0.7.3.
+		if string(m["version"]) != `"0.7.3"` || !strings.Contains(string(m["version_note"]), "Olric v0.7.4 also reports 0.7.3") {
+			t.Errorf("stats JSON: version %s, version_note %s", m["version"], m["version_note"])
 		}
 		if string(m["error"]) != `""` {
 			t.Errorf("stats JSON: a member that answered has error %s", m["error"])
 		}
 	}
 	r = run(0, "stats", "--no-scan")
-	if !strings.Contains(r.out, "entries, counted") || !strings.Contains(r.out, "3 members, 271 partitions, replica count 2") || strings.Contains(r.out, "CLUSTER") {
+	if !strings.Contains(r.out, "entries, counted") || !strings.Contains(r.out, "3 members, 271 partitions, replica count 2") || strings.Contains(r.out, "CLUSTER") ||
+		strings.Count(r.out, " 0.7.3* ") != 3 || strings.Count(r.out, "\n* Olric v0.7.4 also reports 0.7.3 (its ReleaseVersion constant was not bumped)") != 1 {
 		t.Errorf("stats text:\n%s", r.out)
 	}
 	r = run(0, "probe")

@@ -42,13 +42,31 @@ func (c *Client) Members(ctx context.Context) ([]Member, error) {
 	return out, nil
 }
 
+// UnbumpedReleaseVersion is the release_version Olric v0.7.4 (the
+// version lcctl is built with, and the gateway's) reports in STATS: the
+// ReleaseVersion constant of its olric.go still says 0.7.3.
+const UnbumpedReleaseVersion = "0.7.3"
+
+// VersionNote returns the note an operator needs beside a member's
+// reported release_version v: for UnbumpedReleaseVersion, that it is
+// also what Olric v0.7.4 reports; "" for any other version.
+func VersionNote(v string) string {
+	if v != UnbumpedReleaseVersion {
+		return ""
+	}
+	return "Olric v0.7.4 also reports " + v + " (its ReleaseVersion constant was not bumped): the member runs v0.7.3 or v0.7.4"
+}
+
 // MemberStats is what `lcctl store stats` shows per member.
 type MemberStats struct {
 	Member
 	// Version is the member's release_version from STATS ("" when STATS
 	// could not be read). Olric v0.7.4 reports "0.7.3" (its ReleaseVersion
-	// constant was not bumped).
+	// constant was not bumped): see VersionNote.
 	Version string `json:"version"`
+	// VersionNote explains Version when it does not say what it seems to
+	// (VersionNote's text for "0.7.3"); "" otherwise.
+	VersionNote string `json:"version_note"`
 	// UptimeSeconds is the member's uptime in seconds (0 when STATS could
 	// not be read).
 	UptimeSeconds int64 `json:"uptime_seconds"`
@@ -147,6 +165,7 @@ func (c *Client) Stats(ctx context.Context) (ClusterStats, error) {
 			continue
 		}
 		ms.Version = st.ReleaseVersion
+		ms.VersionNote = VersionNote(st.ReleaseVersion)
 		ms.UptimeSeconds = st.UptimeSeconds
 		ms.CurrentConnections = st.Network.CurrentConnections
 		ms.CommandsTotal = st.Network.CommandsTotal
