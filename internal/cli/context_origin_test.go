@@ -2,6 +2,8 @@ package cli
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -100,5 +102,37 @@ func TestUnreachableContextValueNamesTheContext(t *testing.T) {
 	code, _, errs := runWithEnv(t, env, "--context", "u", "store", "--olric", "127.0.0.1:1", "--dial-timeout", "200ms", "scan")
 	if code != ExitFindings || strings.Contains(errs, `context "u"`) {
 		t.Errorf("--olric on the command line: exit %d\n%s", code, errs)
+	}
+}
+
+// preflight's stage-1 note names where the Olric addresses came from: the
+// flag, the environment variable or the context setting.
+func TestPreflightStage1OlricNoteNamesTheOrigin(t *testing.T) {
+	t.Parallel()
+	dir, file := writeContexts(t, "contexts:\n  s:\n    olric: 127.0.0.1:1\n", 0o600)
+	metricsFile := filepath.Join(t.TempDir(), "empty.prom")
+	if err := os.WriteFile(metricsFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"preflight", "--stage", "1", "--stargate-metrics", metricsFile}
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{map[string]string{"XDG_CONFIG_HOME": t.TempDir()}, []string{"--olric", "127.0.0.1:1"}, "(--olric)"},
+		{map[string]string{"XDG_CONFIG_HOME": t.TempDir(), EnvOlricAddrs: "127.0.0.1:1"}, nil, "($" + EnvOlricAddrs + ")"},
+		{map[string]string{"XDG_CONFIG_HOME": dir}, []string{"--context", "s"}, `(context "s", setting olric at ` + file + ":3)"},
+	} {
+		var args []string
+		if tc.args != nil && tc.args[0] == "--context" {
+			args = append(append([]string{}, tc.args...), base...)
+		} else {
+			args = append(append([]string{}, base...), tc.args...)
+		}
+		_, _, errs := runWithEnv(t, tc.env, args...)
+		if want := "the Olric addresses " + tc.want + " are not used at stage 1"; !strings.Contains(errs, want) {
+			t.Errorf("lcctl %s: stderr lacks %q:\n%s", strings.Join(args, " "), want, errs)
+		}
 	}
 }

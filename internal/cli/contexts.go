@@ -469,6 +469,21 @@ func contextNotes(env *Env, msg string, about ...string) string {
 	return b.String()
 }
 
+// valueOrigin names where the value of --flag came from, for a message
+// about it: "--flag" when given on the command line, the context setting
+// (contextOrigin's form) when a context filled it, else "$"+envVar (a
+// value neither given nor filled can only be the variable's, or the
+// default when envVar is "").
+func valueOrigin(env *Env, given func(string) bool, flag, envVar string) string {
+	if o, ok := env.contextFlags[flag]; ok {
+		return o.String()
+	}
+	if given(flag) || envVar == "" {
+		return "--" + flag
+	}
+	return "$" + envVar
+}
+
 // flagValueError marks err as being about the value of --flag although
 // its message need not spell the flag, so that withContextOrigin names
 // the context that supplied the value. The message is err's.

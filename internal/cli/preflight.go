@@ -196,7 +196,7 @@ func runPreflight(ctx context.Context, env *Env, opts *preflightOptions) error {
 // again on it).
 func runPreflightOnce(ctx context.Context, env *Env, opts *preflightOptions) error {
 	if opts.Stage == 1 && opts.olricGiven && len(opts.olric.Addrs) > 0 {
-		fmt.Fprintf(env.Err, "lcctl: note: the Olric checks start at stage 2 (the gateway store); --olric is not used at stage 1\n")
+		fmt.Fprintf(env.Err, "lcctl: note: the Olric checks start at stage 2 (the gateway store); the Olric addresses (%s) are not used at stage 1\n", valueOrigin(env, opts.flagGiven, "olric", EnvOlricAddrs))
 	}
 	in, err := readPreflightInputs(ctx, env, opts)
 	if err != nil {
