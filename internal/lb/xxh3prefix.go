@@ -212,18 +212,37 @@ func (h *candidateHasher) sumAll(set *rankCandidateSet, hashes []uint64, cut uin
 	lastN := -1
 	var w *windowHash
 	k := 0
-	for i, wt := range set.weights {
-		if wt == 0 {
+	weights, starts, data := set.weights, set.idStart, set.idData
+	for i := 0; i < len(weights); i++ {
+		if weights[i] == 0 {
 			hashes[i] = 0
 			continue
 		}
-		start, end := set.idStart[i], set.idStart[i+1]
+		start, end := starts[i], starts[i+1]
 		if n := int(end - start); n != lastN {
 			lastN, w = n, h.class(n)
 		}
-		t := set.idData[start:]
+		t := data[start:]
 		switch {
 		case w.kind == hashLong && w.nv == 1 && w.nv2 == 1:
+			// Two candidates at a time when the next one has a valid
+			// weight and an id of the same length: their hash chains are
+			// independent and overlap.
+			if j := i + 1; j < len(weights) && weights[j] != 0 && int(starts[j+1]-end) == lastN {
+				u := data[end:]
+				a0, a1 := w.acc+w.vw[0].term(t), w.acc+w.vw[0].term(u)
+				b0, b1 := w.acc2+w.vw2[0].term(t), w.acc2+w.vw2[0].term(u)
+				h0, h1 := xxh3Avalanche(xxh3Avalanche(a0)+b0), xxh3Avalanche(xxh3Avalanche(a1)+b1)
+				hashes[i], hashes[j] = h0, h1
+				sel[k] = int32(i)
+				_, below := bits.Sub64(h0, cut, 0)
+				k += int(1 - below)
+				sel[k] = int32(j)
+				_, below = bits.Sub64(h1, cut, 0)
+				k += int(1 - below)
+				i = j
+				continue
+			}
 			hashes[i] = xxh3Avalanche(xxh3Avalanche(w.acc+w.vw[0].term(t)) + w.acc2 + w.vw2[0].term(t))
 		case w.kind == hashMid && w.nv == 2:
 			hashes[i] = xxh3Avalanche(w.acc + w.vw[0].term(t) + w.vw[1].term(t))
