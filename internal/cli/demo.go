@@ -335,7 +335,7 @@ func (r *demoRunner) intro(ex demo.Examples, b *demo.Backend) {
 		for i, c := range clusters {
 			parts[i] = fmt.Sprintf("%s %d", c, b.PerCluster[c])
 		}
-		fmt.Fprintf(w, "  sessions  %s (ttl %s): %s\n", plural.Count(b.Seeded, "entry", "entries"), shortDuration(b.TTL), strings.Join(parts, ", "))
+		fmt.Fprintf(w, "  sessions  %s (ttl %s): %s\n", plural.Count(b.Seeded, "entry", "entries"), humanDuration(b.TTL), strings.Join(parts, ", "))
 		fmt.Fprintf(w, "            %s\n", st.Faint.Render(fmt.Sprintf("the %s entry is session %s / %s / %s of the explain examples",
 			demo.SessionCluster, demo.Session.RoutingKey, demo.Session.Model, demo.Session.AffinityKey)))
 	}
@@ -567,11 +567,11 @@ func (r *demoRunner) closing(selected, ran int, failed []string, elapsed time.Du
 	fmt.Fprintln(w)
 	switch {
 	case interrupted:
-		fmt.Fprintf(w, "%s interrupted after %d of %d steps (%s)\n", st.Error.Render("✖"), ran, selected, shortDuration(elapsed))
+		fmt.Fprintf(w, "%s interrupted after %d of %d steps (%s)\n", st.Error.Render("✖"), ran, selected, humanDuration(elapsed))
 	case len(failed) > 0:
-		fmt.Fprintf(w, "%s %d of %d steps did not run as designed: %s (%s)\n", st.Error.Render("✖"), len(failed), ran, strings.Join(failed, ", "), shortDuration(elapsed))
+		fmt.Fprintf(w, "%s %d of %d steps did not run as designed: %s (%s)\n", st.Error.Render("✖"), len(failed), ran, strings.Join(failed, ", "), humanDuration(elapsed))
 	default:
-		fmt.Fprintf(w, "%s demo done: %d of %d steps ran as designed in %s\n", st.OK.Render("✔"), ran, selected, shortDuration(elapsed))
+		fmt.Fprintf(w, "%s demo done: %d of %d steps ran as designed in %s\n", st.OK.Render("✔"), ran, selected, humanDuration(elapsed))
 		if r.ex.Embedded {
 			// No docs/ folder here: name where the runbook lives.
 			fmt.Fprintln(w, "Next: the runbook, 'lcctl docs rollout'; 'lcctl help' lists the commands and 'lcctl COMMAND --help' shows every flag, with examples.")
@@ -616,22 +616,6 @@ func (r *demoRunner) keep(ctx context.Context, b *demo.Backend, pylonFlags, live
 	case <-b.Done():
 		return failf("the Olric member stopped unexpectedly")
 	}
-}
-
-// shortDuration renders d for people: milliseconds under a second, tenths
-// of a second under a minute, and no trailing zero units ("1h", "10m").
-func shortDuration(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	case d%time.Hour == 0:
-		return fmt.Sprintf("%dh", d/time.Hour)
-	case d%time.Minute == 0:
-		return strings.TrimSuffix(d.String(), "0s")
-	}
-	return d.Round(time.Second).String()
 }
 
 // jsonLinesCommand reports whether lcctl args print JSON lines with

@@ -208,9 +208,9 @@ func runPreflightWait(ctx context.Context, env *Env, run func(context.Context, *
 		}
 		pause := min(w.Interval, left)
 		if unready {
-			writeProblem(env.Err, fmt.Sprintf("%s run %d: input unreadable or incomplete, waiting (next run in %s, gives up in %s): %v", time.Now().Format("15:04:05"), attempt, pause, left.Round(time.Second), err))
+			writeProblem(env.Err, fmt.Sprintf("%s run %d: input unreadable or incomplete, waiting (next run in %s, gives up in %s): %v", time.Now().Format("15:04:05"), attempt, humanDuration(pause), humanDuration(left), err))
 		} else {
-			fmt.Fprintf(env.Err, "lcctl: %s run %d: checks failing; next run in %s (gives up in %s)\n", time.Now().Format("15:04:05"), attempt, pause, left.Round(time.Second))
+			fmt.Fprintf(env.Err, "lcctl: %s run %d: checks failing; next run in %s (gives up in %s)\n", time.Now().Format("15:04:05"), attempt, humanDuration(pause), humanDuration(left))
 		}
 		t := time.NewTimer(pause)
 		select {
