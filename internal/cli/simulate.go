@@ -197,7 +197,7 @@ func runSimulate(ctx context.Context, env *Env, o *simulateOptions) error {
 			return Usagef("--sweep %s", setErr)
 		}
 		if err != nil {
-			return UsageErr(fmt.Errorf("--sweep %s=%g: %w", sweepField, v, err))
+			return UsageErr(fmt.Errorf("--sweep %s=%s: %w", sweepField, report.SweepValueText(v), err))
 		}
 		pv, err := sim.ResolvePolicies(scv, sel)
 		if err != nil {

@@ -387,7 +387,7 @@ func TestSimulateSweep(t *testing.T) {
 	}
 	dir := t.TempDir()
 	code, out, errs = runSim(t, append(args, "--plot", dir)...)
-	if code != 0 || !strings.Contains(out, "KV reuse % \\ clusters.kv_cache_tokens") {
+	if code != 0 || !strings.Contains(out, "KV reuse % \\ clusters.kv_cache_tokens") || !strings.Contains(out, " 1000000") || strings.Contains(out, "e+06") {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "kv-reuse-vs-capacity.png")); err != nil {

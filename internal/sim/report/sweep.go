@@ -70,7 +70,7 @@ func WriteSweepText(w io.Writer, d *Document, st *ui.Styles) error {
 	for _, m := range seedMetrics {
 		head := []string{fmt.Sprintf("%s %s \\ %s", m.label, m.unit, s.Field)}
 		for _, v := range s.Values {
-			head = append(head, strconv.FormatFloat(v, 'g', -1, 64))
+			head = append(head, SweepValueText(v))
 		}
 		var rows [][]string
 		for _, p := range s.Policies {
@@ -88,6 +88,31 @@ func WriteSweepText(w io.Writer, d *Document, st *ui.Styles) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// SweepValueText renders a swept value for text and chart labels: an
+// integer as an integer (2000000, where %g would print 2e+06), any other
+// value in the shortest form that reads back as it (0.25). JSON keeps the
+// numbers (Sweep.Values).
+func SweepValueText(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// integerTicks labels the ticks of Ticker whose value is an integer with
+// SweepValueText (gonum's tickers format with %g).
+type integerTicks struct{ plot.Ticker }
+
+func (t integerTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := t.Ticker.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" && ts[i].Value == math.Trunc(ts[i].Value) {
+			ts[i].Label = SweepValueText(ts[i].Value)
+		}
+	}
+	return ts
 }
 
 // Sweep chart names: one chart per metric, `sweep-<metric>`, and, for a
@@ -126,6 +151,7 @@ func WriteSweepPlots(dir string, d *Document) ([]string, error) {
 				p.X.Scale = plot.LogScale{}
 				p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 			}
+			p.X.Tick.Marker = integerTicks{p.X.Tick.Marker}
 			for i, sp := range s.Policies {
 				var pts plotter.XYs
 				for k, x := range sp.Metrics[m.key] {
