@@ -39,6 +39,8 @@ type migrateOptions struct {
 	fs safewrite.FS
 	// mo is the migrate.Options of the flags, set by validate.
 	mo migrate.Options
+	// memLimit is the run's soft memory limit (migrate_memory.go).
+	memLimit memoryLimit
 }
 
 // validate checks the flags (--only, --default-models, --values-key and
@@ -228,6 +230,7 @@ func runMigrate(_ context.Context, env *Env, opts *migrateOptions) error {
 		return UsageErr(err)
 	}
 	files = dropSameFiles(env, files)
+	defer opts.memLimit.restore()
 	report := migrateReport{Strategy: s.String(), MaxQueued: opts.MaxQueued, AffinityWaitMs: opts.AffinityWaitMs,
 		Only: nonNil(opts.Only), DefaultModels: nonNil(opts.DefaultModels), PreserveHeaderMethod: !opts.NoPreserveHeaderMethod, Write: opts.Write}
 	unreadable := false
@@ -291,6 +294,7 @@ func migrateFile(env *Env, opts *migrateOptions, mo migrate.Options, name string
 		}
 		orig, data = o, o.Data
 	}
+	opts.memLimit.raise(len(data), validate.DetectFormat(name, data))
 	if es, ok, err := embeddedConfigs(data, opts.ValuesKey, opts.DataKey); ok {
 		return migrateManifest(opts, mo, name, orig, data, es, err)
 	}
@@ -317,6 +321,7 @@ func migrateData(opts *migrateOptions, mo migrate.Options, name string, orig *sa
 // the migration could not run.
 func migrateText(mo migrate.Options, name, as string, data []byte) (migrateFileReport, *migrate.Result) {
 	fr := newMigrateFileReport(name)
+	mo.DiffName = name // the diff is made inside, before the change list
 	res, err := migrate.Migrate(as, data, mo)
 	if err != nil { // options were checked before; keep the file untouched anyway
 		return unreadableReport(fr, err), nil
@@ -339,7 +344,7 @@ func migrateText(mo migrate.Options, name, as string, data []byte) (migrateFileR
 	}
 	if res.Changed() {
 		fr.RequiresAffinityWaitStargate = res.RequiresAffinityWaitStargate
-		fr.Diff = migrate.UnifiedDiff(name, name, res.Input, res.Output)
+		fr.Diff = res.Diff
 	}
 	return fr, res
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+
+	"github.com/lcctl/lcctl/internal/jsonobj"
 )
 
 // writeMigrateJSON writes report exactly as writeJSON(w, "migrate",
@@ -17,7 +19,7 @@ import (
 func writeMigrateJSON(w io.Writer, report migrateReport) error {
 	files := report.Files
 	report.Files = nil
-	head, err := encodeCompact(report)
+	head, err := jsonobj.Encode(report)
 	if err != nil {
 		return fmt.Errorf("encoding the %s JSON document: %w", SchemaID("migrate"), err)
 	}
@@ -57,7 +59,7 @@ func writeMigrateJSON(w io.Writer, report migrateReport) error {
 func putFileReport(put func([]byte) error, fr migrateFileReport) error {
 	changes, diff := fr.Changes, fr.Diff
 	fr.Changes, fr.Diff = nil, ""
-	b, err := encodeCompact(fr)
+	b, err := jsonobj.Encode(fr)
 	if err != nil {
 		return err
 	}
@@ -96,7 +98,7 @@ func putArray(put func([]byte) error, n int, elem func(int) any) error {
 		return err
 	}
 	for i := range n {
-		b, err := encodeCompact(elem(i))
+		b, err := jsonobj.Encode(elem(i))
 		if err != nil {
 			return err
 		}
@@ -134,7 +136,7 @@ func putString(put func([]byte) error, s string) error {
 				n = len(s)
 			}
 		}
-		b, err := encodeCompact(s[:n])
+		b, err := jsonobj.Encode(s[:n])
 		if err != nil {
 			return err
 		}

@@ -77,19 +77,6 @@ func streamJSON(w io.Writer, doc string, body func(put func([]byte) error) error
 	return ind.Close()
 }
 
-// encodeCompact encodes v as lcctl's JSON output does (encoding/json
-// without HTML escaping), without the Encoder's final newline, for a
-// piece of a streamed document (streamJSON). Errors: encoding/json's.
-func encodeCompact(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
 // writeJSONLine writes v as one JSON line (JSON Lines streams: store key
 // --batch, store scan) stamped like writeJSON.
 func writeJSONLine(w io.Writer, doc string, v any) error {

@@ -39,15 +39,15 @@ func MarshalBefore(v any, before string, m Member) ([]byte, error) {
 }
 
 func marshal(v any, at string, m Member, after bool) ([]byte, error) {
-	obj, err := encode(v)
+	obj, err := Encode(v)
 	if err != nil {
 		return nil, err
 	}
-	val, err := encode(m.Value)
+	val, err := Encode(m.Value)
 	if err != nil {
 		return nil, fmt.Errorf("member %q: %w", m.Key, err)
 	}
-	key, err := encode(m.Key)
+	key, err := Encode(m.Key)
 	if err != nil {
 		return nil, err
 	}
@@ -74,9 +74,11 @@ func marshal(v any, at string, m Member, after bool) ([]byte, error) {
 	}
 }
 
-// encode is json.Marshal without HTML escaping and without the
-// Encoder's trailing newline.
-func encode(v any) ([]byte, error) {
+// Encode is json.Marshal without HTML escaping and without the
+// Encoder's trailing newline: the encoding of every member MarshalAfter
+// and MarshalBefore insert, and of each piece of a JSON document lcctl
+// streams (internal/cli's streamJSON). Errors: encoding/json's.
+func Encode(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -202,3 +202,28 @@ func TestUnifiedDiffOnMigration(t *testing.T) {
 		t.Fatalf("%d lines removed, %d added for a migration that adds %d lines", removed, added, want)
 	}
 }
+
+// TestMigrateDiffName checks that Options.DiffName gives the diff of the
+// migration in Result.Diff, the one UnifiedDiff makes, and that without
+// it (or without a change) Result.Diff is empty.
+func TestMigrateDiffName(t *testing.T) {
+	in := []byte(`{"models": {"m": "pulsar-wait-and-widen"}}` + "\n")
+	opts := DefaultOptions()
+	opts.Strategy = Bounded
+	res, err := Migrate("lb.json", in, opts)
+	if err != nil || res.Status != StatusPending || res.Diff != "" {
+		t.Fatalf("without DiffName: %v %s diff %q", err, res.Status, res.Diff)
+	}
+	opts.DiffName = "x/lb.json"
+	res, err = Migrate("lb.json", in, opts)
+	if err != nil || res.Status != StatusPending {
+		t.Fatalf("%v %s", err, res.Status)
+	}
+	if want := UnifiedDiff("x/lb.json", "x/lb.json", res.Input, res.Output); res.Diff != want || want == "" {
+		t.Errorf("Diff %q, want %q", res.Diff, want)
+	}
+	res, _ = Migrate("lb.json", []byte(`{"models": {"m": "pulsar"}}`), opts)
+	if res.Status != StatusUnchanged || res.Diff != "" {
+		t.Errorf("unchanged file: %s diff %q", res.Status, res.Diff)
+	}
+}

@@ -197,8 +197,11 @@ func Migrate(name string, src []byte, opts Options) (res *Result, err error) {
 	}
 	res.Output = out
 	res.Status = StatusPending
+	if opts.DiffName != "" {
+		res.Diff = UnifiedDiff(opts.DiffName, opts.DiffName, src, out)
+	}
 	// The Changes are made from their records now that both documents'
-	// trees are gone (change).
+	// trees are gone (change), and after the diff.
 	res.Changes = changeList(changes)
 	return res, nil
 }

@@ -88,6 +88,13 @@ type Options struct {
 	// pulsar, no bounded pulsar-wait-and-widen entry is added to keep
 	// `x-routing-method: pulsar-wait-and-widen` working.
 	NoPreserveHeaderMethod bool
+	// DiffName, when not empty, has Migrate make the unified diff of the
+	// migration it produces (Result.Diff: UnifiedDiff(DiffName, DiffName,
+	// Input, Output)) before it makes the change list, so that the diff's
+	// working memory and the change list are never held at once (on
+	// 124,000 entries the two together were the peak of `lcctl migrate`'s
+	// RSS). It changes nothing else.
+	DiffName string
 }
 
 // DefaultOptions returns options with N and X at their defaults and no

@@ -129,6 +129,10 @@ type Result struct {
 	// and StatusUnchanged. For StatusInvalid they are the changes that
 	// would have produced the invalid file.
 	Changes []Change
+	// Diff is UnifiedDiff(Options.DiffName, Options.DiffName, Input,
+	// Output) when Options.DiffName was given and Status is StatusPending;
+	// "" otherwise.
+	Diff string
 	// Notes are refusals, warnings and infos.
 	Notes []Note
 	// Availability lists header-availability changes per config set.
