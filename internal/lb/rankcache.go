@@ -326,6 +326,7 @@ type rankCandidateSet struct {
 	idData    []byte
 	idStart   []int32
 	maxWeight float64
+	valid     int // candidates with a valid weight
 	// pos maps each id to its first position (Snapshot.Index).
 	pos map[string]int32
 }
@@ -392,7 +393,7 @@ func (s *rankCandidateSet) update(snap *Snapshot, mode RendezvousWeight) {
 	s.mode = mode
 	s.ids, s.raw = s.ids[:0], s.raw[:0]
 	s.weights, s.idData, s.idStart = s.weights[:0], s.idData[:0], append(s.idStart[:0], 0)
-	s.maxWeight = 0
+	s.maxWeight, s.valid = 0, 0
 	if s.pos == nil {
 		s.pos = make(map[string]int32, len(cs))
 	}
@@ -410,6 +411,9 @@ func (s *rankCandidateSet) update(snap *Snapshot, mode RendezvousWeight) {
 		}
 		s.weights = append(s.weights, w)
 		s.maxWeight = max(s.maxWeight, w)
+		if w != 0 {
+			s.valid++
+		}
 		s.idData = append(s.idData, c.ClusterID...)
 		s.idStart = append(s.idStart, int32(len(s.idData)))
 	}

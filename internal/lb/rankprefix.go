@@ -121,17 +121,28 @@ func (e *Engine) hashCandidates(rv *reqView, top int) {
 	below := hashBelow(floor) // every hash under it has u < floor
 	best := e.rankTop[:0]
 	cands, lo, hi := e.streamCands[:0], e.streamLo[:0], e.streamHi[:0]
-	total, valid := 0, 0
-	for i, w := range set.weights {
+	// With the floor's hash at or above the cut, only the candidates
+	// hashAll listed can pass it, and every unranked one (u = 1, a hash
+	// within 2¹² of 2⁶⁴) is among them: the pass visits those alone.
+	visit := e.hashSel[:selected]
+	if below < cut {
+		visit = e.hashSel[:len(hashes)]
+		for i := range visit {
+			visit[i] = int32(i)
+		}
+	}
+	total := set.valid
+	for _, i32 := range visit {
+		i := int(i32)
+		w := set.weights[i]
 		if w == 0 {
 			continue
 		}
-		valid++
 		h := hashes[i]
 		if h >= nearOneHash && !(PulsarUnit(h) < 1) {
+			total--
 			continue
 		}
-		total++
 		if h < below {
 			continue
 		}
@@ -163,7 +174,7 @@ func (e *Engine) hashCandidates(rv *reqView, top int) {
 		}
 	}
 	e.streamCands, e.streamLo, e.streamHi, e.rankTop = cands, lo, hi, best
-	rs.total, rs.validAll, rs.streamed = total, total == valid, true
+	rs.total, rs.validAll, rs.streamed = total, total == set.valid, true
 	rs.lo, rs.hi = lo, hi
 }
 
