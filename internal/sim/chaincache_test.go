@@ -267,22 +267,42 @@ func TestChainCacheMatchesReference(t *testing.T) {
 	}
 }
 
-// TestChainHintRoundTrip: a turn event's chain hint gives back the
-// cluster and chain position it was made from, and is "none" for those
-// that do not fit in its 12 + 20 bits (the match then looks the chain up).
-func TestChainHintRoundTrip(t *testing.T) {
-	for _, c := range []struct{ cluster, pos int32 }{{0, 0}, {7, 12345}, {4094, 1<<20 - 1}, {255, 1}} {
-		cl, pos, ok := newChainHint(c.cluster, c.pos).at()
-		if !ok || cl != c.cluster || pos != c.pos {
-			t.Errorf("hint of cluster %d, position %d gives %d, %d, %v", c.cluster, c.pos, cl, pos, ok)
+// TestTurnHintRoundTrip: a turn event's hint gives back the cluster,
+// chain position and store bit it was made from; a position that does not
+// fit in its 19 bits is "unknown" (the match then looks the chain up) and
+// a cluster that does not fit in its 12 bits gives no hint at all.
+func TestTurnHintRoundTrip(t *testing.T) {
+	for _, c := range []struct{ cluster, pos int32 }{{0, 0}, {7, 12345}, {4094, hintNoPos - 1}, {255, 1}} {
+		for _, stored := range []bool{false, true} {
+			h := newTurnHint(c.cluster, c.pos, stored)
+			cl, pos, ok := h.chain()
+			if !ok || cl != c.cluster || pos != c.pos {
+				t.Errorf("hint of cluster %d, position %d gives %d, %d, %v", c.cluster, c.pos, cl, pos, ok)
+			}
+			sc, sok := h.stored()
+			if sok != stored || (stored && sc != c.cluster) {
+				t.Errorf("hint of cluster %d, stored %v: stored() = %d, %v", c.cluster, stored, sc, sok)
+			}
 		}
 	}
-	for _, c := range []struct{ cluster, pos int32 }{{-1, 0}, {0, -1}, {4095, 0}, {0, 1 << 20}} {
-		if h := newChainHint(c.cluster, c.pos); h != 0 {
-			t.Errorf("cluster %d, position %d: hint %#x, want none", c.cluster, c.pos, h)
+	for _, c := range []struct{ cluster, pos int32 }{{0, -1}, {3, hintNoPos}, {9, 1 << 20}} {
+		h := newTurnHint(c.cluster, c.pos, true)
+		if _, _, ok := h.chain(); ok {
+			t.Errorf("cluster %d, position %d: hint %#x names a chain", c.cluster, c.pos, h)
+		}
+		if cl, ok := h.stored(); !ok || cl != c.cluster {
+			t.Errorf("cluster %d, position %d: stored() = %d, %v, want %d, true", c.cluster, c.pos, cl, ok, c.cluster)
 		}
 	}
-	if _, _, ok := chainHint(0).at(); ok {
+	for _, cl := range []int32{-1, 4095} {
+		if h := newTurnHint(cl, 0, true); h != 0 {
+			t.Errorf("cluster %d: hint %#x, want none", cl, h)
+		}
+	}
+	if _, _, ok := turnHint(0).chain(); ok {
 		t.Error("the zero hint names a chain")
+	}
+	if _, ok := turnHint(0).stored(); ok {
+		t.Error("the zero hint names a stored cluster")
 	}
 }

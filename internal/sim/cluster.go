@@ -151,7 +151,10 @@ func (r *runner) emitFirstToken(qi int32) {
 	if q.ttft <= r.slo {
 		r.m.series.Bins[b].Good++
 	}
-	if q.storeKey != 0 {
+	switch {
+	case q.ownStore:
+		q.stored, q.storedAt = true, at
+	case q.storeKey != 0:
 		r.stores[q.replica].set(q.storeKey, q.cluster, at)
 	}
 	// The prompt's blocks are computed: later requests can reuse them.
@@ -188,8 +191,12 @@ func (r *runner) decodeDone(qi int32) {
 		// issueTurn advanced the session and drew the think time.
 		if !q.lastTurn && !r.stopIssuing() {
 			var buf [3]segment
-			at := q.chainAt[len(r.segments(q, &buf))-1]
-			r.q.push(end+max(q.think, 0), evTurn, si, uint32(newChainHint(q.cluster, at)))
+			pos := q.chainAt[len(r.segments(q, &buf))-1]
+			next := end + max(q.think, 0)
+			// The store answers the next turn's lookup at next with this
+			// turn's write while it is younger than the TTL (lcStore.get).
+			stored := q.stored && next < q.storedAt+r.lcTTL
+			r.q.push(next, evTurn, si, uint32(newTurnHint(q.cluster, pos, stored)))
 		} else {
 			r.endSession(si)
 		}
@@ -270,27 +277,56 @@ const (
 	saltSession = 0x73657373696f0003
 )
 
-// chainHint is where a session's chain sat in the chain cache of the
-// cluster that served its previous turn, carried by the next turn's event
-// so that the next prefix match there skips the chain index (a cache miss
-// on wide scenarios): cluster + 1 in the high 12 bits, the chain's
-// position in the low 20; 0 when there is none or it does not fit. It is
-// only a hint: chainCache.at checks it.
-type chainHint uint32
+// turnHint is what a session's next turn carries from the turn before, in
+// its evTurn event: the cluster that served the previous turn (+ 1, in the
+// high 12 bits), whether the gateway's store still holds that cluster for
+// the session when the next turn arrives (bit 19), and where the session's
+// chain sat in that cluster's chain cache (the low 19 bits; all ones when
+// unknown or too large); 0 when there is none. The chain position is only
+// a hint (chainCache.at checks it): the next prefix match there skips the
+// chain index, a cache miss on wide scenarios. The store bit is exact: see
+// ownStore.
+type turnHint uint32
 
-func newChainHint(cluster, pos int32) chainHint {
-	if cluster < 0 || cluster+1 >= 1<<12 || pos < 0 || pos >= 1<<20 {
+const (
+	hintStored  = 1 << 19     // the store holds the cluster for the session
+	hintPosMask = 1<<19 - 1   // the chain position's bits
+	hintNoPos   = hintPosMask // no chain position
+)
+
+// newTurnHint is the hint of a turn served by cluster whose chain sat at
+// pos (-1 unknown), stored telling whether the store still holds cluster
+// when the next turn arrives; 0 when the cluster does not fit.
+func newTurnHint(cluster, pos int32, stored bool) turnHint {
+	if cluster < 0 || cluster+1 >= 1<<12 {
 		return 0
 	}
-	return chainHint(uint32(cluster+1)<<20 | uint32(pos))
+	h := uint32(cluster+1) << 20
+	if pos < 0 || pos >= hintNoPos {
+		h |= hintNoPos
+	} else {
+		h |= uint32(pos)
+	}
+	if stored {
+		h |= hintStored
+	}
+	return turnHint(h)
 }
 
-// at returns the hint's cluster and position.
-func (h chainHint) at() (cluster, pos int32, ok bool) {
-	if h == 0 {
+// chain returns the hint's cluster and chain position.
+func (h turnHint) chain() (cluster, pos int32, ok bool) {
+	if h == 0 || h&hintPosMask == hintNoPos {
 		return -1, -1, false
 	}
-	return int32(h>>20) - 1, int32(h & (1<<20 - 1)), true
+	return int32(h>>20) - 1, int32(h & hintPosMask), true
+}
+
+// stored returns the cluster the store holds for the session, if any.
+func (h turnHint) stored() (cluster int32, ok bool) {
+	if h&hintStored == 0 {
+		return -1, false
+	}
+	return int32(h>>20) - 1, true
 }
 
 // segment is a request's use of one chain: blocks [lo, hi) of the
@@ -365,7 +401,7 @@ func (r *runner) matchPrefix(q *request, c *clusterState) int64 {
 		var buf [3]segment
 		segs := r.segments(q, &buf)
 		hint := int32(-1) // the session chain's place, when its last turn ran here
-		if pc, pos, ok := q.prevChain.at(); ok && pc == q.cluster {
+		if pc, pos, ok := q.prevTurn.chain(); ok && pc == q.cluster {
 			hint = pos
 		}
 		for j, s := range segs {

@@ -167,3 +167,49 @@ func TestBatchedEmptyPrompt(t *testing.T) {
 		t.Errorf("TTFT %.4f ms, TPOT %.4f ms; want 5 and 6", r.TTFTMs.Mean, r.TPOTMs.Mean)
 	}
 }
+
+// TestOwnStoreMatchesTable: a session's own store entries carried by its
+// turns (runner.ownStore) give the results the store's table gives, with
+// entries expiring between turns (a TTL near the think time, RTTs
+// that put the write well after the first token leaves), preempted
+// requests writing again, a failed cluster, the hot set's shared keys and
+// payload-sourced sessions beside them.
+func TestOwnStoreMatchesTable(t *testing.T) {
+	y := `
+clusters:
+  - {id: a, engine: batched, concurrency: 6, kv_cache_tokens: 30000, max_num_batched_tokens: 2048, rtt_ms: 150}
+  - {id: b, engine: batched, concurrency: 4, kv_cache_tokens: 9000, rtt_ms: 40}
+  - {id: c, concurrency: 4, kv_cache_tokens: 40000, rtt_ms: 90}
+workload:
+  session_rate: 6
+  duration_s: 90
+  turns: {distribution: geometric, mean: 4}
+  think_time_s: {distribution: exponential, mean: 1}
+  first_input_tokens: {distribution: lognormal, mean: 1500, sigma: 0.6}
+  output_tokens: {distribution: lognormal, mean: 150, sigma: 0.8}
+  payload_share: 0.1
+  hot_set: {prefixes: 4, share: 0.3, prefix_tokens: 1000}
+gateway: {ttl_s: 1.5}
+events:
+  - {at_s: 40, cluster: c, action: fail}
+  - {at_s: 50, cluster: c, action: restore}
+`
+	sc := mustScenario(t, y)
+	names := []string{PolicyWaitAndWidenOn, PolicyPulsarWaitAndWidenOn}
+	own := mustRun(t, sc, names...)
+	noOwnStore = true
+	defer func() { noOwnStore = false }()
+	table := mustRun(t, sc, names...)
+	if a, b := resultJSON(t, own), resultJSON(t, table); string(a) != string(b) {
+		t.Fatalf("session-held store entries changed the results:\n%s\n---\n%s", a, b)
+	}
+	for _, r := range own {
+		pre := int64(0)
+		for _, c := range r.Clusters {
+			pre += c.Preemptions
+		}
+		if r.ReturningRequests == 0 || pre == 0 {
+			t.Errorf("%s: %d returning requests, %d preemptions: the test does not exercise the store", r.Policy, r.ReturningRequests, pre)
+		}
+	}
+}

@@ -137,7 +137,9 @@ type lcEntry struct {
 // and is skipped; the log is compacted when such records outnumber the
 // entries, so it stays within twice the live entries (amortised O(1) per
 // Set). Only Get's answers are observable, and they are those of the
-// table: the latest write, while it is younger than the TTL.
+// table: the latest write, while it is younger than the TTL. The entries
+// that belong to one synthetic session are not written here at all: they
+// travel with the session's turns (runner.ownStore).
 type lcStore struct {
 	l     *lru[lcEntry] // local
 	tab   u64Map[lcEntry]

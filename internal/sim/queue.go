@@ -8,7 +8,7 @@ type evKind uint8
 const (
 	evSessionArrival evKind = iota // the workload generator's next session
 	evTraceRecord                  // the next trace record is due
-	evTurn                         // a session's next turn arrives at the gateway (a = session, b = chainHint)
+	evTurn                         // a session's next turn arrives at the gateway (a = session, b = turnHint)
 	evRoute                        // a waiting request decides again (a = request, b = epoch)
 	evArrive                       // a dispatched request reaches its cluster (a = request, b = epoch)
 	evRefused                      // a refusal reaches the router (a = request, b = epoch)

@@ -68,18 +68,21 @@ type request struct {
 	model          int32    // model index
 	hint           int32    // last cluster from the store, -1 none
 	replica        int32
-	sessID         uint64    // KV prefix identity (the conversation)
-	storeKey       uint64    // last-cluster store key; 0 = not eligible
-	arrival        int64     // ns, at the gateway/router
-	clusterArrival int64     // ns
-	ttft           int64     // ns
-	firstAt        int64     // ns, first token left the cluster
-	think          int64     // ns, the session's think time before its next turn (issueTurn draws it)
-	lastTurn       bool      // the session has no turn after this one
-	prevChain      chainHint // where the session's previous turn left its chain
-	dispatchAt     int64     // ns
-	blocks         []uint64  // the prompt's block ids from the trace; nil = derived
-	rk             int32     // routing key index (-1 none)
+	sessID         uint64   // KV prefix identity (the conversation)
+	storeKey       uint64   // last-cluster store key; 0 = not eligible
+	arrival        int64    // ns, at the gateway/router
+	clusterArrival int64    // ns
+	ttft           int64    // ns
+	firstAt        int64    // ns, first token left the cluster
+	think          int64    // ns, the session's think time before its next turn (issueTurn draws it)
+	lastTurn       bool     // the session has no turn after this one
+	prevTurn       turnHint // what the session's previous turn left: its cluster, chain, store entry
+	ownStore       bool     // the store entry is the session's own (ownStore): it travels with the session
+	stored         bool     // ownStore: this turn has written its entry, at storedAt
+	storedAt       int64    // ns
+	dispatchAt     int64    // ns
+	blocks         []uint64 // the prompt's block ids from the trace; nil = derived
+	rk             int32    // routing key index (-1 none)
 	turn           int32
 	attempts       int8
 	pinned         lb.SessionState
@@ -197,6 +200,20 @@ type runner struct {
 	recheck   int64
 
 	stores []*lcStore
+	// ownStore: the shared store's entries of synthetic sessions outside
+	// the hot set travel with their sessions instead of sitting in the
+	// store's table. Such an entry's key (routing key, model, the
+	// session's own cache affinity key) belongs to one session, whose
+	// turns run one after the other: the entry a turn reads is the one
+	// the turn before wrote at its first token (the last write, when a
+	// preempted request writes again), and the store answers with it
+	// while it is younger than the TTL. decodeDone, which schedules the
+	// next turn, knows when that turn will look, so the turn's event
+	// carries the answer (turnHint) and the table, a cache miss per
+	// lookup and per write, is left to the keys sessions share (hot set
+	// prefixes, traces). Off with more clusters than the hint holds.
+	ownStore bool
+	lcTTL    int64 // the store's TTL, ns
 
 	// workload
 	wl *WorkloadSpec
@@ -297,6 +314,9 @@ func Run(sc *Scenario, p *Policy, opt RunOptions) (*Result, error) {
 	return r.result(), nil
 }
 
+// noOwnStore keeps every store entry in the table (tests compare both).
+var noOwnStore = false
+
 // maxDurNs is the longest duration one step of the simulation adds to the
 // clock (ns): MaxSeconds. Conversions saturate there, so a long-tailed
 // draw or the prefill of a huge input never overflows int64 time.
@@ -370,7 +390,9 @@ func (r *runner) init() error {
 		}
 	} else {
 		r.stores = []*lcStore{newLCStore(ttl, false, 0)}
+		r.ownStore = g.Enabled && n+1 < 1<<12 && !noOwnStore
 	}
+	r.lcTTL = ttl
 
 	// Workload tables.
 	w := &sc.Workload
@@ -531,7 +553,7 @@ func (r *runner) loop() error {
 				return err
 			}
 		case evTurn:
-			r.issueTurn(e.a, chainHint(e.b))
+			r.issueTurn(e.a, turnHint(e.b))
 		case evRoute:
 			if q := &r.reqs[e.a]; q.epoch == e.b && q.state == stRouting {
 				r.route(e.a)

@@ -117,7 +117,7 @@ func (r *runner) stopIssuing() bool {
 
 // issueTurn starts a session's next turn now (prev: where its previous
 // turn left its chain, 0 none).
-func (r *runner) issueTurn(si int32, prev chainHint) {
+func (r *runner) issueTurn(si int32, prev turnHint) {
 	s := &r.sessions[si]
 	if r.stopIssuing() {
 		r.genDone = true
@@ -149,7 +149,7 @@ func (r *runner) issueTurn(si int32, prev chainHint) {
 	q.sess, q.sessID, q.hot, q.payload, q.key = si, s.id, s.hot, s.payload, s.key
 	q.rk, q.model, q.turn, q.replica = s.rk, s.model, s.turn, replica
 	q.input, q.output = max(input, 0), max(output, 0)
-	q.prevChain = prev
+	q.prevTurn = prev
 	// The session moves on to its next turn now, not when this one ends,
 	// and the think time before it is drawn now, the session's last draw
 	// for this turn either way: the session's stream gives the same
@@ -292,7 +292,14 @@ func (r *runner) startRequest(qi int32) {
 			aff = 1<<63 | uint64(q.hot)
 		}
 		q.storeKey = storeKey(q.rk, q.model, aff)
-		if c, ok := r.stores[q.replica].get(q.storeKey, r.now); ok {
+		if r.ownStore && q.sess >= 0 && q.hot < 0 {
+			// The entry only this session reads and writes: its previous
+			// turn said whether it is still there (ownStore).
+			q.ownStore = true
+			if c, ok := q.prevTurn.stored(); ok {
+				q.hint = c
+			}
+		} else if c, ok := r.stores[q.replica].get(q.storeKey, r.now); ok {
 			q.hint = c
 		}
 	}
