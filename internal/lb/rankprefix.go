@@ -283,7 +283,10 @@ func (e *Engine) hashAll(cut uint64) ([]uint64, int) {
 	if cap(e.hashes) < n || cap(e.hashSel) < n {
 		e.hashes, e.hashSel = make([]uint64, n), make([]int32, n)
 	}
-	hashes := e.hashes[:n]
+	// e.hashes holds this set's candidates only (hashFloor ranges over
+	// it), not those of a longer set before.
+	e.hashes = e.hashes[:n]
+	hashes := e.hashes
 	k := e.candHash.sumAll(set, hashes, cut, e.hashSel[:n]) // the shared part once
 	return hashes, k
 }

@@ -160,3 +160,27 @@ func TestHashBelowIsBelow(t *testing.T) {
 		t.Fatal("a small or NaN floor must skip nothing")
 	}
 }
+
+// A fresh partial ranking after one on more candidates reads only the
+// current candidates' hashes: 20 clusters after 40 (hashFloor looks at
+// every hash when few lie above its cut, as with 17 to 24 candidates)
+// decide like a fresh engine, and do not read past the candidate set.
+func TestPartialOrderAfterMoreCandidates(t *testing.T) {
+	wide := make([]Cluster, 40)
+	for i := range wide {
+		wide[i] = cl(fmt.Sprintf("cluster-%02d", i), maxTPS(100+float64(i)))
+	}
+	for _, a := range []Algorithm{Pulsar, PulsarWaitAndWiden} {
+		cfg := cfgOf(a, withSeed("shrink"))
+		e := NewEngine(cfg)
+		e.Decide(snapOf(wide...), rq(key("k1")), seeded(1), Options{PartialOrder: true})
+		narrow := snapOf(wide[:20]...)
+		for _, k := range []string{"k1", "k2", "k3"} {
+			d1 := e.Decide(narrow, rq(key(k)), seeded(2), Options{PartialOrder: true})
+			d2 := NewEngine(cfg).Decide(narrow, rq(key(k)), seeded(2), Options{PartialOrder: true})
+			if !same(d1, d2) || !equalStrings(IDs(narrow, d1.AffinityOrder), IDs(narrow, d2.AffinityOrder)) {
+				t.Fatalf("%s key %s: after 40 clusters %v, fresh %v", a, k, IDs(narrow, d1.AffinityOrder), IDs(narrow, d2.AffinityOrder))
+			}
+		}
+	}
+}
