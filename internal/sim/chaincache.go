@@ -319,6 +319,47 @@ func (c *chainCache) extend(key uint64, hint int32, from, upto int64) (int64, in
 	return h, ci
 }
 
+// extendRelease is extend followed by release of the hold extend
+// returns (when it is not empty), in one step; it returns the chain's
+// position as extend does. The request's holds before and after are
+// [0, from) and nothing: the chain's holder counts lose from, and the
+// blocks above the other holders' largest hold become the most recently
+// freed batch, as release would make them.
+func (c *chainCache) extendRelease(key uint64, hint int32, from, upto int64) int32 {
+	if upto <= from {
+		if from > 0 {
+			c.release(key, hint, from)
+		}
+		return hint
+	}
+	ci := c.obtain(key, hint)
+	ch := &c.chains[ci]
+	h := min(ch.cached, upto)
+	if h > ch.maxHeld() {
+		c.reference(ch, h)
+	}
+	if need := upto - max(h, from); need > 0 && h == ch.cached {
+		got := c.makeRoom(need)
+		ch = &c.chains[ci] // makeRoom may drop other chains, never this one
+		ch.cached += got
+		c.total += got
+		h = ch.cached
+	}
+	h = max(h, from)
+	c.removeHolder(ci, from)
+	if h == 0 {
+		c.dropIfEmpty(ci)
+		return -1
+	}
+	// release(h) after addHolder(h): the largest hold was max(lo, h) and
+	// becomes lo, the others' largest; h ≤ cached.
+	if lo := ch.maxHeld(); lo < h {
+		c.pushRun(ci, lo, h)
+	}
+	c.dropIfEmpty(ci)
+	return ci
+}
+
 // makeRoom frees up to n places, evicting least recently freed blocks,
 // and returns how many places there are for new blocks (≤ n).
 func (c *chainCache) makeRoom(n int64) int64 {
@@ -358,30 +399,37 @@ func (c *chainCache) release(key uint64, hint int32, h int64) {
 	c.removeHolder(ci, h)
 	lo := ch.maxHeld()
 	if hi := min(h, before, ch.cached); lo < hi && hi == before {
-		var ri int32
-		if n := len(c.freeRun); n > 0 {
-			ri = c.freeRun[n-1]
-			c.freeRun = c.freeRun[:n-1]
-		} else {
-			c.runs = append(c.runs, run{})
-			ri = int32(len(c.runs) - 1)
-		}
-		c.runs[ri] = run{chain: ci, lo: lo, hi: hi, prev: -1, next: c.head, cprev: -1, cnext: ch.first}
-		if c.head >= 0 {
-			c.runs[c.head].prev = ri
-		}
-		c.head = ri
-		if c.tail < 0 {
-			c.tail = ri
-		}
-		if ch.first >= 0 {
-			c.runs[ch.first].cprev = ri
-		} else {
-			ch.last = ri
-		}
-		ch.first = ri
+		c.pushRun(ci, lo, hi)
 	}
 	c.dropIfEmpty(ci)
+}
+
+// pushRun makes chain ci's blocks [lo, hi) the most recently freed batch
+// (the chain's lowest free run).
+func (c *chainCache) pushRun(ci int32, lo, hi int64) {
+	ch := &c.chains[ci]
+	var ri int32
+	if n := len(c.freeRun); n > 0 {
+		ri = c.freeRun[n-1]
+		c.freeRun = c.freeRun[:n-1]
+	} else {
+		c.runs = append(c.runs, run{})
+		ri = int32(len(c.runs) - 1)
+	}
+	c.runs[ri] = run{chain: ci, lo: lo, hi: hi, prev: -1, next: c.head, cprev: -1, cnext: ch.first}
+	if c.head >= 0 {
+		c.runs[c.head].prev = ri
+	}
+	c.head = ri
+	if c.tail < 0 {
+		c.tail = ri
+	}
+	if ch.first >= 0 {
+		c.runs[ch.first].cprev = ri
+	} else {
+		ch.last = ri
+	}
+	ch.first = ri
 }
 
 // clear drops every block and hold (a failed cluster).

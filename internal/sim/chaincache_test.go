@@ -28,9 +28,9 @@ func TestChainCacheMatchesBlockCache(t *testing.T) {
 				sess := uint64(rng.IntN(5))
 				in := int64(sys + 1 + rng.IntN(30))
 				out := int64(rng.IntN(10))
-				a := &request{sess: 0, hot: -1, sessID: sess, input: in, output: out}
+				a := &request{sess: 0, hot: -1, sessID: sess, chainKey: sessionChainKey(sess), input: in, output: out}
 				a.inBlocks = r.inputBlocks(a)
-				b := &request{sess: 0, hot: -1, sessID: sess, input: in, output: out}
+				b := &request{sess: 0, hot: -1, sessID: sess, chainKey: sessionChainKey(sess), input: in, output: out}
 				// The block ids the chains stand for, one per token
 				// (block_tokens 1), output ids after the prompt's.
 				var buf [3]segment
@@ -135,8 +135,9 @@ func (c *refLRU) release(id uint64) {
 
 // TestChainCacheMatchesReference drives the chain cache through the
 // runner (matchPrefix, writeBlocks, releaseBlocks, as the engines call
-// them) and the plain LRU of blocks with the same random requests: shared
-// system prompt, hot prefix and session chains, several requests of one
+// them; finishBlocks for half the completions) and the plain LRU of
+// blocks with the same random requests: shared system prompt, hot prefix
+// and session chains, several requests of one
 // chain running at once with different holds, partial blocks,
 // releases before the output is written (preemption), capacities from 0
 // to roomy and cluster failures that clear the cache. After every
@@ -196,7 +197,8 @@ func TestChainCacheMatchesReference(t *testing.T) {
 				c.cc.clear()
 				clear(ref.blocks)
 			case op < 8 && len(running) < 8: // a request is admitted
-				q := &request{sess: 0, hot: int32(rng.IntN(3)) - 1, model: int32(rng.IntN(2)), sessID: uint64(rng.IntN(6))}
+				sess := uint64(rng.IntN(6))
+				q := &request{sess: 0, hot: int32(rng.IntN(3)) - 1, model: int32(rng.IntN(2)), sessID: sess, chainKey: sessionChainKey(sess)}
 				q.input = int64(rng.IntN(int(bt*(hotB+12)))) + 1
 				q.output = int64(rng.IntN(int(4 * bt)))
 				q.inBlocks = r.inputBlocks(q)
@@ -227,6 +229,11 @@ func TestChainCacheMatchesReference(t *testing.T) {
 					r.writeBlocks(q, c, q.inBlocks)
 					refWrite(l, q.inBlocks)
 					l.stage++
+				case rng.IntN(2) == 0: // done, as decodeDone does it (finishBlocks)
+					r.finishBlocks(q, c)
+					refWrite(l, r.totalBlocks(q))
+					refRelease(l)
+					running = append(running[:k], running[k+1:]...)
 				default: // done: the output's blocks, then release
 					r.writeBlocks(q, c, r.totalBlocks(q))
 					refWrite(l, r.totalBlocks(q))

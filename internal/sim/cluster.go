@@ -169,8 +169,12 @@ func (r *runner) decodeDone(qi int32) {
 	c.touch(r.now)
 	c.busy--
 	c.kvInUse -= q.input + q.output
-	r.writeBlocks(q, c, r.totalBlocks(q))
-	r.releaseBlocks(q, c)
+	var buf [3]segment
+	var segs []segment
+	if q.blocks == nil {
+		segs = r.segments(q, &buf)
+	}
+	r.finishSegments(q, c, segs)
 	if q.measured {
 		c.served++
 		c.sojourn += float64(r.now - q.clusterArrival)
@@ -190,8 +194,7 @@ func (r *runner) decodeDone(qi int32) {
 	if si := q.sess; si >= 0 {
 		// issueTurn advanced the session and drew the think time.
 		if !q.lastTurn && !r.stopIssuing() {
-			var buf [3]segment
-			pos := q.chainAt[len(r.segments(q, &buf))-1]
+			pos := q.chainAt[len(segs)-1]
 			next := end + max(q.think, 0)
 			// The store answers the next turn's lookup at next with this
 			// turn's write while it is younger than the TTL (lcStore.get).
@@ -336,6 +339,12 @@ type segment struct {
 	lo, hi int64
 }
 
+// sessionChainKey is the chain key of a session's (or trace session's)
+// own blocks.
+func sessionChainKey(sessID uint64) uint64 {
+	return mix64(saltSession ^ sessID*0x9e3779b97f4a7c15)
+}
+
 // segments lists the request's chains in prompt order.
 func (r *runner) segments(q *request, out *[3]segment) []segment {
 	segs := out[:0]
@@ -353,7 +362,7 @@ func (r *runner) segments(q *request, out *[3]segment) []segment {
 	if hotB > sysB {
 		segs = append(segs, segment{key: mix64(saltHot ^ uint64(q.hot)<<24 ^ uint64(q.model)*0x9e3779b97f4a7c15), lo: sysB, hi: hotB})
 	}
-	return append(segs, segment{key: mix64(saltSession ^ q.sessID*0x9e3779b97f4a7c15), lo: hotB, hi: math.MaxInt64})
+	return append(segs, segment{key: q.chainKey, lo: hotB, hi: math.MaxInt64})
 }
 
 // inputBlocks is the number of blocks of a request's prompt: its hash
@@ -429,6 +438,17 @@ func (r *runner) matchPrefix(q *request, c *clusterState) int64 {
 // (every cached block referenced): the blocks after it could never be
 // matched without it.
 func (r *runner) writeBlocks(q *request, c *clusterState, upto int64) {
+	var buf [3]segment
+	var segs []segment
+	if q.blocks == nil && !q.noRoom {
+		segs = r.segments(q, &buf)
+	}
+	r.writeSegments(q, c, upto, segs)
+}
+
+// writeSegments is writeBlocks with the request's segments (nil for
+// trace requests with hash ids).
+func (r *runner) writeSegments(q *request, c *clusterState, upto int64, segs []segment) {
 	if q.noRoom {
 		return
 	}
@@ -442,8 +462,7 @@ func (r *runner) writeBlocks(q *request, c *clusterState, upto int64) {
 		}
 		return
 	}
-	var buf [3]segment
-	for j, s := range r.segments(q, &buf) {
+	for j, s := range segs {
 		if q.held >= s.hi {
 			continue
 		}
@@ -466,6 +485,17 @@ func (r *runner) writeBlocks(q *request, c *clusterState, upto int64) {
 // is evicted before them (vLLM frees a request's blocks in reverse
 // order for the same reason).
 func (r *runner) releaseBlocks(q *request, c *clusterState) {
+	var buf [3]segment
+	var segs []segment
+	if q.blocks == nil {
+		segs = r.segments(q, &buf)
+	}
+	r.releaseSegments(q, c, segs)
+}
+
+// releaseSegments is releaseBlocks with the request's segments (nil for
+// trace requests with hash ids).
+func (r *runner) releaseSegments(q *request, c *clusterState, segs []segment) {
 	if q.blocks != nil {
 		for i := q.held - 1; i >= 0; i-- {
 			c.kv.release(q.blocks[i])
@@ -473,9 +503,67 @@ func (r *runner) releaseBlocks(q *request, c *clusterState) {
 		q.held = 0
 		return
 	}
-	var buf [3]segment
-	segs := r.segments(q, &buf)
 	for i := len(segs) - 1; i >= 0; i-- {
+		s := segs[i]
+		if h := min(q.held, s.hi) - s.lo; h > 0 {
+			c.cc.release(s.key, q.chainAt[i], h)
+		}
+	}
+	q.held = 0
+}
+
+// finishBlocks writes a finished request's remaining blocks (its prompt
+// and output, totalBlocks) and drops its references: writeBlocks, then
+// releaseBlocks, with the last chain's write and release in one step
+// (chainCache.extendRelease; they are adjacent, as the writes go first to
+// last chain and the releases last to first).
+func (r *runner) finishBlocks(q *request, c *clusterState) {
+	var buf [3]segment
+	var segs []segment
+	if q.blocks == nil {
+		segs = r.segments(q, &buf)
+	}
+	r.finishSegments(q, c, segs)
+}
+
+// finishSegments is finishBlocks with the request's segments (nil for
+// trace requests with hash ids).
+func (r *runner) finishSegments(q *request, c *clusterState, segs []segment) {
+	upto := r.totalBlocks(q)
+	if q.blocks != nil {
+		r.writeSegments(q, c, upto, nil)
+		r.releaseSegments(q, c, nil)
+		return
+	}
+	last := len(segs) - 1
+	lastDone := false // the last chain is written and released
+	for j, s := range segs {
+		if q.noRoom {
+			break
+		}
+		if q.held >= s.hi {
+			continue
+		}
+		if upto <= s.lo || q.held < s.lo {
+			break
+		}
+		to := min(upto, s.hi) - s.lo
+		if j == last {
+			q.chainAt[j] = c.cc.extendRelease(s.key, q.chainAt[j], q.held-s.lo, to)
+			lastDone = true
+			break
+		}
+		got, ci := c.cc.extend(s.key, q.chainAt[j], q.held-s.lo, to)
+		q.chainAt[j] = ci
+		q.held = s.lo + got
+		if got < to {
+			q.noRoom = true
+		}
+	}
+	for i := last; i >= 0; i-- {
+		if i == last && lastDone {
+			continue
+		}
 		s := segs[i]
 		if h := min(q.held, s.hi) - s.lo; h > 0 {
 			c.cc.release(s.key, q.chainAt[i], h)

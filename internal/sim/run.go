@@ -69,6 +69,7 @@ type request struct {
 	hint           int32    // last cluster from the store, -1 none
 	replica        int32
 	sessID         uint64   // KV prefix identity (the conversation)
+	chainKey       uint64   // its chain's key in the chain caches (startRequest)
 	storeKey       uint64   // last-cluster store key; 0 = not eligible
 	arrival        int64    // ns, at the gateway/router
 	clusterArrival int64    // ns

@@ -280,6 +280,7 @@ func storeKey(rk, model int32, affinity uint64) uint64 {
 func (r *runner) startRequest(qi int32) {
 	q := &r.reqs[qi]
 	q.arrival = r.now
+	q.chainKey = sessionChainKey(q.sessID)
 	q.inBlocks = r.inputBlocks(q)
 	q.state = stRouting
 	q.measured = r.now >= r.warmup
