@@ -321,3 +321,83 @@ func listOnce(t *testing.T, got map[string]string, n int, at func()) func(store.
 		return nil
 	}
 }
+
+// TestScanRescansWhenOwnersMoveAgain stops a member mid-scan and, while the
+// partitions that moved are being scanned again, adds a member: owners move
+// a second time during the rescan. The scan must scan those partitions
+// once more after the table settles again and end complete, with every
+// entry exactly once, instead of giving up after one rescan.
+func TestScanRescansWhenOwnersMoveAgain(t *testing.T) {
+	t.Parallel()
+	cl := storetest.Start(t, 3, 2)
+	c := cl.Connect(t, store.Options{Addrs: cl.Addrs()[:1]})
+	obs := cl.Connect(t, store.Options{Addrs: cl.Addrs()[:1]})
+	want := seed(t, c, "again", 3000, time.Hour, "cluster-a", "cluster-b", "cluster-c")
+
+	got := map[string]string{}
+	var rounds []int
+	o := store.WithRescanHook(store.ScanOptions{Count: 50, ReadBatch: 50, ReadWorkers: 1}, func(round int, parts []uint64) {
+		rounds = append(rounds, round)
+		if round != 0 {
+			return
+		}
+		n, err := cl.AddMember()
+		if err != nil {
+			t.Errorf("add member: %v", err)
+			return
+		}
+		if err := cl.WaitMembers(3); err != nil {
+			t.Error(err)
+		}
+		// Wait until the new member owns one of the partitions this
+		// round scans, then for the scan's route watch (fed every
+		// 250 ms) to have seen it.
+		deadline := time.Now().Add(20 * time.Second)
+		for !ownsOneOf(obs, n.Addr(), want, parts) {
+			if time.Now().After(deadline) {
+				t.Errorf("the new member %s owns none of the %d partitions being scanned again after 20 s", n.Addr(), len(parts))
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(time.Second)
+	})
+	stopped := false
+	rep, err := c.Scan(context.Background(), o, listOnce(t, got, 500, func() {
+		stopped = true
+		if err := cl.Stop(2); err != nil {
+			t.Errorf("stop member: %v", err)
+		}
+	}))
+	t.Logf("report: %+v, rescan rounds %v", rep, rounds)
+	if !stopped {
+		t.Fatal("the scan ended before the member was stopped")
+	}
+	if err != nil {
+		t.Fatalf("scan: %v", err)
+	}
+	if !slices.Equal(rounds, []int{0, 1}) && !slices.Equal(rounds, []int{0, 1, 2}) {
+		t.Errorf("rescan rounds %v, want a second round after owners moved during the first", rounds)
+	}
+	if d := diff(want, got); d != "" {
+		t.Fatalf("after owners moved twice: %s", d)
+	}
+	if !rep.Complete || rep.Entries != 3000 || rep.UnsettledPartitions != 0 {
+		t.Errorf("report %+v", rep)
+	}
+}
+
+// ownsOneOf reports whether the routing table obs reads gives member a
+// copy of one of parts (a partition some key of want lives in).
+func ownsOneOf(obs *store.Client, member string, want map[string]string, parts []uint64) bool {
+	if _, err := obs.Stats(context.Background()); err != nil { // reads the routing table
+		return false
+	}
+	for k := range want {
+		loc := obs.Locate(k)
+		if slices.Contains(parts, loc.Partition) && (loc.Owner == member || slices.Contains(loc.Replicas, member)) {
+			return true
+		}
+	}
+	return false
+}

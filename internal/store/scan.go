@@ -66,6 +66,10 @@ type ScanOptions struct {
 	// partitions, when not nil, restricts the scan to the partitions
 	// set (Evict's scan again of the partitions that moved).
 	partitions []bool
+	// rescanStarting, when set (tests: export_test.go), is called as each
+	// round of recheckOwnership's rescans starts (round 0 first), after
+	// the round's route watch began, with the partitions it scans.
+	rescanStarting func(round int, partitions []uint64)
 }
 
 // ScanProgress is a running count for progress displays.

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/lcctl/lcctl/internal/plural"
 )
@@ -67,30 +69,60 @@ func (st *scanState) recheckOwnership(ctx context.Context, tr *routeTracker, cha
 		return []string{fmt.Sprintf("the routing table did not settle within %v: %s (%s) not scanned under settled owners; run again",
 			st.o.SettleTimeout, plural.Count(len(bad), "partition was", "partitions were"), partList(bad))}
 	}
-	only := make([]bool, parts)
-	skip := map[uint64]struct{}{}
-	for _, p := range bad {
-		only[p] = true
-		for _, h := range st.hashes[p] {
-			skip[h] = struct{}{}
-		}
-	}
-	rtr := c.trackRoutes(ctx)
-	again := st.pass(ctx, only, skip)
-	changedAgain := rtr.close()
-	rep.Restarts += again.restarts
-	rep.Ignored += again.ignored
-	problems = append(problems, again.problems...)
-	rep.RescannedPartitions = len(bad)
+	// A rebalance can move partitions in several waves (on a loaded
+	// machine the second wave can start after the table was quiet for
+	// settleQuiet): partitions whose owners changed again while they were
+	// scanned again are scanned once more after the table settles again,
+	// up to maxRescanRounds rounds in all; only what is still unsettled
+	// after the last round is reported.
 	var lost, unsettled []uint64
-	for _, p := range bad {
-		switch {
-		case untrusted[p] && !tr.survived(p, members):
-			lost = append(lost, p)
-		case again.err != nil || !again.scanned[p] || !sameRoute(again.under[p], final[p]) || (changedAgain != nil && changedAgain[p]):
-			unsettled = append(unsettled, p)
+	todo := bad
+	rounds := 0
+	for round := 0; ; round++ {
+		rounds = round + 1
+		only := make([]bool, parts)
+		skip := map[uint64]struct{}{}
+		for _, p := range todo {
+			only[p] = true
+			for _, h := range st.hashes[p] {
+				skip[h] = struct{}{}
+			}
 		}
+		rtr := c.trackRoutes(ctx)
+		if st.o.rescanStarting != nil {
+			st.o.rescanStarting(round, todo)
+		}
+		again := st.pass(ctx, only, skip)
+		changedAgain := rtr.close()
+		rep.Restarts += again.restarts
+		rep.Ignored += again.ignored
+		problems = append(problems, again.problems...)
+		unsettled = unsettled[:0]
+		for _, p := range todo {
+			switch {
+			case untrusted[p] && !tr.survived(p, members):
+				lost = append(lost, p)
+			case again.err != nil || !again.scanned[p] || !sameRoute(again.under[p], final[p]) || (changedAgain != nil && changedAgain[p]):
+				unsettled = append(unsettled, p)
+			}
+		}
+		if len(unsettled) == 0 || round+1 >= maxRescanRounds || again.err != nil || st.stopped || ctx.Err() != nil || downWatchFrom(ctx).downErr() != nil {
+			break
+		}
+		var waited time.Duration
+		final, members, settled, waited = c.settle(ctx, st.o.SettleTimeout)
+		rep.Settle.WaitedMs += waited.Milliseconds()
+		if members != nil {
+			rep.Settle.MembersLeft = mergeMembers(rep.Settle.MembersLeft, tr.left(members))
+			rep.Settle.MembersAway = tr.awayWith(members)
+		}
+		if !settled || final == nil {
+			rep.Settle.Settled = false
+			break
+		}
+		todo = append([]uint64(nil), unsettled...)
 	}
+	rep.RescannedPartitions = len(bad)
 	rep.LostPartitions, rep.UnsettledPartitions = len(lost), len(unsettled)
 	if len(lost) > 0 {
 		left := tr.left(members)
@@ -98,10 +130,25 @@ func (st *scanState) recheckOwnership(ctx context.Context, tr *routeTracker, cha
 			plural.Count(len(lost), "partition", "partitions"), partList(lost), orList(left)))
 	}
 	if len(unsettled) > 0 {
-		problems = append(problems, fmt.Sprintf("%s (%s) changed owners again while being scanned again; run again",
-			plural.Count(len(unsettled), "partition", "partitions"), partList(unsettled)))
+		problems = append(problems, fmt.Sprintf("%s (%s) changed owners again while being scanned again (%s); run again",
+			plural.Count(len(unsettled), "partition", "partitions"), partList(unsettled), plural.Count(rounds, "rescan", "rescans")))
 	}
 	return problems
+}
+
+// maxRescanRounds bounds how often recheckOwnership scans the same
+// partitions again after the routing table settles (each round also waits
+// up to SettleTimeout for the table to settle).
+const maxRescanRounds = 3
+
+// mergeMembers adds to have the members of more it lacks, in order.
+func mergeMembers(have, more []string) []string {
+	for _, m := range more {
+		if !slices.Contains(have, m) {
+			have = append(have, m)
+		}
+	}
+	return have
 }
 
 // partList names up to 8 partitions.
