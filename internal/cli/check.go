@@ -147,7 +147,7 @@ func runCheckMetricsOnce(ctx context.Context, env *Env, opts *checkMetricsOption
 		return err
 	}
 	if env.Global.JSON() {
-		if err := writeJSON(env.Out, "metrics", &run.report); err != nil {
+		if err := writeMetricsJSON(env.Out, &run.report); err != nil {
 			return err
 		}
 	} else {

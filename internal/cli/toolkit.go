@@ -48,6 +48,7 @@ func writeJSON(w io.Writer, doc string, v any) error {
 // compact document in pieces through put (concatenated, they are one
 // JSON object, as encoding/json without HTML escaping writes it; the
 // first piece holds at least the '{' and the first byte of the first
+// member, or a "schema" member naming SchemaID(doc) as its first
 // member). The pieces are stamped, escaped (ui.JSONSafe) and indented as
 // writeJSON does, so the bytes written are writeJSON's for the same
 // document. Errors: body's, a first piece that is not the start of an
@@ -63,6 +64,16 @@ func streamJSON(w io.Writer, doc string, body func(put func([]byte) error) error
 				return fmt.Errorf("encoding the %s JSON document: it does not start with an object member", SchemaID(doc))
 			}
 			head := `{"schema":"` + SchemaID(doc) + `",`
+			if bytes.HasPrefix(p, []byte(`{"schema":`)) {
+				// Already stamped (a report with its own schema
+				// member, as encodeStamped accepts): it must name
+				// this document.
+				if !bytes.HasPrefix(p, []byte(head)) {
+					return fmt.Errorf("encoding the %s JSON document: it already names another schema", SchemaID(doc))
+				}
+				_, err := ind.Write(p)
+				return err
+			}
 			if _, err := io.WriteString(ind, head); err != nil {
 				return err
 			}
