@@ -274,29 +274,44 @@ func TestU64IndexMatchesMap(t *testing.T) {
 	}
 }
 
-// copyStats copies every field of lb.Stats except the per-priority
-// estimates the simulator never publishes: fill each field with a distinct
-// value and check it arrives.
-func TestCopyStats(t *testing.T) {
-	var src lb.Stats
-	v := reflect.ValueOf(&src).Elem()
+// TestFillStats: fillStats writes every field of lb.Stats (the router's
+// view is reused, so a field left out would keep an older snapshot's
+// value), with the values ModelStats take from a cluster's spec and
+// state.
+func TestFillStats(t *testing.T) {
+	var st lb.Stats
+	v := reflect.ValueOf(&st).Elem()
 	for i := 0; i < v.NumField(); i++ {
 		switch f := v.Field(i); f.Kind() {
 		case reflect.Float64:
-			f.SetFloat(float64(i + 1))
+			f.SetFloat(-1)
 		case reflect.Uint64:
-			f.SetUint(uint64(i + 1))
+			f.SetUint(1 << 60)
 		case reflect.Slice:
 			if v.Type().Field(i).Name != "QueueTimeEstimateMsByPriority" {
-				t.Fatalf("lb.Stats has a new slice field %s: copyStats must copy it", v.Type().Field(i).Name)
+				t.Fatalf("lb.Stats has a new slice field %s: fillStats must write it", v.Type().Field(i).Name)
 			}
 		default:
-			t.Fatalf("lb.Stats field %s has kind %s: extend copyStats and this test", v.Type().Field(i).Name, f.Kind())
+			t.Fatalf("lb.Stats field %s has kind %s: extend fillStats and this test", v.Type().Field(i).Name, f.Kind())
 		}
 	}
-	var dst lb.Stats
-	copyStats(&dst, &src)
-	if !reflect.DeepEqual(dst, src) {
-		t.Fatalf("copyStats lost fields:\n got %+v\nwant %+v", dst, src)
+	spec := ClusterSpec{Concurrency: 8, PrefillTPS: 30000, DecodeTPS: 50, KVCacheTokens: 1000}
+	k := newPubConst(&spec)
+	fillStats(&st, &k, &pubRec{busy: 6, queued: 3, prefill: 2, waitIn: 700, kvInUse: 1200})
+	want := lb.Stats{
+		LastMeanInputTPS: 30000, MaxInputTPS: 30000, OutputTPS: 4 * 50, MaxOutputTPS: 8 * 50,
+		QueueSize: 3, QueuedInputSize: 700,
+		KVCacheCapacityTokens: 1000, KVCacheUsedTokens: 1000, KVCacheFreeTokens: 0,
+		NumRunningQueries: 9, MaxEngineConcurrency: 8, TotalQueryInputSize: 0,
+		InputProcessingQueries: 2, OutputGenerationQueries: 4,
+	}
+	if !reflect.DeepEqual(st, want) {
+		t.Fatalf("fillStats:\n got %+v\nwant %+v", st, want)
+	}
+	spec.MaxInputTPS = 45000
+	k = newPubConst(&spec)
+	fillStats(&st, &k, &pubRec{busy: 1, waitIn: -5, kvInUse: 300})
+	if st.MaxInputTPS != 45000 || st.QueuedInputSize != 0 || st.KVCacheUsedTokens != 300 || st.KVCacheFreeTokens != 700 || st.OutputTPS != 50 {
+		t.Fatalf("fillStats with max_input_tps and a negative backlog: %+v", st)
 	}
 }

@@ -165,9 +165,9 @@ func (c *clusterState) touch(now int64) {
 
 // pubSlot is one published snapshot on its way to the router.
 type pubSlot struct {
-	at    int64
-	stats []lb.Stats
-	up    []bool
+	at   int64
+	recs []pubRec // per cluster
+	up   []bool
 }
 
 // runner simulates one policy over one scenario.
@@ -186,6 +186,7 @@ type runner struct {
 	snapPos  []int32 // cluster → snapshot position, -1 when out of view
 	viewUp   []bool
 	pub      []pubSlot
+	pubConst []pubConst // per cluster
 	pubNext  int
 	pubEvery int64
 	stale    int64
@@ -358,6 +359,7 @@ func (r *runner) init() error {
 	r.res = make([]fifo[int64], n)
 	r.snapPos = make([]int32, n)
 	r.viewUp = make([]bool, n)
+	r.pubConst = make([]pubConst, n)
 	for i := range sc.Clusters {
 		s := &sc.Clusters[i]
 		c := &r.clusters[i]
@@ -366,13 +368,14 @@ func (r *runner) init() error {
 		c.nsPerIn = 1e9 / s.PrefillTPS
 		c.nsPerOut = 1e9 / s.DecodeTPS
 		c.batched = s.Engine == EngineBatched
+		r.pubConst[i] = newPubConst(s)
 	}
 	r.pubEvery = max(msToNs(sc.Router.SnapshotIntervalMs), 1)
 	r.stale = msToNs(sc.Router.StalenessMs)
 	slots := int(r.stale/r.pubEvery) + 2
 	r.pub = make([]pubSlot, slots)
 	for i := range r.pub {
-		r.pub[i].stats = make([]lb.Stats, n)
+		r.pub[i].recs = make([]pubRec, n)
 		r.pub[i].up = make([]bool, n)
 	}
 	r.recheck = msToNs(sc.Router.RecheckIntervalMs)

@@ -8,7 +8,8 @@ import (
 
 // ---- snapshots ----
 
-// publish records every cluster's ModelStats as the router will see them.
+// publish records every cluster's state as the router will see it: the
+// few numbers its ModelStats are made from (deliver makes them).
 func (r *runner) publish(schedule bool) {
 	slot := r.pubNext
 	r.pubNext = (r.pubNext + 1) % len(r.pub)
@@ -21,33 +22,10 @@ func (r *runner) publish(schedule bool) {
 	}
 	for i := range r.clusters {
 		c := &r.clusters[i]
-		s := c.spec
 		p.up[i] = c.up
-		st := &p.stats[i]
-		maxIn := s.MaxInputTPS
-		if maxIn == 0 {
-			maxIn = s.PrefillTPS
-		}
-		used := min(max(c.kvInUse, 0), s.KVCacheTokens)
-		// Field by field: the struct also holds the (always empty) per-priority
-		// estimates slice, and a whole-struct store would go through the
-		// pointer-aware copy; copyStats lists every field (TestCopyStats).
-		st.LastMeanInputTPS = s.PrefillTPS
-		st.MaxInputTPS = maxIn
-		st.OutputTPS = float64(c.busy-c.prefill.len()) * s.DecodeTPS
-		st.MaxOutputTPS = float64(s.Concurrency) * s.DecodeTPS
-		st.QueueSize = uint64(c.queue.len())
-		st.QueuedInputSize = uint64(max(c.queuedIn+c.pendingIn, 0))
-		st.KVCacheCapacityTokens = uint64(s.KVCacheTokens)
-		st.KVCacheUsedTokens = uint64(used)
-		st.KVCacheFreeTokens = uint64(s.KVCacheTokens - used)
-		st.NumRunningQueries = uint64(c.busy + c.queue.len())
-		st.MaxEngineConcurrency = uint64(s.Concurrency)
-		st.TotalQueryInputSize = 0
-		st.InputProcessingQueries = uint64(c.prefill.len())
-		st.OutputGenerationQueries = uint64(c.busy - c.prefill.len())
+		p.recs[i] = pubRec{busy: c.busy, queued: c.queue.len(), prefill: c.prefill.len(), waitIn: c.queuedIn + c.pendingIn, kvInUse: c.kvInUse}
 		if schedule {
-			r.m.series.Load[bin*len(r.clusters)+i] += float64(c.busy) / float64(s.Concurrency)
+			r.m.series.Load[bin*len(r.clusters)+i] += float64(c.busy) / float64(c.spec.Concurrency)
 		}
 	}
 	if !schedule {
@@ -102,28 +80,51 @@ func (r *runner) deliver(slot int) {
 	}
 	for pos, ci := range r.viewIdx {
 		dst := &r.snap.Clusters[pos].Stats
-		copyStats(dst, &p.stats[ci])
+		fillStats(dst, &r.pubConst[ci], &p.recs[ci])
 		dst.NumRunningQueries += uint64(r.res[ci].len())
 	}
 }
 
-// copyStats copies the published stats into the router's view. The
-// simulator never publishes per-priority queue estimates (the slice stays
-// nil), so the scalar fields are the whole value; TestCopyStats checks
-// that every other field of lb.Stats is listed here.
-func copyStats(dst, src *lb.Stats) {
-	dst.LastMeanInputTPS = src.LastMeanInputTPS
-	dst.MaxInputTPS = src.MaxInputTPS
-	dst.OutputTPS = src.OutputTPS
-	dst.MaxOutputTPS = src.MaxOutputTPS
-	dst.QueueSize = src.QueueSize
-	dst.QueuedInputSize = src.QueuedInputSize
-	dst.KVCacheCapacityTokens = src.KVCacheCapacityTokens
-	dst.KVCacheUsedTokens = src.KVCacheUsedTokens
-	dst.KVCacheFreeTokens = src.KVCacheFreeTokens
-	dst.NumRunningQueries = src.NumRunningQueries
-	dst.MaxEngineConcurrency = src.MaxEngineConcurrency
-	dst.TotalQueryInputSize = src.TotalQueryInputSize
-	dst.InputProcessingQueries = src.InputProcessingQueries
-	dst.OutputGenerationQueries = src.OutputGenerationQueries
+// pubRec is one cluster's published state.
+type pubRec struct {
+	busy, queued, prefill int   // slots in use, requests waiting for one, requests in the prefill pipeline
+	waitIn                int64 // input tokens queued or admitted and not yet prefilled
+	kvInUse               int64 // KV tokens held by running requests
+}
+
+// pubConst is what a cluster's ModelStats take from its spec.
+type pubConst struct {
+	prefillTPS, maxInputTPS, decodeTPS float64 // tokens/s
+	concurrency, kvTokens              int64
+}
+
+func newPubConst(s *ClusterSpec) pubConst {
+	maxIn := s.MaxInputTPS
+	if maxIn == 0 {
+		maxIn = s.PrefillTPS
+	}
+	return pubConst{prefillTPS: s.PrefillTPS, maxInputTPS: maxIn, decodeTPS: s.DecodeTPS, concurrency: int64(s.Concurrency), kvTokens: s.KVCacheTokens}
+}
+
+// fillStats writes the ModelStats of a cluster's published state into
+// the router's view, every field (TestFillStats): the simulator never
+// publishes per-priority queue estimates (the slice stays nil), so the
+// scalar fields are the whole value. Field by field: a whole-struct store
+// would go through the pointer-aware copy.
+func fillStats(st *lb.Stats, k *pubConst, p *pubRec) {
+	used := min(max(p.kvInUse, 0), k.kvTokens)
+	st.LastMeanInputTPS = k.prefillTPS
+	st.MaxInputTPS = k.maxInputTPS
+	st.OutputTPS = float64(p.busy-p.prefill) * k.decodeTPS
+	st.MaxOutputTPS = float64(k.concurrency) * k.decodeTPS
+	st.QueueSize = uint64(p.queued)
+	st.QueuedInputSize = uint64(max(p.waitIn, 0))
+	st.KVCacheCapacityTokens = uint64(k.kvTokens)
+	st.KVCacheUsedTokens = uint64(used)
+	st.KVCacheFreeTokens = uint64(k.kvTokens - used)
+	st.NumRunningQueries = uint64(p.busy + p.queued)
+	st.MaxEngineConcurrency = uint64(k.concurrency)
+	st.TotalQueryInputSize = 0
+	st.InputProcessingQueries = uint64(p.prefill)
+	st.OutputGenerationQueries = uint64(p.busy - p.prefill)
 }
