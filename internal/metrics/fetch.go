@@ -174,16 +174,20 @@ func (f *Fetcher) Fetch(ctx context.Context, src string, keep ...string) (*Scrap
 	return s, nil
 }
 
-func (f *Fetcher) get(ctx context.Context, url string) ([]byte, string, error) {
+func (f *Fetcher) get(ctx context.Context, src string) ([]byte, string, error) {
 	timeout := f.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
 	if err != nil {
-		return nil, "", &FetchError{Source: url, Err: err}
+		// net/url's parse error quotes the whole URL, password included.
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			ue.URL = RedactSource(ue.URL)
+		}
+		return nil, "", &FetchError{Source: src, Err: err}
 	}
 	req.Header.Set("Accept", acceptHeader)
 	client := f.Client
@@ -195,11 +199,11 @@ func (f *Fetcher) get(ctx context.Context, url string) ([]byte, string, error) {
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("no answer within %s", timeout)
 		}
-		return nil, "", &FetchError{Source: url, Err: err}
+		return nil, "", &FetchError{Source: src, Err: err}
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, "", &FetchError{Source: url, Err: fmt.Errorf("HTTP status %s", resp.Status)}
+		return nil, "", &FetchError{Source: src, Err: fmt.Errorf("HTTP status %s", resp.Status)}
 	}
 	data, err := readLimited(resp.Body)
 	if err != nil {
@@ -207,7 +211,7 @@ func (f *Fetcher) get(ctx context.Context, url string) ([]byte, string, error) {
 			// The headers came, the body did not finish.
 			err = fmt.Errorf("the answer did not complete within %s", timeout)
 		}
-		return nil, "", &FetchError{Source: url, Err: err}
+		return nil, "", &FetchError{Source: src, Err: err}
 	}
 	return data, resp.Header.Get("Content-Type"), nil
 }

@@ -1,6 +1,9 @@
 package metrics
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestRedactSource(t *testing.T) {
 	for in, want := range map[string]string{
@@ -15,6 +18,31 @@ func TestRedactSource(t *testing.T) {
 	} {
 		if got := RedactSource(in); got != want {
 			t.Errorf("RedactSource(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A URL net/url cannot parse (a bad port, a bad escape, a space in the
+// host) fails before any request, and net/url's error quotes the whole
+// URL: the password must not come through it (it printed
+// `parse "http://user:SECRETPW@h:1:bad/x": invalid port`).
+func TestFetchUnparsableURLRedacted(t *testing.T) {
+	for _, src := range []string{
+		"http://user:SECRETPW@127.0.0.1:1:bad/x",
+		"http://user:SECRETPW@127.0.0.1:1/%zz",
+		"http://user:SECRETPW@bad host/x",
+		"https://SECRETTOKEN@127.0.0.1:99999:1/x",
+	} {
+		var f Fetcher
+		_, err := f.Fetch(t.Context(), src)
+		if err == nil {
+			t.Fatalf("Fetch(%q): no error", src)
+		}
+		if strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("Fetch(%q) error shows the credentials: %v", src, err)
+		}
+		if !strings.Contains(err.Error(), "xxxxx@") {
+			t.Errorf("Fetch(%q) error does not name the source redacted: %v", src, err)
 		}
 	}
 }
