@@ -131,11 +131,12 @@ func (q *eventQueue) refill() {
 	i := bits.TrailingZeros64(q.full)
 	src := q.bkt[i]
 	q.full &^= 1 << i
-	q.bkt[i] = src[:0]
-	b := q.b0[:0]
 	q.head = 0
 	if len(src) <= sortSmall {
-		b = append(b, src...)
+		// The bucket becomes bucket 0 (the two swap their storage), sorted
+		// in place.
+		q.bkt[i] = q.b0[:0]
+		b := src
 		for j := 1; j < len(b); j++ {
 			for k := j; k > 0 && b[k].before(&b[k-1]); k-- {
 				b[k], b[k-1] = b[k-1], b[k]
@@ -145,6 +146,8 @@ func (q *eventQueue) refill() {
 		q.b0 = b
 		return
 	}
+	q.bkt[i] = src[:0]
+	b := q.b0[:0]
 	m := q.bmin[i]
 	q.last = m
 	for j := range src {
@@ -174,8 +177,8 @@ const sortSmall = 8
 // power of two (16, 32, …), so positions wrap with a mask, not a
 // division.
 type fifo[T any] struct {
+	head, size int // size first: publish reads it beside the cluster's other counters
 	buf        []T
-	head, size int
 }
 
 func (f *fifo[T]) len() int { return f.size }

@@ -110,27 +110,28 @@ type session struct {
 
 // clusterState is one simulated cluster. The fields the FIFO engine's
 // events read and write come first (a wide scenario's clusters do not all
-// stay in the CPU caches), the accounting of measured requests after.
+// stay in the CPU caches), those every publication reads (publish) in the
+// first 96 bytes; the accounting of measured requests after.
 type clusterState struct {
 	up        bool // accepting new requests
 	batched   bool // engine: batched (engine_batch.go)
 	prefillOn bool
 	epoch     uint32
 	busy      int
+	queuedIn  int64 // input tokens waiting for a slot
+	pendingIn int64 // uncached tokens admitted but not prefilled
+	kvInUse   int64 // tokens held by running requests
+	queue     fifo[int32]
+	prefill   fifo[int32]
 	halfRTT   int64 // ns
 	nsPerIn   float64
 	nsPerOut  float64
 	prefillAt int64 // start of the current prefill
-	queuedIn  int64 // input tokens waiting for a slot
-	pendingIn int64 // uncached tokens admitted but not prefilled
-	kvInUse   int64 // tokens held by running requests
 	from      int64 // start of the measurement window (the warm-up), ns
 	last      int64 // last time busy/queue changed
 	busyArea  float64
 	sysArea   float64 // ∫ (busy + queued) dt, slot·ns
 	spec      *ClusterSpec
-	queue     fifo[int32]
-	prefill   fifo[int32]
 	cc        chainCache // synthetic workloads and CSV traces
 	kv        blockCache // hash-id traces
 	id        string

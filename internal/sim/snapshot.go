@@ -25,7 +25,7 @@ func (r *runner) publish(schedule bool) {
 		p.up[i] = c.up
 		p.recs[i] = pubRec{busy: c.busy, queued: c.queue.len(), prefill: c.prefill.len(), waitIn: c.queuedIn + c.pendingIn, kvInUse: c.kvInUse}
 		if schedule {
-			r.m.series.Load[bin*len(r.clusters)+i] += float64(c.busy) / float64(c.spec.Concurrency)
+			r.m.series.Load[bin*len(r.clusters)+i] += float64(c.busy) / float64(r.pubConst[i].concurrency)
 		}
 	}
 	if !schedule {
