@@ -75,6 +75,11 @@ type Engine struct {
 	// fully routable and described by rankSet (nil otherwise; reset by
 	// every candidates call, which precedes every decision).
 	setChecked *Snapshot
+	// verSeen is the last non-zero Snapshot.Version that candidates found
+	// fully routable and described by rankSet, at rankSet version verGen:
+	// a snapshot of that Version skips the check while rankSet has not
+	// changed since.
+	verSeen, verGen uint64
 	// rk is the current decision's Pulsar ranking (rankprefix.go), and
 	// the scratch of a fresh one.
 	rk      rankState
@@ -288,7 +293,10 @@ func (e *Engine) Decide(snap *Snapshot, req *Request, rng Rand, opt Options) Dec
 // status is routable (Status.Routable), in snapshot order. It returns snap
 // itself when every cluster is routable (the usual case, no copy);
 // otherwise an engine-owned snapshot of the routable clusters, with
-// filtered true and e.candIdx mapping its positions back to snap's.
+// filtered true and e.candIdx mapping its positions back to snap's. For
+// the Pulsar algorithms a snapshot whose Version it has seen fully
+// routable, with the ranking's candidate set unchanged since, is taken at
+// the caller's word (Snapshot.Version), without a pass over its clusters.
 //
 // Upstream (NVIDIA/nvcf stargate routing_state, apply_registration_update)
 // adds a backend to a routing target only when the model's effective
@@ -298,11 +306,20 @@ func (e *Engine) Decide(snap *Snapshot, req *Request, rng Rand, opt Options) Dec
 // load balancer, the session hint match or input-work admission.
 func (e *Engine) candidates(snap *Snapshot) (*Snapshot, bool) {
 	e.setChecked = nil
-	if (e.pww || e.cfg.Algorithm == Pulsar) && e.rankSet.describesRoutable(snap, e.cfg.RendezvousWeight) {
-		// One pass for both checks; rankStart of this decision skips its
-		// own (setChecked).
-		e.setChecked = snap
-		return snap, false
+	if e.pww || e.cfg.Algorithm == Pulsar {
+		if v := snap.Version; v != 0 && v == e.verSeen && e.verGen == e.rankSet.gen && len(snap.Clusters) == len(e.rankSet.ids) {
+			// The caller's promise (Snapshot.Version): the same candidate
+			// set as when it was last checked.
+			e.setChecked = snap
+			return snap, false
+		}
+		if e.rankSet.describesRoutable(snap, e.cfg.RendezvousWeight) {
+			// One pass for both checks; rankStart of this decision skips
+			// its own (setChecked).
+			e.setChecked = snap
+			e.verSeen, e.verGen = snap.Version, e.rankSet.gen
+			return snap, false
+		}
 	}
 	for i := range snap.Clusters {
 		if !snap.Clusters[i].Status.Routable() {

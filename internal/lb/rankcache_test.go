@@ -469,3 +469,90 @@ func TestRankCacheEntryMeta(t *testing.T) {
 		t.Fatalf("rankCacheEntry is %d bytes, want one 64-byte line", s)
 	}
 }
+
+// A caller that keeps Snapshot.Version's promise gets the decisions of one
+// that does not set it: an engine given the versioned snapshot (a new
+// Version whenever ids, order, statuses or weights change; none for load)
+// decides like one given the same snapshot with Version 0, through load
+// changes, weight and status changes, reordering, removals and resets.
+func TestPropSnapshotVersionIsTransparent(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		a := rapid.SampledFrom([]Algorithm{Pulsar, PulsarWaitAndWiden}).Draw(t, "alg")
+		cfg := genConfig(t, a, rapid.Bool().Draw(t, "sessions"))
+		versioned, plain := NewEngine(cfg), NewEngine(cfg)
+		s := genSnapshotOf(t, rapid.SampledFrom([]int{1, 3, 8, 24, 40}).Draw(t, "n"))
+		ver := uint64(1)
+		for step := 0; step < 16; step++ {
+			i := rapid.IntRange(0, len(s.Clusters)-1).Draw(t, "i")
+			c := &s.Clusters[i]
+			switch rapid.IntRange(0, 6).Draw(t, "change") {
+			case 0: // live load: the same Version
+				c.Stats.NumRunningQueries = rapid.Uint64Range(0, 4).Draw(t, "running")
+				c.Stats.QueuedInputSize = rapid.SampledFrom([]uint64{0, 100, 5000}).Draw(t, "queued")
+			case 1:
+				c.Stats.MaxInputTPS = rapid.SampledFrom([]float64{0, 1, 100, 400}).Draw(t, "max")
+				c.Stats.LastMeanInputTPS = rapid.SampledFrom([]float64{0, 100, 5000}).Draw(t, "tps")
+				ver++
+			case 2:
+				c.Status = rapid.SampledFrom([]Status{StatusActive, StatusInactive}).Draw(t, "status")
+				ver++
+			case 3:
+				j := rapid.IntRange(0, len(s.Clusters)-1).Draw(t, "j")
+				s.Clusters[i], s.Clusters[j] = s.Clusters[j], s.Clusters[i]
+				ver++
+			case 4:
+				if len(s.Clusters) > 1 {
+					s.Clusters = append(s.Clusters[:i], s.Clusters[i+1:]...)
+					ver++
+				}
+			case 5:
+				versioned.ResetState()
+				plain.ResetState()
+			}
+			r := rq(key(rapid.SampledFrom([]string{"k1", "k2", "session-6"}).Draw(t, "key")),
+				at(rapid.SampledFrom([]float64{0, 120, 301, 5000}).Draw(t, "elapsed")))
+			if rapid.Bool().Draw(t, "hint") {
+				r.LastClusterID = s.Clusters[rapid.IntRange(0, len(s.Clusters)-1).Draw(t, "last")].ClusterID
+			}
+			opt := Options{PartialOrder: rapid.Bool().Draw(t, "partial")}
+			s.Version = ver
+			st1 := versioned.Step(s, r, seeded(uint64(step)), opt)
+			d1 := st1.Decision.Clone()
+			s.Version = 0
+			st2 := plain.Step(s, r, seeded(uint64(step)), opt)
+			d2 := st2.Decision
+			if st1.Outcome != st2.Outcome || !same(d1, d2) || d1.Ambiguous != d2.Ambiguous ||
+				!equalStrings(IDs(s, d1.AffinityOrder), IDs(s, d2.AffinityOrder)) || !equalStrings(IDs(s, d1.OpenSet), IDs(s, d2.OpenSet)) {
+				t.Fatalf("step %d (version %d): versioned %v %s %v vs plain %v %s %v", step, ver,
+					st1.Outcome, d1.ClusterID, IDs(s, d1.AffinityOrder), st2.Outcome, d2.ClusterID, IDs(s, d2.AffinityOrder))
+			}
+		}
+	})
+}
+
+// With a Version it has seen, the engine takes the caller's word and does
+// not compare the candidate set: a weight changed without a new Version
+// keeps the cached ranking, which Version 0 (or a new Version) replaces.
+func TestSnapshotVersionSkipsTheCheck(t *testing.T) {
+	s := snapOf(cl("a", maxTPS(100)), cl("b", maxTPS(100)), cl("c", maxTPS(100)))
+	s.Version = 7
+	e := NewEngine(cfgOf(Pulsar, withSeed("v")))
+	r := rq(key("k"))
+	first := IDs(s, e.Decide(s, r, nil, Options{}).AffinityOrder)
+	e.Decide(s, r, nil, Options{}) // the set now describes s: Version 7 is recorded
+	// Make the last-ranked cluster the heaviest by far: it ranks first
+	// in any fresh ranking of this key.
+	w := s.Index(first[len(first)-1])
+	s.Clusters[w].Stats.MaxInputTPS = 1e9
+	if got := IDs(s, e.Decide(s, r, nil, Options{}).AffinityOrder); !equalStrings(got, first) {
+		t.Fatalf("same Version: order %v, want the cached %v", got, first)
+	}
+	s.Version = 8
+	if got := IDs(s, e.Decide(s, r, nil, Options{}).AffinityOrder); got[0] != s.Clusters[w].ClusterID {
+		t.Fatalf("new Version: order %v, want %s first", got, s.Clusters[w].ClusterID)
+	}
+	s.Version = 0
+	if got := IDs(s, e.Decide(s, r, nil, Options{}).AffinityOrder); got[0] != s.Clusters[w].ClusterID {
+		t.Fatalf("Version 0: order %v, want %s first", got, s.Clusters[w].ClusterID)
+	}
+}

@@ -61,7 +61,7 @@ func (e *Engine) rankStart(snap *Snapshot, rv *reqView, opt Options, d *Decision
 	e.list = e.list[:0]
 	// The candidate set is checked on every ranking, cached or not: the
 	// hash loop reads its ids and weights. candidates did it already when
-	// it found snap fully routable and unchanged.
+	// it found snap fully routable and unchanged (or its Version said so).
 	if e.setChecked != snap {
 		e.rankSet.update(snap, e.cfg.RendezvousWeight)
 	}

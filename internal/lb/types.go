@@ -161,6 +161,21 @@ type Snapshot struct {
 	Model string `json:"model,omitempty"`
 	// Clusters are the candidates in slice order.
 	Clusters []Cluster `json:"clusters"`
+	// Version, when not 0, names the snapshot's candidate set for the
+	// engines it is given to: the clusters' count and order, their
+	// ClusterID and Status, and the rendezvous weight fields
+	// (Stats.LastMeanInputTPS, Stats.MaxInputTPS). A caller that sets it
+	// promises that every snapshot it gives one engine with the same
+	// non-zero Version has the same candidate set, and gives a new Version
+	// whenever any of those changes; live load (every other field) may
+	// change freely. The pulsar and pulsar-wait-and-widen engines then skip
+	// the pass over every cluster that checks, on each decision, that the
+	// candidate set their ranking cache belongs to still describes the
+	// snapshot (upstream compares its candidate signature on every lookup).
+	// 0, the default, promises nothing: the engine compares on every
+	// decision. Decisions are the same either way for a caller that keeps
+	// the promise. Not part of the JSON form.
+	Version uint64 `json:"-"`
 }
 
 // Index returns the position of the cluster with id in s, or -1.
