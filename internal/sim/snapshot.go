@@ -77,6 +77,11 @@ func (r *runner) deliver(slot int) {
 			})
 		}
 		r.healthy = make([]bool, len(r.workers))
+		// The candidate set changes here only: ids come from the
+		// membership, every status is active, and the weights
+		// (LastMeanInputTPS, MaxInputTPS) are the clusters' constant
+		// specs, so a new membership is a new lb.Snapshot.Version.
+		r.snap.Version++
 	}
 	for pos, ci := range r.viewIdx {
 		dst := &r.snap.Clusters[pos].Stats
