@@ -28,6 +28,7 @@ var literalExceptions = map[[2]string]string{
 	{"internal/cli/context_cmd.go", "default"}: "a setting's origin in context show --resolved (flag, env, context, default)",
 	{"internal/live/live.go", "default"}:       "live.OriginDefault, a snapshot value's origin",
 	{"internal/metrics/report.go", "models"}:   "check metrics' JSON key: the models seen in the scrape",
+	{"internal/cli/check_json.go", "models"}:   "the same check metrics JSON key, where the report streams it",
 	{"internal/metrics/verdict.go", "models"}:  "the English plural of model (plural.Noun)",
 	{"internal/sim/result.go", "models"}:       "simulate's JSON key: the route of each workload model",
 	{"internal/sim/scenario.go", "models"}:     "the scenario's workload model mix",
