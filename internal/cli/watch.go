@@ -157,24 +157,64 @@ func addWaitFlags(f *pflag.FlagSet, w *waitOptions) {
 // and while a check fails, prints a one-line status to stderr and runs it
 // again after --wait-interval, until it passes (the passing report is
 // printed, exit 0), --wait-timeout passes (the last report is printed,
-// exit 1) or Ctrl-C (the last report, exit 1). An input file that cannot
-// be read or parsed (unreadyInput: caught mid-write, not there yet) is
-// waited for the same way, with its error on stderr; when the last run
-// ended on one, the wait ends with that error (exit 2, no report). Any
-// other usage error (exit 2) stops at once, as without --wait.
+// exit 1) or Ctrl-C (the last completed run's report, exit 1). A run
+// that Ctrl-C cut short is not counted and its partial report is dropped:
+// interrupted before any run finished, the wait prints no report and
+// says so (exit 1). An input file that cannot be read or parsed
+// (unreadyInput: caught mid-write, not there yet) is waited for the same
+// way, with its error on stderr; when the last completed run ended on
+// one, the wait ends with that error (exit 2, no report). Any other usage
+// error (exit 2) stops at once, as without --wait.
 func runPreflightWait(ctx context.Context, env *Env, run func(context.Context, *Env) error, w waitOptions) error {
 	if w.Timeout <= 0 || w.Interval <= 0 {
 		return Usagef("--wait-timeout and --wait-interval must be positive")
 	}
 	deadline := time.Now().Add(w.Timeout)
+	// The last completed run: its report, its error, and whether that
+	// error was an unready input. done counts the completed runs.
+	var (
+		lastBuf     *bytes.Buffer
+		lastErr     error
+		lastUnready bool
+		done        int
+	)
+	// end is the wait's last word: the last completed run's report and
+	// why it stopped, with that run's error when it had no report.
+	// during is the run Ctrl-C cut short (0: it came in a pause).
+	end := func(interrupted bool, during int) error {
+		if done == 0 {
+			return &ExitError{Code: ExitFindings, Err: fmt.Errorf("preflight --wait: interrupted during run %d (no run finished)", during)}
+		}
+		env.Out.Write(lastBuf.Bytes())
+		when := "while waiting"
+		if during > 0 {
+			when = fmt.Sprintf("during run %d", during)
+		}
+		why := fmt.Sprintf("still failing after %s (%s)", w.Timeout, runsText(done))
+		if interrupted {
+			why = fmt.Sprintf("interrupted %s; still failing (%s)", when, runsText(done))
+		}
+		if lastUnready {
+			why = fmt.Sprintf("input still unreadable or incomplete after %s (%s): %v", w.Timeout, runsText(done), lastErr)
+			if interrupted {
+				why = fmt.Sprintf("interrupted %s; input still unreadable or incomplete (%s): %v", when, runsText(done), lastErr)
+			}
+			return &ExitError{Code: ExitUsage, Err: errors.New("preflight --wait: " + why)}
+		}
+		return &ExitError{Code: ExitFindings, Err: errors.New("preflight --wait: " + why)}
+	}
 	for attempt := 1; ; attempt++ {
 		sub, buf := captureEnv(env, env.Global.Output)
 		sub.Streams.OutTTY = env.OutTTY
 		err := run(ctx, sub)
+		if ctx.Err() != nil {
+			// Cut short: whatever it printed or returned may come from
+			// the cancel (a scrape or probe aborted), not from the inputs.
+			return end(true, attempt)
+		}
 		code := exitCode(err)
-		interrupted := ctx.Err() != nil
 		_, unready := errors.AsType[*unreadyInput](err)
-		if code == ExitUsage && !unready && !interrupted {
+		if code == ExitUsage && !unready {
 			env.Out.Write(buf.Bytes())
 			return err
 		}
@@ -185,26 +225,10 @@ func runPreflightWait(ctx context.Context, env *Env, run func(context.Context, *
 			}
 			return nil
 		}
-		// end is the wait's last word: the last run's report and why
-		// it stopped, with the last run's error when it had no report.
-		end := func(interrupted bool) error {
-			env.Out.Write(buf.Bytes())
-			why := fmt.Sprintf("still failing after %s (%s)", w.Timeout, runsText(attempt))
-			if interrupted {
-				why = fmt.Sprintf("interrupted while waiting; still failing (%s)", runsText(attempt))
-			}
-			if unready {
-				why = fmt.Sprintf("input still unreadable or incomplete after %s (%s): %v", w.Timeout, runsText(attempt), err)
-				if interrupted {
-					why = fmt.Sprintf("interrupted while waiting; input still unreadable or incomplete (%s): %v", runsText(attempt), err)
-				}
-				return &ExitError{Code: ExitUsage, Err: errors.New("preflight --wait: " + why)}
-			}
-			return &ExitError{Code: ExitFindings, Err: errors.New("preflight --wait: " + why)}
-		}
+		lastBuf, lastErr, lastUnready, done = buf, err, unready, attempt
 		left := time.Until(deadline)
-		if interrupted || left <= 0 {
-			return end(interrupted)
+		if left <= 0 {
+			return end(false, 0)
 		}
 		pause := min(w.Interval, left)
 		if unready {
@@ -216,7 +240,7 @@ func runPreflightWait(ctx context.Context, env *Env, run func(context.Context, *
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return end(true)
+			return end(true, 0)
 		case <-t.C:
 		}
 	}

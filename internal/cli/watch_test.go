@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,7 +146,9 @@ func TestPreflightWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	code = cli.Main(ctx, []string{"preflight", "--stage", "1", "--config", cfg, "--wait", "--wait-interval", "30ms"}, &ui.Streams{In: strings.NewReader(""), Out: &o, Err: &e, Getenv: func(string) string { return "" }})
-	if code != cli.ExitFindings || !strings.Contains(e.String(), "interrupted while waiting; still failing") {
+	// A run the cancel cut short is not counted: the wait says which
+	// (or that it came in a pause) and prints the last completed report.
+	if code != cli.ExitFindings || !regexp.MustCompile(`preflight --wait: interrupted (while waiting|during run \d+); still failing \(\d+ runs?\)`).MatchString(e.String()) || strings.Count(o.String(), "Status check results") != 1 {
 		t.Errorf("Ctrl-C: exit %d %s", code, e.String())
 	}
 }
@@ -192,5 +198,54 @@ func TestPreflightWaitConfigMidWrite(t *testing.T) {
 	code, _, errs = runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--olric", "127.0.0.1:1", "--wait", "--wait-timeout", "20s", "--wait-interval", "30ms")
 	if code != cli.ExitUsage || !strings.Contains(errs, "nothing was checked at stage 1") || strings.Contains(errs, "waiting") {
 		t.Fatalf("usage error: exit %d\n%s", code, errs)
+	}
+}
+
+// TestPreflightWaitInterruptedDuringRun: Ctrl-C while a run scrapes (the
+// server holds the request) keeps the last completed run's report, counts
+// only completed runs, and says when no run finished.
+func TestPreflightWaitInterruptedDuringRun(t *testing.T) {
+	t.Parallel()
+	bad, err := os.ReadFile(fixture("examples", "lb-config", "no-slo-pulsar-wait-and-widen.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "lb.json")
+	if err := os.WriteFile(cfg, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	healthy, err := os.ReadFile(metricsFixture("stargate-healthy.prom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		answered int // requests answered before one is held
+		wantOut  bool
+		wantErr  string
+	}{
+		{1, true, "preflight --wait: interrupted during run 2; still failing (1 run)"},
+		{0, false, "preflight --wait: interrupted during run 1 (no run finished)"},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var hits atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if int(hits.Add(1)) > tc.answered {
+				cancel() // Ctrl-C while this scrape is in flight
+				<-r.Context().Done()
+				return
+			}
+			_, _ = w.Write(healthy)
+		}))
+		var o, e bytes.Buffer
+		code := cli.Main(ctx, []string{"preflight", "--stage", "1", "--config", cfg, "--stargate-metrics", srv.URL + "/metrics", "--wait", "--wait-interval", "20ms"},
+			&ui.Streams{In: strings.NewReader(""), Out: &o, Err: &e, Getenv: func(string) string { return "" }})
+		srv.Close()
+		cancel()
+		if code != cli.ExitFindings || !strings.Contains(e.String(), tc.wantErr) || strings.Contains(o.String(), "Status check results") != tc.wantOut {
+			t.Errorf("%d answered: exit %d\nstdout:\n%s\nstderr:\n%s", tc.answered, code, o.String(), e.String())
+		}
+		if tc.wantOut && (strings.Count(o.String(), "Status check results") != 1 || !strings.Contains(o.String(), "✖")) {
+			t.Errorf("%d answered: want run 1's failing report once:\n%s", tc.answered, o.String())
+		}
 	}
 }
