@@ -253,10 +253,19 @@ func runMigrate(_ context.Context, env *Env, opts *migrateOptions) error {
 			return err
 		}
 	} else {
+		// A diff that cannot be printed (a full disk, a closed pipe) is a
+		// failure: the report still goes to stderr (with --write it says
+		// what was written), then the error, exit 1.
+		var outErr error
 		for _, fr := range report.Files {
-			io.WriteString(env.Out, printableDiffNames(fr.Diff, fr.File))
+			if _, err := io.WriteString(env.Out, printableDiffNames(fr.Diff, fr.File)); err != nil && outErr == nil {
+				outErr = err
+			}
 		}
 		printMigrateText(env.Err, env.ErrStyle, &report)
+		if outErr != nil {
+			return fail(fmt.Errorf("the diff could not be written to standard output: %w", outErr))
+		}
 	}
 	switch {
 	case unreadable:
