@@ -421,5 +421,6 @@ func (s *rankCandidateSet) update(snap *Snapshot, mode RendezvousWeight) {
 }
 
 // idPad is the number of bytes after the last id in idData: the hash
-// reads 8-byte words that may reach past an id (candidateHasher.sumAll).
-const idPad = 8
+// reads 8-byte words that may reach past an id, up to idSpan bytes from
+// its start (candidateHasher.sumAll).
+const idPad = idSpan

@@ -42,8 +42,10 @@ type windowHash struct {
 // how far they shift up (by; 64 or more: the word has none).
 type hashWindow struct {
 	fixed [2]uint64
-	at    [2]uint8
-	by    [2]uint8
+	// mul is 2^by (0 when by ≥ 64): the shift as a product, for termAt.
+	mul [2]uint64
+	at  [2]uint8
+	by  [2]uint8
 }
 
 // windowHash kinds.
@@ -73,6 +75,9 @@ func (w *windowHash) init(b []byte, c, l int) {
 				v.at[k], v.by[k] = uint8(d), 0
 			} else {
 				v.at[k], v.by[k] = 0, uint8(min(-8*d, 64))
+			}
+			if v.by[k] < 64 {
+				v.mul[k] = 1 << v.by[k]
 			}
 		}
 		vs[*nv] = v
@@ -104,6 +109,21 @@ func (w *windowHash) init(b []byte, c, l int) {
 func (v *hashWindow) term(t []byte) uint64 {
 	lo := v.fixed[0] ^ binary.LittleEndian.Uint64(t[v.at[0]:])<<v.by[0]
 	hi := v.fixed[1] ^ binary.LittleEndian.Uint64(t[v.at[1]:])<<v.by[1]
+	h, l := bits.Mul64(lo, hi)
+	return h ^ l
+}
+
+// idSpan is how many bytes termAt may read from the start of the
+// differing bytes: a word at any offset below 64 (an id of fewer than
+// idHashClasses bytes has its words there).
+const idSpan = 64 + 8
+
+// termAt is term for differing bytes p of fewer than 64 bytes (every at
+// below 56), without bounds checks: the offset is masked to the array,
+// and the shift is a product (mul).
+func (v *hashWindow) termAt(p *[idSpan]byte) uint64 {
+	lo := v.fixed[0] ^ binary.LittleEndian.Uint64(p[v.at[0]&63:])*v.mul[0]
+	hi := v.fixed[1] ^ binary.LittleEndian.Uint64(p[v.at[1]&63:])*v.mul[1]
 	h, l := bits.Mul64(lo, hi)
 	return h ^ l
 }
@@ -225,25 +245,10 @@ func (h *candidateHasher) sumAll(set *rankCandidateSet, hashes []uint64, cut uin
 		t := data[start:]
 		switch {
 		case w.kind == hashLong && w.nv == 1 && w.nv2 == 1:
-			// Two candidates at a time when the next one has a valid
-			// weight and an id of the same length: their hash chains are
-			// independent and overlap.
-			if j := i + 1; j < len(weights) && weights[j] != 0 && int(starts[j+1]-end) == lastN {
-				u := data[end:]
-				a0, a1 := w.acc+w.vw[0].term(t), w.acc+w.vw[0].term(u)
-				b0, b1 := w.acc2+w.vw2[0].term(t), w.acc2+w.vw2[0].term(u)
-				h0, h1 := xxh3Avalanche(xxh3Avalanche(a0)+b0), xxh3Avalanche(xxh3Avalanche(a1)+b1)
-				hashes[i], hashes[j] = h0, h1
-				sel[k] = int32(i)
-				_, below := bits.Sub64(h0, cut, 0)
-				k += int(1 - below)
-				sel[k] = int32(j)
-				_, below = bits.Sub64(h1, cut, 0)
-				k += int(1 - below)
-				i = j
-				continue
-			}
-			hashes[i] = xxh3Avalanche(xxh3Avalanche(w.acc+w.vw[0].term(t)) + w.acc2 + w.vw2[0].term(t))
+			var next int
+			next, k = sumLong1(w, set, hashes, sel, i, lastN, k, cut)
+			i = next - 1
+			continue
 		case w.kind == hashMid && w.nv == 2:
 			hashes[i] = xxh3Avalanche(w.acc + w.vw[0].term(t) + w.vw[1].term(t))
 		case w.kind != hashOther:
@@ -256,6 +261,34 @@ func (h *candidateHasher) sumAll(set *rankCandidateSet, hashes []uint64, cut uin
 		k += int(1 - below)
 	}
 	return k
+}
+
+// sumLong1 is sumAll's loop over the candidates from i on, up to the
+// first one with a valid weight whose id is not n bytes long, for ids
+// of n bytes in class w: XXH3's 129–240-byte path with one varying
+// window in each round. It returns where it stopped and the new count
+// of sel. A loop of its own keeps the few values it needs in registers.
+func sumLong1(w *windowHash, set *rankCandidateSet, hashes []uint64, sel []int32, i, n, k int, cut uint64) (int, int) {
+	v, v2 := w.vw[0], w.vw2[0]
+	acc, acc2 := w.acc, w.acc2
+	weights, starts, data := set.weights, set.idStart, set.idData
+	for ; i < len(weights); i++ {
+		if weights[i] == 0 {
+			hashes[i] = 0
+			continue
+		}
+		start := int(starts[i])
+		if int(starts[i+1])-start != n {
+			break
+		}
+		t := (*[idSpan]byte)(data[start:])
+		h := xxh3Avalanche(xxh3Avalanche(acc+v.termAt(t)) + acc2 + v2.termAt(t))
+		hashes[i] = h
+		sel[k] = int32(i)
+		_, below := bits.Sub64(h, cut, 0)
+		k += int(1 - below)
+	}
+	return i, k
 }
 
 // xxh3Secret is XXH3's default 192-byte secret (kSecret of the
