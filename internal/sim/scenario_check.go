@@ -3,6 +3,10 @@ package sim
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/lcctl/lcctl/internal/ui"
 )
 
 // check validates ranges and cross references.
@@ -97,8 +101,13 @@ func (sc *Scenario) check() {
 	for i := range sc.Policies {
 		p := &sc.Policies[i]
 		path := fmt.Sprintf("policies[%d]", i)
-		if p.Name == "" {
+		switch {
+		case p.Name == "":
 			d.report(path+".name", "required")
+		case !displayable(p.Name):
+			// The name labels text output, JSON and the charts: refused
+			// here like a cluster id, not escaped in each of them.
+			d.report(path+".name", "must be valid UTF-8 without control or bidirectional formatting characters, got %s", strconv.QuoteToASCII(p.Name))
 		}
 		if names[p.Name] {
 			d.report(path+".name", "duplicate policy name %q", p.Name)
@@ -299,6 +308,12 @@ func (w *WorkloadSpec) check(d *decoder) {
 			d.report(p+".rate_multiplier", "must be 0–1000000")
 		}
 	}
+}
+
+// displayable reports whether s is valid UTF-8 that ui.Printable leaves
+// unchanged (no C0, DEL, C1 or bidirectional formatting character).
+func displayable(s string) bool {
+	return utf8.ValidString(s) && ui.Printable(s) == s
 }
 
 func printableASCII(s string) bool {

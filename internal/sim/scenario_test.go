@@ -63,6 +63,8 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"store", "clusters: [{id: a}]\ngateway: {store: redis}\n", `test.yaml:2:18: gateway.store: want shared or local`},
 		{"compare name", "clusters: [{id: a}]\ncompare: {policies: [wait-and-widen]}\n", `test.yaml:2:22: compare.policies[0]: unknown comparison policy "wait-and-widen"`},
 		{"policy one of", "clusters: [{id: a}]\npolicies: [{name: p}]\n", `policies[0]: give exactly one of`},
+		{"policy name escape", "clusters: [{id: a}]\npolicies: [{name: \"p\\e[31m\\u202e\", config: random}]\n", `test.yaml:2:19: policies[0].name: must be valid UTF-8 without control or bidirectional formatting characters, got "p\x1b[31m\u202e"`},
+		{"policy name C1", "clusters: [{id: a}]\npolicies: [{name: \"p\\x9b\", config: random}]\n", `policies[0].name: must be valid UTF-8 without control`},
 		{"policy duplicate", "clusters: [{id: a}]\npolicies: [{name: p, config: random}, {name: p, config: random}]\n", `policies[1].name: duplicate policy name "p"`},
 		{"not a mapping", "- a\n- b\n", `test.yaml:1:1: want a mapping, got a list`},
 		{"syntax", "clusters: [\n", `test.yaml:2: invalid YAML: did not find expected node content`},

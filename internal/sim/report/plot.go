@@ -8,9 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/renameio/v2"
+	"github.com/lcctl/lcctl/internal/ui"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
@@ -82,13 +85,13 @@ func writeChart(dir, name string, w, h vg.Length, render func(draw.Canvas), file
 		case "png":
 			img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(110))
 			fillWhite(img, w, h)
-			render(draw.New(img))
+			render(draw.New(textSafe{img}))
 			if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 				return files, err
 			}
 		case "svg":
 			svg := vgsvg.New(w, h)
-			render(draw.New(svg))
+			render(draw.New(textSafe{svg}))
 			if _, err := svg.WriteTo(&buf); err != nil {
 				return files, err
 			}
@@ -100,6 +103,43 @@ func writeChart(dir, name string, w, h vg.Length, render func(draw.Canvas), file
 		files = append(files, path)
 	}
 	return files, nil
+}
+
+// textSafe is a chart canvas that writes every label through chartText,
+// the one place where chart text is made safe: vgsvg escapes only the
+// five XML metacharacters, so a control character in a policy name (raw
+// ESC) would make the SVG ill-formed XML, and a bidirectional formatting
+// character (U+202E) would reorder the label.
+type textSafe struct{ vg.CanvasSizer }
+
+// FillString draws chartText(s).
+func (c textSafe) FillString(f font.Face, pt vg.Point, s string) {
+	c.CanvasSizer.FillString(f, pt, chartText(s))
+}
+
+// chartText returns s with what XML 1.0 cannot hold or a reader should not
+// see replaced by visible escapes: control and bidirectional formatting
+// characters as ui.Printable writes them (\x1b, \u202e), invalid UTF-8
+// bytes as \xff, and the non-characters U+FFFE and U+FFFF as \ufffe,
+// \uffff. Other text is returned unchanged.
+func chartText(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsAny(s, "\ufffe\uffff") {
+		return ui.Printable(s)
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == 0xfffe || r == 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return ui.Printable(b.String())
 }
 
 func fillWhite(img *vgimg.Canvas, w, h vg.Length) {

@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -378,6 +380,43 @@ func TestWriteTextEscapesControlCharacters(t *testing.T) {
 	for _, want := range []string{"scenario x\\x1b[31m\n", "  first line\n  clears \\x1b[2J the screen\n", "p\\x1b]0;title\\x07 "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+}
+
+// TestChartsAreWellFormedXML draws a policy name with a raw ESC, a
+// bidirectional override, an invalid UTF-8 byte and a non-character: each
+// SVG parses as XML and shows the name's escaped form (\x1b, \u202e).
+func TestChartsAreWellFormedXML(t *testing.T) {
+	d := testDoc()
+	name := "p\x1b[31m\u202e\xff\ufffe"
+	d.Policies[0].Policy = name
+	dir := t.TempDir()
+	files, err := WritePlots(dir, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".svg") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := xml.NewDecoder(bytes.NewReader(b))
+		for {
+			_, err := dec.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s is not well-formed XML: %v", filepath.Base(f), err)
+			}
+		}
+		// The KV reuse chart names the pair's algorithm, not its policies.
+		if want := `p\x1b[31m\u202e\xff\ufffe`; !strings.HasPrefix(filepath.Base(f), ChartKVReuse) && !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks the escaped name %s", filepath.Base(f), want)
 		}
 	}
 }
