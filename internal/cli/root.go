@@ -338,13 +338,40 @@ func Main(ctx context.Context, args []string, streams *ui.Streams) int {
 }
 
 // run is Main with a receiver of the values commands emit.
+//
+// Every command's stdout goes through one ui.CheckedWriter: when a write
+// to it failed (a full disk, /dev/full, a closed descriptor), the output
+// is incomplete, so after the command ran Main says so on stderr
+// ("lcctl: standard output: write /dev/stdout: no space left on device")
+// and exits 1 (or the command's own non-zero code), unless the command's
+// error already is that write error. A broken pipe on the process's
+// stdout never gets here: the Go runtime ends the process with SIGPIPE,
+// as for -o json (exit 141 from a shell).
 func run(ctx context.Context, args []string, streams *ui.Streams, onValue func(doc string, v any)) int {
-	root := newRootCommand(streams, onValue)
+	checked := *streams
+	out := ui.NewCheckedWriter(streams.Out)
+	checked.Out = out
+	root := newRootCommand(&checked, onValue)
 	root.SetArgs(args)
 	done := make(chan struct{})
 	go sayWhatWeWaitFor(ctx, done, streams.Err)
 	cmd, err := root.ExecuteContextC(ctx)
 	close(done)
+	code := reportError(ctx, cmd, err, streams)
+	if werr := out.Err(); werr != nil {
+		if err == nil || !strings.Contains(err.Error(), werr.Error()) {
+			writeProblem(streams.Err, "standard output: "+werr.Error()+" (the output is incomplete)")
+		}
+		if code == ExitOK {
+			code = ExitFindings
+		}
+	}
+	return code
+}
+
+// reportError prints the error a command (cmd, nil when cobra found none)
+// ended with on streams.Err and returns the exit code it means.
+func reportError(ctx context.Context, cmd *cobra.Command, err error, streams *ui.Streams) int {
 	if err == nil {
 		return ExitOK
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/mattn/go-isatty"
@@ -59,6 +60,9 @@ func (s *Streams) Width() int { return s.width(s.Out, s.OutTTY) }
 func (s *Streams) ErrWidth() int { return s.width(s.Err, s.ErrTTY) }
 
 func (s *Streams) width(w io.Writer, tty bool) int {
+	if c, ok := w.(*CheckedWriter); ok {
+		w = c.w
+	}
 	if f, ok := w.(*os.File); ok && tty {
 		if cols, _, err := term.GetSize(f.Fd()); err == nil && cols > 0 {
 			return cols
@@ -74,3 +78,52 @@ func isTerminal(f *os.File) bool {
 	fd := f.Fd()
 	return isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
 }
+
+// CheckedWriter is an io.Writer that passes every write to an underlying
+// writer and keeps the first error it returned (a short write without an
+// error counts as io.ErrShortWrite). cli.Main puts one in front of
+// stdout, so that a command whose text output is lost (a full disk,
+// /dev/full, a closed descriptor) cannot end with exit 0: after the
+// command ran, Main reports Err on stderr and exits 1. It is safe for
+// concurrent use.
+type CheckedWriter struct {
+	w   io.Writer
+	mu  sync.Mutex
+	err error
+}
+
+// NewCheckedWriter returns a CheckedWriter writing to w.
+func NewCheckedWriter(w io.Writer) *CheckedWriter { return &CheckedWriter{w: w} }
+
+// Write writes p to the underlying writer and returns what it returned,
+// keeping the error if it is the first one. An empty p is not passed on
+// (nothing can be lost; /dev/full refuses even a write of 0 bytes).
+func (c *CheckedWriter) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, err := c.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = err
+		}
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+// Err is the first error a write returned, or nil when every write
+// succeeded.
+func (c *CheckedWriter) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Unwrap returns the underlying writer (for terminal detection and
+// styling, which need the *os.File itself).
+func (c *CheckedWriter) Unwrap() io.Writer { return c.w }
