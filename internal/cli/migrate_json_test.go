@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"pgregory.net/rapid"
-
-	"github.com/lcctl/lcctl/internal/jsonobj"
 	"github.com/lcctl/lcctl/internal/migrate"
 )
 
@@ -60,54 +57,4 @@ func TestWriteMigrateJSONIsWriteJSON(t *testing.T) {
 			t.Errorf("report %d: the streamed document differs from writeJSON's at byte %d of %d/%d", i, n, got.Len(), want.Len())
 		}
 	}
-}
-
-// TestAppendChangeJSONIsEncodingJSON: appendChangeJSON writes
-// jsonobj.Encode's bytes for any change: strings with quotes,
-// backslashes, control bytes, DEL, U+2028/U+2029, bidi controls, invalid
-// UTF-8 and multi-byte characters; RawMessages compact, with spaces and
-// newlines, nil, or invalid (both refuse it); nil and empty lists.
-func TestAppendChangeJSONIsEncodingJSON(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		pieces := []string{"a", "models[\"m\"]", `\`, "\"", "\x00", "\x1f", "\b\f\n\r\t", "\x7f", "\u2028", "\u2029", "\u202e", "\xff", "\xe2\x80", "é", "→", "<&>", " "}
-		str := rapid.Custom(func(t *rapid.T) string {
-			if rapid.Bool().Draw(t, "random") {
-				return rapid.String().Draw(t, "s")
-			}
-			return strings.Join(rapid.SliceOfN(rapid.SampledFrom(pieces), 0, 6).Draw(t, "parts"), "")
-		})
-		raws := []json.RawMessage{nil, json.RawMessage(`"pulsar-wait-and-widen"`), json.RawMessage(`{"algorithm":"p","max_queued":4}`),
-			json.RawMessage(" { \"a\" : [1, 2.5e3, null, true] ,\n\"b\":\"x y\" } "), json.RawMessage(`4`), json.RawMessage(`"\u2028<"`)}
-		raw := rapid.SampledFrom(raws)
-		if rapid.IntRange(0, 20).Draw(t, "invalid") == 0 {
-			raw = rapid.SampledFrom([]json.RawMessage{json.RawMessage(`{`), json.RawMessage(`"a`), json.RawMessage(``)})
-		}
-		fields := rapid.Custom(func(t *rapid.T) []migrate.Field {
-			if rapid.IntRange(0, 4).Draw(t, "nil") == 0 {
-				return nil
-			}
-			n := rapid.IntRange(0, 3).Draw(t, "n")
-			fs := make([]migrate.Field, n)
-			for i := range fs {
-				fs[i] = migrate.Field{Name: str.Draw(t, "name"), Value: raw.Draw(t, "value")}
-			}
-			return fs
-		})
-		var lost []string
-		if rapid.Bool().Draw(t, "lost") {
-			lost = rapid.SliceOfN(str, 0, 3).Draw(t, "lost-items")
-		}
-		c := migrate.Change{Path: str.Draw(t, "path"), Rule: str.Draw(t, "rule"), Action: str.Draw(t, "action"),
-			AlgorithmBefore: str.Draw(t, "ab"), AlgorithmAfter: str.Draw(t, "aa"), Before: raw.Draw(t, "before"), After: raw.Draw(t, "after"),
-			AddedFields: fields.Draw(t, "added"), RemovedFields: fields.Draw(t, "removed"), Reason: str.Draw(t, "reason"), Lost: lost}
-		want, wantErr := jsonobj.Encode(c)
-		var got bytes.Buffer
-		err := appendChangeJSON(&got, &c)
-		if (err != nil) != (wantErr != nil) {
-			t.Fatalf("error %v, encoding/json's %v", err, wantErr)
-		}
-		if err == nil && !bytes.Equal(got.Bytes(), want) {
-			t.Fatalf("got\n%s\nwant\n%s", got.Bytes(), want)
-		}
-	})
 }

@@ -1,15 +1,12 @@
 package migrate
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/rogpeppe/go-internal/diff"
 	"pgregory.net/rapid"
 )
 
@@ -228,105 +225,5 @@ func TestMigrateDiffName(t *testing.T) {
 	res, _ = Migrate("lb.json", []byte(`{"models": {"m": "pulsar"}}`), opts)
 	if res.Status != StatusUnchanged || res.Diff != "" {
 		t.Errorf("unchanged file: %s diff %q", res.Status, res.Diff)
-	}
-}
-
-// goInternalDiff is what UnifiedDiff returned when it called
-// github.com/rogpeppe/go-internal/diff: its diff without the first line.
-func goInternalDiff(oldName, newName string, a, b []byte) string {
-	out := diff.Diff(oldName, a, newName, b)
-	if out == nil {
-		return ""
-	}
-	if i := bytes.IndexByte(out, '\n'); i >= 0 && bytes.HasPrefix(out, []byte("diff ")) {
-		out = out[i+1:]
-	}
-	return string(out)
-}
-
-// TestUnifiedDiffIsGoInternal: UnifiedDiff is byte for byte the anchored
-// diff of github.com/rogpeppe/go-internal/diff (which it replaced) on
-// random texts of few distinct lines (many repeated, few unique anchors),
-// of many distinct lines with edits, with and without final newlines,
-// CRLF lines, empty sides, and names with spaces and newlines.
-func TestUnifiedDiffIsGoInternal(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		alpha := []string{"a\n", "b\n", "c\n", "{\n", "}\n", "  x: 1\n", "a\r\n", "\n"}
-		var x, y []string
-		if rapid.Bool().Draw(t, "few") {
-			gen := rapid.SliceOfN(rapid.SampledFrom(alpha), 0, 40)
-			x, y = gen.Draw(t, "a"), gen.Draw(t, "b")
-		} else {
-			n := rapid.IntRange(0, 200).Draw(t, "n")
-			for i := range n {
-				if i%5 == 0 {
-					x = append(x, alpha[i%len(alpha)])
-				} else {
-					x = append(x, fmt.Sprintf("line %d\n", i))
-				}
-			}
-			y = slices.Clone(x)
-			for range rapid.IntRange(0, 12).Draw(t, "edits") {
-				at := rapid.IntRange(0, len(y)).Draw(t, "at")
-				switch rapid.IntRange(0, 3).Draw(t, "op") {
-				case 0: // insert
-					y = slices.Insert(y, at, rapid.SampledFrom(append(alpha, "new\n", "line 3\n")).Draw(t, "ins"))
-				case 1: // delete
-					if at < len(y) {
-						y = slices.Delete(y, at, at+1)
-					}
-				case 2: // move a line
-					if at < len(y) {
-						l := y[at]
-						y = slices.Delete(y, at, at+1)
-						to := rapid.IntRange(0, len(y)).Draw(t, "to")
-						y = slices.Insert(y, to, l)
-					}
-				default: // duplicate
-					if at < len(y) {
-						y = slices.Insert(y, at, y[at])
-					}
-				}
-			}
-		}
-		a, b := strings.Join(x, ""), strings.Join(y, "")
-		if rapid.Bool().Draw(t, "strip-a") {
-			a = strings.TrimSuffix(a, "\n")
-		}
-		if rapid.Bool().Draw(t, "strip-b") {
-			b = strings.TrimSuffix(b, "\n")
-		}
-		oldName := rapid.SampledFrom([]string{"a", "lb config.json", "x\ny.yaml"}).Draw(t, "name")
-		newName := rapid.SampledFrom([]string{oldName, "b"}).Draw(t, "new-name")
-		got, want := UnifiedDiff(oldName, newName, []byte(a), []byte(b)), goInternalDiff(oldName, newName, []byte(a), []byte(b))
-		if got != want {
-			t.Fatalf("a:\n%q\nb:\n%q\ngot:\n%s\nwant:\n%s", a, b, got, want)
-		}
-	})
-}
-
-// TestUnifiedDiffIsGoInternalLarge compares the two on a migration of
-// 15,000 models (JSON and YAML), where the anchors are many and the
-// hunks long.
-func TestUnifiedDiffIsGoInternalLarge(t *testing.T) {
-	for _, yaml := range []bool{false, true} {
-		data := largeConfig(15000, yaml)
-		opts := DefaultOptions()
-		opts.Strategy = Bounded
-		res, err := Migrate("lb.json", data, opts)
-		if yaml {
-			res, err = Migrate("lb.yaml", data, opts)
-		}
-		if err != nil || res.Status != StatusPending {
-			t.Fatalf("%v %s", err, res.Status)
-		}
-		got, want := UnifiedDiff("lb", "lb", data, res.Output), goInternalDiff("lb", "lb", data, res.Output)
-		if got != want {
-			n := 0
-			for n < len(got) && n < len(want) && got[n] == want[n] {
-				n++
-			}
-			t.Errorf("yaml %v: the diffs differ at byte %d of %d/%d", yaml, n, len(got), len(want))
-		}
 	}
 }
