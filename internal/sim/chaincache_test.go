@@ -23,12 +23,14 @@ func TestChainCacheMatchesBlockCache(t *testing.T) {
 			stage int
 		}
 		var live []*pair
+		turns := map[uint64]int32{} // a session's requests so far (its first is turn 0)
 		for step := 0; step < 3000; step++ {
 			if len(live) < 6 && rng.IntN(3) == 0 {
 				sess := uint64(rng.IntN(5))
 				in := int64(sys + 1 + rng.IntN(30))
 				out := int64(rng.IntN(10))
-				a := &request{sess: 0, hot: -1, sessID: sess, chainKey: sessionChainKey(sess), input: in, output: out}
+				a := &request{sess: 0, hot: -1, sessID: sess, chainKey: sessionChainKey(sess), turn: turns[sess], input: in, output: out}
+				turns[sess]++
 				a.inBlocks = r.inputBlocks(a)
 				b := &request{sess: 0, hot: -1, sessID: sess, chainKey: sessionChainKey(sess), input: in, output: out}
 				// The block ids the chains stand for, one per token
@@ -137,13 +139,14 @@ func (c *refLRU) release(id uint64) {
 // runner (matchPrefix, writeBlocks, releaseBlocks, as the engines call
 // them; finishBlocks for half the completions) and the plain LRU of
 // blocks with the same random requests: shared system prompt, hot prefix
-// and session chains, several requests of one
-// chain running at once with different holds, partial blocks,
-// releases before the output is written (preemption), capacities from 0
-// to roomy and cluster failures that clear the cache. After every
-// operation the matched tokens, the holds, the number of cached blocks
-// and of evictions agree, and the blocks the oracle holds for each chain
-// are exactly the leading run [0, cached) the chain cache keeps.
+// and session chains, several requests of one chain running at once with
+// different holds, partial blocks, releases before the output is written
+// and the same request matched again (preemption; a session's first turn,
+// once written, finds its own chain), capacities from 0 to roomy and
+// cluster failures that clear the cache. After every operation the
+// matched tokens, the holds, the number of cached blocks and of evictions
+// agree, and the blocks the oracle holds for each chain are exactly the
+// leading run [0, cached) the chain cache keeps.
 func TestChainCacheMatchesReference(t *testing.T) {
 	for seed := uint64(1); seed <= 60; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 11))
@@ -163,6 +166,11 @@ func TestChainCacheMatchesReference(t *testing.T) {
 		}
 		var running []*live
 		keys := map[uint64]bool{}
+		turns := map[uint64]int32{} // a session's requests so far (its first is turn 0)
+		// A session's first turn, until it writes its blocks: no other
+		// request of the session starts meanwhile (a session's turns run one
+		// after the other; matchPrefix relies on it).
+		first := map[uint64]*request{}
 		refMatch := func(l *live) int64 {
 			l.held, l.full = 0, false
 			most := min(l.q.inBlocks, max(l.q.input-1, 0)/bt)
@@ -194,11 +202,19 @@ func TestChainCacheMatchesReference(t *testing.T) {
 					l.q.held, l.q.noRoom = 0, false
 				}
 				running = running[:0]
+				clear(first) // those first turns are gone
 				c.cc.clear()
 				clear(ref.blocks)
 			case op < 8 && len(running) < 8: // a request is admitted
 				sess := uint64(rng.IntN(6))
-				q := &request{sess: 0, hot: int32(rng.IntN(3)) - 1, model: int32(rng.IntN(2)), sessID: sess, chainKey: sessionChainKey(sess)}
+				if f := first[sess]; f != nil && !f.wrote {
+					continue
+				}
+				q := &request{sess: 0, hot: int32(rng.IntN(3)) - 1, model: int32(rng.IntN(2)), sessID: sess, chainKey: sessionChainKey(sess), turn: turns[sess]}
+				if turns[sess] == 0 {
+					first[sess] = q
+				}
+				turns[sess]++
 				q.input = int64(rng.IntN(int(bt*(hotB+12)))) + 1
 				q.output = int64(rng.IntN(int(4 * bt)))
 				q.inBlocks = r.inputBlocks(q)
@@ -220,12 +236,17 @@ func TestChainCacheMatchesReference(t *testing.T) {
 				l := running[k]
 				q := l.q
 				switch {
-				case rng.IntN(6) == 0: // preempted: released, matched again later
+				case rng.IntN(6) == 0: // preempted: released, then matched again (a batched engine admits it again)
 					r.releaseBlocks(q, c)
 					q.noRoom = false
 					refRelease(l)
-					running = append(running[:k], running[k+1:]...)
-				case l.stage == 0: // the first token: the prompt's blocks
+					got, want := r.matchPrefix(q, c), refMatch(l)
+					if got != want {
+						t.Fatalf("seed %d step %d: matched %d tokens again, the reference %d", seed, step, got, want)
+					}
+					l.stage = 0
+				case l.stage == 0: // the first token: the prompt's blocks (emitFirstToken)
+					q.wrote = true
 					r.writeBlocks(q, c, q.inBlocks)
 					refWrite(l, q.inBlocks)
 					l.stage++

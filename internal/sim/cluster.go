@@ -158,6 +158,7 @@ func (r *runner) emitFirstToken(qi int32) {
 		r.stores[q.replica].set(q.storeKey, q.cluster, at)
 	}
 	// The prompt's blocks are computed: later requests can reuse them.
+	q.wrote = true
 	r.writeBlocks(q, c, q.inBlocks)
 	q.state = stDecode
 }
@@ -413,6 +414,11 @@ func (r *runner) matchPrefix(q *request, c *clusterState) int64 {
 		if pc, pos, ok := q.prevTurn.chain(); ok && pc == q.cluster {
 			hint = pos
 		}
+		// A session's first turn has no chain of its own anywhere until
+		// it writes one (a batched engine may preempt it after its first
+		// token and admit it again): only the session's requests use its
+		// key.
+		fresh := q.sess >= 0 && q.turn == 0 && !q.wrote
 		for j, s := range segs {
 			want := min(s.hi, most) - s.lo
 			if want <= 0 {
@@ -420,6 +426,9 @@ func (r *runner) matchPrefix(q *request, c *clusterState) int64 {
 			}
 			h := int32(-1)
 			if j == len(segs)-1 {
+				if fresh {
+					break // match would find no chain: 0 blocks, position -1
+				}
 				h = hint
 			}
 			m, ci := c.cc.match(s.key, h, want)

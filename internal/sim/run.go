@@ -81,6 +81,7 @@ type request struct {
 	ownStore       bool     // the store entry is the session's own (ownStore): it travels with the session
 	stored         bool     // ownStore: this turn has written its entry, at storedAt
 	storedAt       int64    // ns
+	wrote          bool     // it has written blocks (its first token left at least once)
 	dispatchAt     int64    // ns
 	blocks         []uint64 // the prompt's block ids from the trace; nil = derived
 	rk             int32    // routing key index (-1 none)
