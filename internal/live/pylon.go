@@ -97,7 +97,7 @@ func ParsePylonPage(t PylonTarget, data []byte, contentType, model, prefix strin
 		prefix = DefaultPrefix
 	}
 	n := Names{Prefix: prefix}
-	sc, err := metrics.Parse(t.URL, data, contentType, n.Families()...)
+	sc, err := metrics.Parse(metrics.RedactSource(t.URL), data, contentType, n.Families()...)
 	if err != nil {
 		return nil, usageErr(t.source(), t.Cluster, "", "not Prometheus text exposition: %v", err)
 	}

@@ -56,11 +56,24 @@ func (e *ReadError) Unwrap() error { return e.Err }
 // RedactSource returns src as it may be printed: for an http(s) URL with
 // credentials (http://user:secret@host/metrics) the password is replaced
 // by "xxxxx", as net/url's URL.Redacted does, and so is a user name given
-// without a password (often a token: http://TOKEN@host/); other sources
-// (files, "-", "stdin", URLs without credentials) are returned unchanged.
-// Every source in text, JSON and error messages passes through it.
+// without a password (often a token: http://TOKEN@host/); every value in
+// the query string is replaced by "xxxxx" too, its parameter name kept
+// (?token=abc&job=x reads ?token=xxxxx&job=xxxxx), since a scrape endpoint
+// behind a proxy often takes its credential there (?access_token=…). A
+// query part without "=" is a name and is kept; the fragment is kept.
+// Other sources (files, "-", "stdin") and URLs without either are
+// returned unchanged. Every source in text, JSON and error messages
+// passes through it.
 func RedactSource(src string) string {
-	if !IsURL(src) || !strings.Contains(src, "@") {
+	if !IsURL(src) {
+		return src
+	}
+	return redactQuery(redactUserinfo(src))
+}
+
+// redactUserinfo is RedactSource's credentials part.
+func redactUserinfo(src string) string {
+	if !strings.Contains(src, "@") {
 		return src
 	}
 	u, err := url.Parse(src)
@@ -85,6 +98,28 @@ func RedactSource(src string) string {
 		return u.String()
 	}
 	return u.Redacted()
+}
+
+// redactQuery replaces each value of src's query string (from the first
+// "?" to the fragment's "#") by "xxxxx", keeping the names, the order and
+// the separators; it works on the text, so a URL net/url cannot parse is
+// redacted too, and one without a query is returned as it is.
+func redactQuery(src string) string {
+	i := strings.IndexAny(src, "?#")
+	if i < 0 || src[i] == '#' {
+		return src
+	}
+	query, frag := src[i+1:], ""
+	if j := strings.IndexByte(query, '#'); j >= 0 {
+		query, frag = query[:j], query[j:]
+	}
+	parts := strings.Split(query, "&")
+	for k, p := range parts {
+		if name, value, ok := strings.Cut(p, "="); ok && value != "" {
+			parts[k] = name + "=xxxxx"
+		}
+	}
+	return src[:i+1] + strings.Join(parts, "&") + frag
 }
 
 // IsURL reports whether src names an http or https URL (case-insensitive
@@ -196,6 +231,11 @@ func (f *Fetcher) get(ctx context.Context, src string) ([]byte, string, error) {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
+		// The *url.Error quotes the URL, or a redirect's target, with
+		// its password masked by net/http but its query in full.
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			ue.URL = RedactSource(ue.URL)
+		}
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("no answer within %s", timeout)
 		}

@@ -14,7 +14,18 @@ func TestRedactSource(t *testing.T) {
 		"http://u:p@h:1/%zz":          "http://xxxxx@h:1/%zz", // unparsable: everything before the host hidden
 		"metrics@2.prom":              "metrics@2.prom",
 		"stdin":                       "stdin",
-		"HTTP://u:SECRET@h/x?q=a@b#c": "http://u:xxxxx@h/x?q=a@b#c",
+		"HTTP://u:SECRET@h/x?q=a@b#c": "http://u:xxxxx@h/x?q=xxxxx#c",
+		// Query values are secrets too (?token=, ?access_token=): the
+		// names, order and separators stay; a name without a value stays.
+		"http://h/m?token=S1&job=x":   "http://h/m?token=xxxxx&job=xxxxx",
+		"https://h/m?access_token=S1": "https://h/m?access_token=xxxxx",
+		"http://h/m?debug&t=S1&&e=":   "http://h/m?debug&t=xxxxx&&e=",
+		"http://h/m?t=S1#frag":        "http://h/m?t=xxxxx#frag",
+		"http://h/m#a?t=1":            "http://h/m#a?t=1",
+		"http://u:p@h/m?t=S1":         "http://u:xxxxx@h/m?t=xxxxx",
+		"http://u:p@h:1:bad/m?t=S1":   "http://xxxxx@h:1:bad/m?t=xxxxx",
+		"http://h/%zz?t=S1":           "http://h/%zz?t=xxxxx",
+		"m.prom?t=1":                  "m.prom?t=1",
 	} {
 		if got := RedactSource(in); got != want {
 			t.Errorf("RedactSource(%q) = %q, want %q", in, got, want)
