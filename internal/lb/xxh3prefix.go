@@ -272,21 +272,39 @@ func sumLong1(w *windowHash, set *rankCandidateSet, hashes []uint64, sel []int32
 	v, v2 := w.vw[0], w.vw2[0]
 	acc, acc2 := w.acc, w.acc2
 	weights, starts, data := set.weights, set.idStart, set.idData
-	for ; i < len(weights); i++ {
+	for i < len(weights) {
 		if weights[i] == 0 {
 			hashes[i] = 0
+			i++
 			continue
 		}
-		start := int(starts[i])
-		if int(starts[i+1])-start != n {
+		start, end := int(starts[i]), int(starts[i+1])
+		if end-start != n {
 			break
 		}
 		t := (*[idSpan]byte)(data[start:])
+		if j := i + 1; j < len(weights) && weights[j] != 0 && int(starts[j+1])-end == n {
+			// Two at a time: their hash chains are independent and overlap.
+			u := (*[idSpan]byte)(data[end:])
+			a0, a1 := acc+v.termAt(t), acc+v.termAt(u)
+			b0, b1 := acc2+v2.termAt(t), acc2+v2.termAt(u)
+			h0, h1 := xxh3Avalanche(xxh3Avalanche(a0)+b0), xxh3Avalanche(xxh3Avalanche(a1)+b1)
+			hashes[i], hashes[j] = h0, h1
+			sel[k] = int32(i)
+			_, below := bits.Sub64(h0, cut, 0)
+			k += int(1 - below)
+			sel[k] = int32(j)
+			_, below = bits.Sub64(h1, cut, 0)
+			k += int(1 - below)
+			i += 2
+			continue
+		}
 		h := xxh3Avalanche(xxh3Avalanche(acc+v.termAt(t)) + acc2 + v2.termAt(t))
 		hashes[i] = h
 		sel[k] = int32(i)
 		_, below := bits.Sub64(h, cut, 0)
 		k += int(1 - below)
+		i++
 	}
 	return i, k
 }
