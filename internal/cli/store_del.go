@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lcctl/lcctl/internal/store"
+	"github.com/lcctl/lcctl/internal/ui"
 )
 
 type storeDelOptions struct {
@@ -48,6 +50,12 @@ is then classified new and placed afresh.
 Olric's delete reply does not say whether anything was removed, so lcctl
 reads the entry first, deletes it, and reads again to confirm. With
 --if-cluster it deletes only when the entry still points to that cluster.
+The read confirms absence at the current owners only: when a member
+holding a copy was missing, did not answer, or the partition moved during
+the delete, the outcome is "unconfirmed" (the copy may come back: run
+again after the member returns or is removed). A member the others had
+dropped before the delete started is seen by no client: "deleted" says
+at which owners the entry was confirmed absent.
 
 Exit status 1 when there is no entry, when --if-cluster does not match, or
 when the delete could not be confirmed. Without --yes this is a dry run.`,
@@ -69,6 +77,14 @@ type delJSON struct {
 	Outcome string       `json:"outcome"`
 	Before  *entryJSON   `json:"before"`
 	Session *sessionJSON `json:"session,omitempty"`
+	// Holders, MembersAway and Unconfirmed are set for the outcomes
+	// deleted and unconfirmed: the members where the entry was read as
+	// absent (the copy holders of its partition), the members missing
+	// from the member list during the delete, and why an unconfirmed
+	// delete is not confirmed.
+	Holders     []string `json:"confirmed_absent_at,omitempty"`
+	MembersAway []string `json:"members_away,omitempty"`
+	Unconfirmed string   `json:"unconfirmed_reason,omitempty"`
 }
 
 // runStoreDel deletes the validated entry, or with o.yes false shows
@@ -93,6 +109,12 @@ func runStoreDel(ctx context.Context, env *Env, o *storeDelOptions) error {
 		}
 		out.Outcome = string(res.Outcome)
 		before = res.Before
+		if res.Outcome == store.Deleted || res.Outcome == store.Unconfirmed {
+			out.Holders, out.Unconfirmed = nonNil(res.Holders), res.Unconfirmed
+			if len(res.MembersAway) > 0 {
+				out.MembersAway = res.MembersAway
+			}
+		}
 	} else {
 		before, err = c.Get(ctx, key)
 		switch {
@@ -122,7 +144,10 @@ func runStoreDel(ctx context.Context, env *Env, o *storeDelOptions) error {
 		}
 		switch store.DeleteOutcome(out.Outcome) {
 		case store.Deleted:
-			fmt.Fprintf(env.Out, "%s %s%s\n", env.Style.OK.Render("deleted"), key, was)
+			fmt.Fprintf(env.Out, "%s %s%s: confirmed absent at the current owners (%s)\n", env.Style.OK.Render("deleted"), key, was, textList(out.Holders))
+		case store.Unconfirmed:
+			fmt.Fprintf(env.Out, "%s %s%s: read as absent at %s, but %s; a copy may remain there and come back\nrun again after the member returns or is removed\n",
+				env.Style.Warning.Render("not confirmed:"), key, was, textList(out.Holders), ui.Printable(out.Unconfirmed))
 		case store.Rewritten:
 			fmt.Fprintf(env.Out, "%s %s%s; it was written again since (the session is active)\n", env.Style.OK.Render("deleted"), key, was)
 		case store.Absent:
@@ -137,8 +162,20 @@ func runStoreDel(ctx context.Context, env *Env, o *storeDelOptions) error {
 	case store.Absent:
 		absentNote(env, c.DMap())
 		return ErrFindings
-	case store.Changed:
+	case store.Changed, store.Unconfirmed:
 		return ErrFindings
 	}
 	return nil
+}
+
+// textList joins member names for text output, each made printable.
+func textList(ms []string) string {
+	if len(ms) == 0 {
+		return "none known"
+	}
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = textValue(m)
+	}
+	return strings.Join(out, ", ")
 }

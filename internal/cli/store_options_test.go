@@ -78,7 +78,8 @@ func TestStoreCommandsWithoutCobra(t *testing.T) {
 
 	del := &storeDelOptions{cmdInput: given("key", "if-cluster"), storeConn: conn(), session: sessionFlags{withKey: true, key: want}, ifCluster: "cluster-b", yes: true}
 	env, out, _ = testEnv("", OutputText)
-	if err := runValidated(ctx, env, del, runStoreDel); err != nil || !strings.HasPrefix(out.String(), "deleted "+want) {
+	if err := runValidated(ctx, env, del, runStoreDel); err != nil || !strings.HasPrefix(out.String(), "deleted "+want) ||
+		!strings.Contains(out.String(), ": confirmed absent at the current owners (127.0.0.1:") {
 		t.Errorf("store del: %v %q", err, out)
 	}
 	if err := (&storeDelOptions{cmdInput: given("key", "if-cluster"), storeConn: conn(), session: sessionFlags{withKey: true, key: want}}).validate(env); !usageErr(err, "--if-cluster") {

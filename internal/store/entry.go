@@ -162,8 +162,17 @@ type DeleteOutcome string
 // Delete outcomes.
 const (
 	// Deleted: the entry existed (with the expected value, if one was
-	// given) and a read after the delete found it gone.
+	// given) and a read after the delete found it gone at the current
+	// owners, with every member that holds a copy of its partition in the
+	// member list and answering, and the routing table and the member
+	// list unchanged throughout (see confirmAbsent).
 	Deleted DeleteOutcome = "deleted"
+	// Unconfirmed: the delete was sent and the read after it found the
+	// entry gone, but a copy may remain on a member the read did not reach
+	// (DeleteResult.Unconfirmed says why): it comes back when that member
+	// answers again. Run the delete again after the member returns or is
+	// removed.
+	Unconfirmed DeleteOutcome = "unconfirmed"
 	// Absent: there was no entry to delete; nothing was sent.
 	Absent DeleteOutcome = "absent"
 	// Changed: the entry holds another cluster than the expected one; it
@@ -184,6 +193,16 @@ type DeleteResult struct {
 	Before Entry `json:"-"`
 	// After is the entry read after deleting, when one was found.
 	After *Entry `json:"-"`
+	// Holders are the members the routing table named, when the call
+	// started, as holding a copy of the key's partition (previous and
+	// current primary owners, then the replica owners): where a Deleted
+	// entry was confirmed absent. Set for Deleted and Unconfirmed.
+	Holders []string `json:"-"`
+	// MembersAway are the members of the start missing from the member
+	// list at some read during the call, sorted (Deleted and Unconfirmed).
+	MembersAway []string `json:"-"`
+	// Unconfirmed says why an Unconfirmed outcome is not Deleted.
+	Unconfirmed string `json:"-"`
 }
 
 // Delete removes one entry and reports what really happened, because
@@ -192,7 +211,11 @@ type DeleteResult struct {
 // when ifCluster is not empty and the entry holds another value, otherwise
 // sends DM.DEL for this single key, then reads again. A read that finds the
 // same write again gets one more try (see rewriteAndDelete); an entry that
-// survives that is an error.
+// survives that is an error. An entry read as gone is Deleted only when
+// nothing during the call leaves room for a copy elsewhere (confirmAbsent):
+// the routing table and the member list are read before the first read
+// and polled until the last, as Scan and Evict do, and the members holding
+// a copy of the key's partition are pinged; otherwise it is Unconfirmed.
 func (c *Client) Delete(ctx context.Context, key, ifCluster string) (DeleteResult, error) {
 	res := DeleteResult{Key: key}
 	if err := ValidateKey(key); err != nil {
@@ -203,6 +226,10 @@ func (c *Client) Delete(ctx context.Context, key, ifCluster string) (DeleteResul
 			return res, err
 		}
 	}
+	ctx, _, release := c.withDownWatch(ctx, DefaultSettleTimeout)
+	defer release()
+	tr := c.trackRoutes(ctx)
+	defer tr.close()
 	before, err := c.get(ctx, key)
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -226,7 +253,7 @@ func (c *Client) Delete(ctx context.Context, key, ifCluster string) (DeleteResul
 	after, err := c.get(ctx, key)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		res.Outcome = Deleted
+		res.Outcome = c.confirmAbsent(ctx, tr, &res)
 		return res, nil
 	case err != nil:
 		return res, c.keyErr("delete: read after delete", key, err)
@@ -241,7 +268,8 @@ func (c *Client) Delete(ctx context.Context, key, ifCluster string) (DeleteResul
 	case err != nil:
 		return res, c.keyErr("delete", key, err)
 	case gone:
-		res.Outcome, res.After = Deleted, nil
+		res.After = nil
+		res.Outcome = c.confirmAbsent(ctx, tr, &res)
 	default:
 		res.Outcome, res.After = Changed, &cur
 	}
