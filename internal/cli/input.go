@@ -117,25 +117,33 @@ func notRegular(p string, d fs.DirEntry) string {
 		}
 		mode = st.Mode().Type()
 	}
-	what := ""
-	switch {
-	case mode.IsRegular():
+	what := fileKind(mode)
+	if what == "" {
 		return ""
-	case mode.IsDir():
-		what = "a directory"
-	case mode&fs.ModeNamedPipe != 0:
-		what = "a named pipe"
-	case mode&fs.ModeSocket != 0:
-		what = "a socket"
-	case mode&fs.ModeDevice != 0:
-		what = "a device"
-	default:
-		what = "a special file"
 	}
 	if link {
 		return "a link to " + what + ", not read"
 	}
 	return what + ", not read"
+}
+
+// fileKind names what a file of the given mode is when it is not a
+// regular file ("a directory", "a named pipe", "a socket", "a device",
+// "a special file"); "" for a regular file.
+func fileKind(mode fs.FileMode) string {
+	switch {
+	case mode.IsRegular():
+		return ""
+	case mode.IsDir():
+		return "a directory"
+	case mode&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case mode&fs.ModeSocket != 0:
+		return "a socket"
+	case mode&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // expandInputs is expandArgs without the empty-directory error: a readable

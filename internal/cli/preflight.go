@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -195,6 +196,11 @@ func runPreflight(ctx context.Context, env *Env, opts *preflightOptions) error {
 // read or parsed is an exit-2 error marked unreadyInput (--wait runs
 // again on it).
 func runPreflightOnce(ctx context.Context, env *Env, opts *preflightOptions) error {
+	if opts.Wait.Wait {
+		if err := refuseUnwaitable(opts.fileInputs()); err != nil {
+			return err
+		}
+	}
 	if opts.Stage == 1 && opts.olricGiven && len(opts.olric.Addrs) > 0 {
 		fmt.Fprintf(env.Err, "lcctl: note: the Olric checks start at stage 2 (the gateway store); the Olric addresses (%s) are not used at stage 1\n", valueOrigin(env, opts.flagGiven, "olric", EnvOlricAddrs))
 	}
@@ -293,6 +299,49 @@ func readPreflightInputs(ctx context.Context, env *Env, opts *preflightOptions) 
 		specs = append(specs, &scrapeSpec{flag: "stargate-metrics", src: opts.StargateMetrics, keep: metrics.StargateFamilies(opts.StargatePrefix), out: in.StargateMetrics})
 	}
 	return in, scrapeAll(ctx, fetcher, specs, opts.Interval)
+}
+
+// fileInput is an input a preflight run reads from a named file: the
+// flag that gave it (without dashes) and the path.
+type fileInput struct{ flag, path string }
+
+// fileInputs lists the inputs of opts read from named files, in flag
+// order: --config, --gateway-env, each --gateway-values, and the metrics
+// sources that are not URLs (standard input, "-", is not listed).
+func (opts *preflightOptions) fileInputs() []fileInput {
+	var out []fileInput
+	add := func(flag, path string) {
+		if path != "" && path != "-" && !metrics.IsURL(path) {
+			out = append(out, fileInput{flag, path})
+		}
+	}
+	add("config", opts.Config)
+	add("gateway-env", opts.GatewayEnv)
+	for _, p := range opts.GatewayValues {
+		add("gateway-values", p)
+	}
+	add("gateway-metrics", opts.GatewayMetrics)
+	add("stargate-metrics", opts.StargateMetrics)
+	return out
+}
+
+// refuseUnwaitable is the usage error of a --wait whose file input exists
+// but is not a regular file (a directory, a named pipe or process
+// substitution, a socket, a device): no later run can read it as a
+// file, so the wait stops at once rather than run until --wait-timeout.
+// An input that is not there, or cannot be inspected (permission
+// denied), is not refused: it is waited for.
+func refuseUnwaitable(files []fileInput) error {
+	for _, f := range files {
+		st, err := os.Stat(f.path)
+		if err != nil {
+			continue
+		}
+		if kind := fileKind(st.Mode()); kind != "" {
+			return Usagef("--%s: %s is %s, not a regular file: --wait reads every input again on each run, so each must be a regular file (a pipe can be read only once)", f.flag, f.path, kind)
+		}
+	}
+	return nil
 }
 
 // unreadyInput marks the error of a preflight run whose input file could

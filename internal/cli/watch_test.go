@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -246,6 +247,32 @@ func TestPreflightWaitInterruptedDuringRun(t *testing.T) {
 		}
 		if tc.wantOut && (strings.Count(o.String(), "Status check results") != 1 || !strings.Contains(o.String(), "✖")) {
 			t.Errorf("%d answered: want run 1's failing report once:\n%s", tc.answered, o.String())
+		}
+	}
+}
+
+// TestPreflightWaitRefusesSpecialFiles: a --wait input that exists but is
+// not a regular file (a named pipe, a directory, a device) cannot become
+// readable by waiting: the wait stops at once (exit 2), where it ran every
+// --wait-interval until --wait-timeout. A missing file is still waited for
+// (TestPreflightWaitConfigMidWrite).
+func TestPreflightWaitRefusesSpecialFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	special := []string{dir, os.DevNull}
+	if runtime.GOOS != "windows" {
+		fifo := filepath.Join(dir, "ff")
+		if err := mkfifo(fifo); err != nil {
+			t.Fatal(err)
+		}
+		special = append(special, fifo)
+	}
+	for _, p := range special {
+		for _, flag := range []string{"--config", "--stargate-metrics"} {
+			code, out, errs := runLcctlStdin(t, "", nil, "preflight", "--stage", "1", flag, p, "--wait", "--wait-timeout", "500ms", "--wait-interval", "100ms")
+			if code != cli.ExitUsage || out != "" || !strings.Contains(errs, flag+": "+p+" is a ") || !strings.Contains(errs, "not a regular file") || strings.Contains(errs, "waiting") {
+				t.Errorf("%s %s: exit %d\n%s%s", flag, p, code, out, errs)
+			}
 		}
 	}
 }
