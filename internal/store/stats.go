@@ -97,8 +97,11 @@ type ClusterStats struct {
 	Members []MemberStats `json:"members"`
 	// Partitions is the partition count.
 	Partitions int `json:"partitions"`
-	// ReplicaCount is the number of copies the routing table shows: 1 plus
-	// the most replica owners any partition has. It is below the
+	// ReplicaCount is the number of copies of each entry the routing
+	// table shows (replicaCount): the most common number of distinct
+	// members holding a partition (its current primary and its replica
+	// owners that are members), over the partitions whose primary is not
+	// moving, and never more than the member count. It is below the
 	// configured count when there are fewer members than copies.
 	ReplicaCount int `json:"replica_count"`
 	// MovingPartitions counts partitions with previous owners (data still
@@ -136,7 +139,7 @@ func (c *Client) Stats(ctx context.Context) (ClusterStats, error) {
 	owner := make(map[uint64]string, len(rt))
 	primaries := map[string]int{}
 	replicas := map[string]int{}
-	cs.ReplicaCount = 1
+	cs.ReplicaCount = replicaCount(rt, members)
 	for id, r := range rt {
 		if n := len(r.PrimaryOwners); n > 0 {
 			owner[id] = r.PrimaryOwners[n-1]
@@ -148,7 +151,6 @@ func (c *Client) Stats(ctx context.Context) (ClusterStats, error) {
 		for _, m := range r.ReplicaOwners {
 			replicas[m]++
 		}
-		cs.ReplicaCount = max(cs.ReplicaCount, 1+len(r.ReplicaOwners))
 	}
 	for _, m := range members {
 		ms := MemberStats{Member: m, PrimaryPartitions: primaries[m.Name], ReplicaPartitions: replicas[m.Name]}
@@ -191,4 +193,52 @@ func (c *Client) Stats(ctx context.Context) (ClusterStats, error) {
 		return cs, errors.New("the cluster reported no members")
 	}
 	return cs, nil
+}
+
+// replicaCount is the number of copies of each entry that the routing
+// table rt shows on a cluster of members: for each partition, the
+// distinct members among its current primary owner (the last of
+// PrimaryOwners) and its ReplicaOwners; the most common of these counts
+// over the partitions whose primary is not moving (one primary owner;
+// over every partition when all move), the smaller on a tie; at most
+// len(members) and at least 1. Olric's routing table
+// (internal/cluster/routingtable/distribute.go, v0.7.4) keeps a previous
+// owner that still holds data in a partition's owner lists: after a
+// member of a 3-member cluster with 2 copies dies, a partition's new
+// primary stays in its ReplicaOwners beside the new replica owner until
+// another member joins, so 1+len(ReplicaOwners) said 3 copies on 2
+// members.
+func replicaCount(rt olric.RoutingTable, members []Member) int {
+	live := make(map[string]bool, len(members))
+	for _, m := range members {
+		live[m.Name] = true
+	}
+	settled, all := map[int]int{}, map[int]int{}
+	holders := map[string]bool{}
+	for _, r := range rt {
+		clear(holders)
+		if n := len(r.PrimaryOwners); n > 0 && live[r.PrimaryOwners[n-1]] {
+			holders[r.PrimaryOwners[n-1]] = true
+		}
+		for _, m := range r.ReplicaOwners {
+			if live[m] {
+				holders[m] = true
+			}
+		}
+		all[len(holders)]++
+		if len(r.PrimaryOwners) <= 1 {
+			settled[len(holders)]++
+		}
+	}
+	counts := settled
+	if len(counts) == 0 {
+		counts = all
+	}
+	best, bestN := 0, 0
+	for copies, n := range counts {
+		if n > bestN || n == bestN && copies < best {
+			best, bestN = copies, n
+		}
+	}
+	return max(1, min(best, len(members)))
 }
