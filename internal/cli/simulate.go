@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -352,14 +353,36 @@ func countTrace(sc *sim.Scenario) (int64, error) {
 	}
 	defer f.Close()
 	var n int64
-	_, err = sim.ReadTrace(sc.Workload.Trace, f, sc.Workload.TraceFormat, sc.Workload.BlockTokens, func(sim.TraceRecord) error { n++; return nil })
+	r := &readErrs{r: f}
+	_, err = sim.ReadTrace(sc.Workload.Trace, r, sc.Workload.TraceFormat, sc.Workload.BlockTokens, func(sim.TraceRecord) error { n++; return nil })
+	if r.err != nil {
+		// The file could not be read (a directory, an I/O error), which
+		// is not a problem of a line: say so at the field.
+		return 0, traceOpenError(sc, r.err)
+	}
 	if err == nil && n == 0 {
 		err = fmt.Errorf("%s: the trace has no requests (only blank lines, comments or a header)", sc.Workload.Trace)
 	}
 	return n, err
 }
 
-// traceOpenError is the error for a workload.trace that cannot be opened.
+// readErrs is a reader that keeps the first error of r other than io.EOF.
+type readErrs struct {
+	r   io.Reader
+	err error
+}
+
+func (e *readErrs) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// traceOpenError is the error for a workload.trace that cannot be opened
+// or read, at the field's position ("scenario.yaml:L:C: workload.trace:
+// cannot read …").
 // A relative trace resolves against the scenario file's folder, not the
 // working directory, so the error shows the path as written, the folder
 // and the absolute path lcctl tried.
@@ -369,14 +392,14 @@ func traceOpenError(sc *sim.Scenario, err error) error {
 		tried = abs
 	}
 	if filepath.IsAbs(sc.Workload.Trace) {
-		return fmt.Errorf("%s: workload.trace: cannot read %s: %w", sc.File, tried, readlimit.Cause(err))
+		return sc.FieldError("workload.trace", "cannot read %s: %v", tried, readlimit.Cause(err))
 	}
 	dir := sc.Dir
 	if abs, aerr := filepath.Abs(dir); aerr == nil {
 		dir = abs
 	}
-	return fmt.Errorf("%s: workload.trace: cannot read %s (%q is relative to the scenario file's folder %s, not to the working directory): %w",
-		sc.File, tried, sc.Workload.Trace, dir, readlimit.Cause(err))
+	return sc.FieldError("workload.trace", "cannot read %s (%q is relative to the scenario file's folder %s, not to the working directory): %v",
+		tried, sc.Workload.Trace, dir, readlimit.Cause(err))
 }
 
 // startProgress draws a progress bar on stderr while the simulation runs:

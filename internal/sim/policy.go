@@ -487,8 +487,15 @@ func (sc *Scenario) decodeEntry(node *yaml.Node, path string, alg lb.Algorithm) 
 // namedConfigPolicy loads the lb-config file the scenario names at field
 // (resolved against the scenario's folder) as a policy; a file that is not
 // an lb-config at all is refused without quoting it (notAnLBConfig).
+// A file that cannot be read is reported at the field that names it
+// ("scenario.yaml:L:C: router.config: cannot read FILE: is a directory").
 func (sc *Scenario) namedConfigPolicy(field, file, name string) (Policy, error) {
-	return configFilePolicy(sc.resolvePath(file), name, func(path string, data []byte, r *validate.Result) error {
+	path := sc.resolvePath(file)
+	data, err := readLimited(path, validate.MaxInputBytes)
+	if err != nil {
+		return Policy{}, sc.FieldError(field, "cannot read %s: %v", path, err)
+	}
+	return configPolicy(path, data, name, func(path string, data []byte, r *validate.Result) error {
 		return notAnLBConfig(sc.File, field, path, data, r)
 	})
 }
@@ -501,6 +508,11 @@ func configFilePolicy(file, name string, kind func(file string, data []byte, r *
 	if err != nil {
 		return Policy{}, err
 	}
+	return configPolicy(file, data, name, kind)
+}
+
+// configPolicy is configFilePolicy on the file's content, data.
+func configPolicy(file string, data []byte, name string, kind func(file string, data []byte, r *validate.Result) error) (Policy, error) {
 	r := validate.File(file, data)
 	if !r.Valid() {
 		if kind != nil {

@@ -483,22 +483,56 @@ func LoadScenarioWith(path string, apply func(*Scenario)) (*Scenario, error) {
 // including endless devices such as /dev/zero (os.ReadFile read it until
 // memory ran out), is an error that names the file.
 func readFileLimited(path string, limit int64) ([]byte, error) {
+	data, err := readLimited(path, limit)
+	var oe *openError
+	switch {
+	case errors.As(err, &oe):
+		return nil, fmt.Errorf("failed to read %s: %w", path, oe.err)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return data, nil
+}
+
+// openError is readLimited's error for a file that could not be opened.
+type openError struct{ err error }
+
+func (e *openError) Error() string { return e.err.Error() }
+func (e *openError) Unwrap() error { return e.err }
+
+// readLimited is readFileLimited with errors that do not name the file:
+// an *openError wrapping the reason when it cannot be opened (missing, a
+// FIFO: readlimit.Open), "N bytes is larger than lcctl's L-byte limit",
+// or the reason a read failed ("is a directory").
+func readLimited(path string, limit int64) ([]byte, error) {
 	f, err := readlimit.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("failed to read %s: %w", path, readlimit.Cause(err))
+		return nil, &openError{readlimit.Cause(err)}
 	}
 	defer f.Close()
 	data, err := readlimit.ReadFile(f, limit)
 	tl, tooLarge := errors.AsType[*readlimit.TooLargeError](err)
 	switch {
 	case tooLarge && tl.Size >= 0:
-		return nil, fmt.Errorf("%s: %d bytes is larger than lcctl's %d-byte limit", path, tl.Size, limit)
+		return nil, fmt.Errorf("%d bytes is larger than lcctl's %d-byte limit", tl.Size, limit)
 	case tooLarge:
-		return nil, fmt.Errorf("%s: larger than lcctl's %d-byte limit", path, limit)
+		return nil, fmt.Errorf("larger than lcctl's %d-byte limit", limit)
 	case err != nil:
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, readlimit.Cause(err)
 	}
 	return data, nil
+}
+
+// FieldError returns an *InputError at the position of the scenario field
+// path (a field path as errors print it: "router.config",
+// "policies[1].lb_config"), or of the nearest enclosing field with a
+// position: "scenario.yaml:L:C: path: message".
+func (sc *Scenario) FieldError(path, format string, args ...any) error {
+	d := sc.dec
+	if d == nil {
+		d = newDecoder(sc.File)
+	}
+	return d.errPath(path, format, args...)
 }
 
 // ParseScenario decodes and checks a scenario from YAML bytes. name is used

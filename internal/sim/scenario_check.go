@@ -248,6 +248,15 @@ func (w *WorkloadSpec) check(d *decoder) {
 	if w.Trace == "" && w.SessionRate == 0 {
 		d.report("workload.session_rate", "must be > 0 without a trace")
 	}
+	if w.Trace != "" {
+		// A trace replaces the generator: a generator field set beside it
+		// would be ignored, as trace_format without a trace would be.
+		for _, f := range generatorFields {
+			if _, set := d.pos["workload."+f]; set {
+				d.report("workload."+f, "not used with workload.trace (the trace gives the arrivals, sessions and token counts): remove it")
+			}
+		}
+	}
 	for _, x := range []struct {
 		path    string
 		d       *Dist
@@ -309,6 +318,12 @@ func (w *WorkloadSpec) check(d *decoder) {
 		}
 	}
 }
+
+// generatorFields are the workload fields only the synthetic generator
+// reads (docs/simulate.md, Workload); with workload.trace they are errors.
+var generatorFields = []string{"session_rate", "duration_s", "sessions", "turns", "think_time_s",
+	"first_input_tokens", "new_input_tokens", "output_tokens", "max_context_tokens", "system_prompt_tokens",
+	"payload_share", "hot_set", "bursts"}
 
 // displayable reports whether s is valid UTF-8 that ui.Printable leaves
 // unchanged (no C0, DEL, C1 or bidirectional formatting character).

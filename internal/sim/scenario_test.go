@@ -65,6 +65,8 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"policy one of", "clusters: [{id: a}]\npolicies: [{name: p}]\n", `policies[0]: give exactly one of`},
 		{"policy name escape", "clusters: [{id: a}]\npolicies: [{name: \"p\\e[31m\\u202e\", config: random}]\n", `test.yaml:2:19: policies[0].name: must be valid UTF-8 without control or bidirectional formatting characters, got "p\x1b[31m\u202e"`},
 		{"policy name C1", "clusters: [{id: a}]\npolicies: [{name: \"p\\x9b\", config: random}]\n", `policies[0].name: must be valid UTF-8 without control`},
+		{"generator beside trace", "clusters: [{id: a}]\nworkload: {trace: t.csv, session_rate: 5, max_requests: 10}\n", `test.yaml:2:40: workload.session_rate: not used with workload.trace`},
+		{"bursts beside trace", "clusters: [{id: a}]\nworkload:\n  trace: t.csv\n  bursts: [{start_s: 1, duration_s: 1}]\n", `test.yaml:4:11: workload.bursts: not used with workload.trace`},
 		{"policy duplicate", "clusters: [{id: a}]\npolicies: [{name: p, config: random}, {name: p, config: random}]\n", `policies[1].name: duplicate policy name "p"`},
 		{"not a mapping", "- a\n- b\n", `test.yaml:1:1: want a mapping, got a list`},
 		{"syntax", "clusters: [\n", `test.yaml:2: invalid YAML: did not find expected node content`},

@@ -189,6 +189,14 @@ func (t *traceReader) parseJSON(line []byte) (TraceRecord, error) {
 	if err := json.Unmarshal(line, &jl); err != nil {
 		return rec, t.jsonErr(line, err)
 	}
+	if at, key := dupKey(line); at >= 0 {
+		// encoding/json keeps the last of a repeated key without a word;
+		// validate calls a duplicate an error (V4), and so does a trace.
+		if !t.parsed {
+			return rec, t.errAt(at+1, "", "a key appears twice in the object")
+		}
+		return rec, t.errAt(at+1, key, "duplicate field %q (a key appears once per line)", key)
+	}
 	t.js.ids = ids.ids
 	bailian := t.format == TraceBailian
 	if jl.ChatID != nil && !bailian {
@@ -338,4 +346,57 @@ func (t *traceReader) linkBailian(line []byte, rec *TraceRecord, chat, parent in
 	}
 	s.chats[chat] = chatRef{sess: rec.Session}
 	return nil
+}
+
+// dupKey returns the byte offset in line, a JSON object that
+// json.Unmarshal accepted, of the first top-level key that repeats an
+// earlier one as encoding/json matches keys to fields (unescaped, case
+// folded), and that key; -1 when no key repeats. Nested objects are not
+// looked into (the trace formats have none). It allocates only for a key
+// with an escape.
+func dupKey(line []byte) (int, string) {
+	var store [8][]byte
+	seen := store[:0]
+	depth := 0
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case '"':
+			start, esc := i, false
+			for i++; i < len(line) && line[i] != '"'; i++ {
+				if line[i] == '\\' {
+					esc = true
+					i++
+				}
+			}
+			if depth != 1 {
+				continue
+			}
+			j := i + 1
+			for j < len(line) && (line[j] == ' ' || line[j] == '\t' || line[j] == '\r' || line[j] == '\n') {
+				j++
+			}
+			if j >= len(line) || line[j] != ':' {
+				continue // a value
+			}
+			key := line[start+1 : min(i, len(line))]
+			if esc {
+				var k string
+				if json.Unmarshal(line[start:i+1], &k) != nil {
+					continue
+				}
+				key = []byte(k)
+			}
+			for _, s := range seen {
+				if bytes.EqualFold(s, key) {
+					return start, string(key)
+				}
+			}
+			seen = append(seen, key)
+		}
+	}
+	return -1, ""
 }

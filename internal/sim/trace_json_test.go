@@ -33,6 +33,14 @@ func TestJSONTraceErrors(t *testing.T) {
 		{`{"chat_id": 1, "parent_chat_id": 9, "turn": 2, "timestamp": 1, "input_length": 16, "output_length": 1, "hash_ids": [0]}`, "t.jsonl:1:16: parent_chat_id: parent 9 never appeared"},
 		{`{"chat_id": 1, "parent_chat_id": -1, "timestamp": 1, "input_length": 16, "output_length": 1, "hash_ids": [0]}` + "\n" + `{"chat_id": 1, "parent_chat_id": -1, "timestamp": 2, "input_length": 16, "output_length": 1, "hash_ids": [0]}`, "t.jsonl:2:2: chat_id: chat_id 1 appeared before"},
 		{`{"chat_id": 1, "timestamp": 1, "input_length": 16, "output_length": 1, "hash_ids": [0]}`, "parent_chat_id: missing field"},
+		// A repeated key was read silently, the last one winning; also
+		// spelled with an escape or in another case, as encoding/json
+		// matches them. A key-like string value is no key.
+		{mc + `{"timestamp": 0, "timestamp": 5, "input_length": 1, "output_length": 1, "hash_ids": [0]}`, `t.jsonl:2:18: timestamp: duplicate field "timestamp"`},
+		{mc + `{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [0], "Input_Length": 9}`, `t.jsonl:2:74: Input_Length: duplicate field "Input_Length"`},
+		{mc + `{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [0], "hash_id\u0073": [1]}`, `t.jsonl:2:74: hash_ids: duplicate field "hash_ids"`},
+		{`{"timestamp": 0, "timestamp": 5, "input_length": 1, "output_length": 1, "hash_ids": [0]}`, `t.jsonl:1:18: a key appears twice in the object; this is the first request line`},
+		{`{"chat_id": 1, "parent_chat_id": -1, "timestamp": 1, "input_length": 16, "output_length": 1, "hash_ids": [0], "routing_key": "chat_id"}` + "\n" + `{"chat_id": 2, "chat_id": 3, "parent_chat_id": -1, "timestamp": 2, "input_length": 16, "output_length": 1, "hash_ids": [0]}`, `t.jsonl:2:16: chat_id: duplicate field "chat_id"`},
 	}
 	for _, c := range cases {
 		_, err := ReadTrace("t.jsonl", strings.NewReader(c.in), "", 0, nil)
@@ -169,4 +177,14 @@ func FuzzReadJSONTrace(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkDupKey is the duplicate-key pass over one Mooncake line.
+func BenchmarkDupKey(b *testing.B) {
+	line := []byte(`{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 2353, 2354]}`)
+	for b.Loop() {
+		if at, _ := dupKey(line); at >= 0 {
+			b.Fatal("duplicate")
+		}
+	}
 }
