@@ -187,7 +187,7 @@ Exit codes: 0 no check failed; 1 a check failed (or warned, with --strict);
 // until it passes (runPreflightWait).
 func runPreflight(ctx context.Context, env *Env, opts *preflightOptions) error {
 	if opts.Wait.Wait {
-		return runPreflightWait(ctx, env, func(ctx context.Context, e *Env) error { return runPreflightOnce(ctx, e, opts) }, opts.Wait)
+		return runPreflightWait(ctx, env, func(ctx context.Context, e *Env) error { return runPreflightOnce(ctx, e, opts) }, opts.Wait, opts.fileInputs())
 	}
 	return runPreflightOnce(ctx, env, opts)
 }

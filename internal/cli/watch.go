@@ -3,15 +3,20 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/lcctl/lcctl/internal/metrics"
+	"github.com/lcctl/lcctl/internal/readlimit"
 	"github.com/lcctl/lcctl/internal/ui"
+	"github.com/lcctl/lcctl/internal/validate"
 )
 
 // defaultWatchInterval is check metrics --watch's interval when --interval
@@ -140,6 +145,9 @@ type waitOptions struct {
 	Wait     bool
 	Timeout  time.Duration
 	Interval time.Duration
+	// Settle is how long a passing run's file inputs must have been
+	// left unchanged before the pass is declared (settleInputs).
+	Settle time.Duration
 }
 
 // addWaitFlags registers preflight's --wait, --wait-timeout and
@@ -151,6 +159,7 @@ func addWaitFlags(f *pflag.FlagSet, w *waitOptions) {
 	f.BoolVar(&w.Wait, "wait", false, "re-run the checks until none fails (exit 0) or --wait-timeout passes (exit 1), for rollout scripts")
 	f.DurationVar(&w.Timeout, "wait-timeout", 10*time.Minute, "with --wait: give up after this long")
 	f.DurationVar(&w.Interval, "wait-interval", 10*time.Second, "with --wait: pause between runs")
+	f.DurationVar(&w.Settle, "wait-settle", 5*time.Second, "with --wait: a pass needs the files it read unchanged for this long since their last change")
 }
 
 // runPreflightWait is `lcctl preflight --wait`: it runs the checklist,
@@ -165,9 +174,12 @@ func addWaitFlags(f *pflag.FlagSet, w *waitOptions) {
 // way, with its error on stderr; when the last completed run ended on
 // one, the wait ends with that error (exit 2, no report). Any other usage
 // error (exit 2) stops at once, as without --wait.
-func runPreflightWait(ctx context.Context, env *Env, run func(context.Context, *Env) error, w waitOptions) error {
+func runPreflightWait(ctx context.Context, env *Env, run func(context.Context, *Env) error, w waitOptions, files []fileInput) error {
 	if w.Timeout <= 0 || w.Interval <= 0 {
 		return Usagef("--wait-timeout and --wait-interval must be positive")
+	}
+	if w.Settle < 0 {
+		return Usagef("--wait-settle must not be negative")
 	}
 	deadline := time.Now().Add(w.Timeout)
 	// The last completed run: its report, its error, and whether that
@@ -206,7 +218,14 @@ func runPreflightWait(ctx context.Context, env *Env, run func(context.Context, *
 	for attempt := 1; ; attempt++ {
 		sub, buf := captureEnv(env, env.Global.Output)
 		sub.Streams.OutTTY = env.OutTTY
+		before := snapshotInputs(files)
 		err := run(ctx, sub)
+		if err == nil && ctx.Err() == nil {
+			// A pass counts only if what the run read was the whole
+			// file: a prefix of a YAML config or a metrics file cut at
+			// a line is a valid smaller input.
+			err = settleInputs(ctx, files, before, w.Settle, attempt)
+		}
 		if ctx.Err() != nil {
 			// Cut short: whatever it printed or returned may come from
 			// the cancel (a scrape or probe aborted), not from the inputs.
@@ -244,6 +263,78 @@ func runPreflightWait(ctx context.Context, env *Env, run func(context.Context, *
 		case <-t.C:
 		}
 	}
+}
+
+// inputState is what settleInputs compares of one file input: its
+// size, modification time and SHA-256, or why it could not be read.
+type inputState struct {
+	size  int64
+	mtime time.Time
+	sum   [sha256.Size]byte
+	err   string
+}
+
+// snapshotInputs reads the state of each file input (one read of each).
+func snapshotInputs(files []fileInput) []inputState {
+	out := make([]inputState, len(files))
+	for i, f := range files {
+		st, err := os.Stat(f.path)
+		if err != nil {
+			out[i].err = err.Error()
+			continue
+		}
+		out[i].size, out[i].mtime = st.Size(), st.ModTime()
+		fh, err := readlimit.Open(f.path)
+		if err != nil {
+			out[i].err = err.Error()
+			continue
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, io.LimitReader(fh, validate.MaxInputBytes+1))
+		_ = fh.Close()
+		if err != nil {
+			out[i].err = err.Error()
+			continue
+		}
+		h.Sum(out[i].sum[:0])
+	}
+	return out
+}
+
+// settleInputs decides whether passing run n may be declared a pass: each
+// file input it read must be the same (size, modification time, SHA-256)
+// after settle has passed since the newest of their modification times
+// (at most settle after the run) as it was before the run. A file written
+// in place, not renamed into place, can be read half written, and for
+// YAML or metrics text a prefix cut at a line is a valid, smaller input
+// that can pass; a writer pausing longer than settle is not caught. A
+// changed file is an unreadyInput: the wait runs again.
+func settleInputs(ctx context.Context, files []fileInput, before []inputState, settle time.Duration, n int) error {
+	if len(files) == 0 {
+		return nil
+	}
+	var newest time.Time
+	for _, s := range before {
+		if s.mtime.After(newest) {
+			newest = s.mtime
+		}
+	}
+	if d := min(settle-time.Since(newest), settle); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	after := snapshotInputs(files)
+	for i, f := range files {
+		if after[i] != before[i] {
+			return &unreadyInput{err: Usagef("--%s: %s changed while run %d read it or within --wait-settle after (size, modification time or content): still being written? Write it elsewhere and rename it into place", f.flag, f.path, n)}
+		}
+	}
+	return nil
 }
 
 func runsText(n int) string {

@@ -132,7 +132,7 @@ func TestPreflightWait(t *testing.T) {
 			_ = os.Rename(tmp, cfg)
 		}
 	}()
-	code, out, errs = runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--config", cfg, "--wait", "--wait-timeout", "20s", "--wait-interval", "30ms")
+	code, out, errs = runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--config", cfg, "--wait", "--wait-timeout", "20s", "--wait-interval", "30ms", "--wait-settle", "200ms")
 	if code != cli.ExitOK || !strings.Contains(errs, "preflight passed on run ") || strings.Count(out, "Status check results") != 1 {
 		t.Fatalf("fixed: exit %d\n%s%s", code, out, errs)
 	}
@@ -141,7 +141,7 @@ func TestPreflightWait(t *testing.T) {
 	}
 	// Ctrl-C while waiting: exit 1, said so.
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
+	time.AfterFunc(300*time.Millisecond, cancel)
 	var o, e bytes.Buffer
 	if err := os.WriteFile(cfg, bad, 0o644); err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func TestPreflightWaitConfigMidWrite(t *testing.T) {
 		}
 		done <- err
 	}()
-	code, out, errs := runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--config", cfg, "--wait", "--wait-timeout", "20s", "--wait-interval", "30ms")
+	code, out, errs := runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--config", cfg, "--wait", "--wait-timeout", "20s", "--wait-interval", "30ms", "--wait-settle", "100ms")
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -274,5 +274,46 @@ func TestPreflightWaitRefusesSpecialFiles(t *testing.T) {
 				t.Errorf("%s %s: exit %d\n%s%s", flag, p, code, out, errs)
 			}
 		}
+	}
+}
+
+// TestPreflightWaitYAMLPrefixDoesNotPass: a YAML config written in place
+// in two chunks: the first chunk alone is a valid config that passes,
+// the whole file fails. The run that read the first chunk passed and the
+// wait ended with exit 0; now the pass waits for the file to settle
+// (--wait-settle), sees it changed, and runs again.
+func TestPreflightWaitYAMLPrefixDoesNotPass(t *testing.T) {
+	t.Parallel()
+	part1 := "default: power-of-n\nmodels:\n  model-a:\n    algorithm: pulsar-wait-and-widen\n    max_queued: 4\n    cache_affinity_wait_ms: 300\n"
+	part2 := "  model-b: pulsar-wait-and-widen\n"
+	cfg := filepath.Join(t.TempDir(), "lb.yaml")
+	if err := os.WriteFile(cfg, []byte(part1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		f, err := os.OpenFile(cfg, os.O_WRONLY|os.O_APPEND, 0)
+		if err == nil {
+			_, err = f.WriteString(part2)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		done <- err
+	}()
+	code, out, errs := runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--config", cfg, "--wait", "--wait-timeout", "1500ms", "--wait-interval", "50ms", "--wait-settle", "600ms")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if code != cli.ExitFindings || !strings.Contains(errs, "changed while run 1 read it or within --wait-settle after") || !strings.Contains(errs, "still failing after 1.5s") || !strings.Contains(out, "✖") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	// A file already settled passes at once.
+	if err := os.WriteFile(cfg, []byte(part1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--config", cfg, "--wait", "--wait-timeout", "20s", "--wait-settle", "100ms"); code != cli.ExitOK || strings.Count(out, "Status check results") != 1 {
+		t.Fatalf("settled: exit %d\n%s%s", code, out, errs)
 	}
 }
