@@ -7,6 +7,8 @@
 package checks
 
 import (
+	"github.com/lcctl/lcctl/internal/ui"
+
 	"fmt"
 	"strings"
 )
@@ -85,11 +87,12 @@ func Skip(id, title, reason string) Result {
 }
 
 // WithSubject returns r with Subject set and the subject appended to the
-// title in brackets.
+// title in brackets, shortened there as ui.EchoLabel does (Subject keeps
+// it exact).
 func (r Result) WithSubject(subject string) Result {
 	r.Subject = subject
 	if subject != "" {
-		r.Title = r.Title + " [" + subject + "]"
+		r.Title = r.Title + " [" + ui.EchoLabel(subject) + "]"
 	}
 	return r
 }

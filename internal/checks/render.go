@@ -220,10 +220,10 @@ func textItems(rs []Result) []textItem {
 // the title counts models.
 func foldedLine(all []Result, folded []int, shown int) (Result, string, []string, string) {
 	head := all[folded[0]]
-	title := strings.TrimSuffix(head.Title, " ["+head.Subject+"]")
+	title := strings.TrimSuffix(head.Title, " ["+ui.EchoLabel(head.Subject)+"]")
 	names := make([]string, 0, foldedSubjects+1)
 	for _, i := range folded[:min(len(folded), foldedSubjects)] {
-		names = append(names, all[i].Subject)
+		names = append(names, ui.EchoLabel(all[i].Subject))
 	}
 	if len(folded) > foldedSubjects {
 		names = append(names, "…")

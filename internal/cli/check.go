@@ -353,7 +353,7 @@ func resultList(win metrics.Window, m map[string]float64, order []string) string
 	}
 	sort.Strings(extra)
 	for _, k := range extra {
-		parts = append(parts, fmt.Sprintf("%s %s", ui.Printable(k), num(win, m[k])))
+		parts = append(parts, fmt.Sprintf("%s %s", ui.Printable(ui.EchoLabel(k)), num(win, m[k])))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -366,7 +366,7 @@ func selectionsTable(w io.Writer, s *metrics.StargateReport) error {
 			c := m.State(state)
 			return num(s.Window, c.Primary) + "/" + num(s.Window, c.Fallback)
 		}
-		t.Rows = append(t.Rows, []string{ui.Printable(m.Model), ui.Printable(m.Algorithm),
+		t.Rows = append(t.Rows, []string{ui.Printable(ui.EchoLabel(m.Model)), ui.Printable(ui.EchoLabel(m.Algorithm)),
 			pf(metrics.StateNew), pf(metrics.StateReturning), pf(metrics.StateStale),
 			metrics.Pct(m.ReturningShare), metrics.Pct(m.ReturningPrimaryShare), metrics.Pct(m.StaleShare)})
 	}

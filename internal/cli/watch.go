@@ -114,7 +114,7 @@ func watchLine(now time.Time, r *MetricsReport) string {
 				models = append(models, fmt.Sprintf("and %d more", len(s.Rows)-3))
 				break
 			}
-			models = append(models, fmt.Sprintf("%s to-last %s", lineText(m.Model), metrics.Pct(m.ReturningPrimaryShare)))
+			models = append(models, fmt.Sprintf("%s to-last %s", lineText(ui.EchoLabel(m.Model)), metrics.Pct(m.ReturningPrimaryShare)))
 		}
 		if len(models) == 0 {
 			models = []string{"no selections"}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/lcctl/lcctl/internal/ui"
 )
 
 // The documented values of the enumerated labels the checks read. A
@@ -98,5 +100,43 @@ func seriesString(name string, m *dto.Metric) string {
 		b.WriteString(strconv.Quote(lp.GetValue()))
 	}
 	b.WriteByte('}')
+	return b.String()
+}
+
+// echoSeries is series, a seriesString, as messages quote it: each label
+// value shortened by ui.EchoLabel (a 3 MB result value is echoed as 200
+// bytes and its size). Text that is not a seriesString is shortened
+// whole.
+func echoSeries(series string) string {
+	open := strings.IndexByte(series, '{')
+	if len(series) <= ui.MaxEchoedLabel || open < 0 {
+		return ui.EchoLabel(series)
+	}
+	var b strings.Builder
+	b.WriteString(series[:open+1])
+	rest := series[open+1:]
+	for {
+		eq := strings.IndexByte(rest, '=')
+		if eq < 0 {
+			break
+		}
+		q, err := strconv.QuotedPrefix(rest[eq+1:])
+		if err != nil {
+			break
+		}
+		v, err := strconv.Unquote(q)
+		if err != nil {
+			break
+		}
+		b.WriteString(rest[:eq+1])
+		b.WriteString(strconv.Quote(ui.EchoLabel(v)))
+		rest = rest[eq+1+len(q):]
+		if !strings.HasPrefix(rest, ",") {
+			break
+		}
+		b.WriteByte(',')
+		rest = rest[1:]
+	}
+	b.WriteString(ui.EchoLabel(rest))
 	return b.String()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/lcctl/lcctl/internal/checks"
 	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/suggest"
+	"github.com/lcctl/lcctl/internal/ui"
 )
 
 // Check IDs produced by this package (docs/preflight.md).
@@ -310,7 +311,7 @@ func StargateFlagOffVerdict(r StargateReport) checks.Result {
 	for _, m := range r.Models {
 		total += m.Total
 		if m.Total > 0 {
-			models = append(models, m.Model)
+			models = append(models, ui.EchoLabel(m.Model))
 		}
 	}
 	if total == 0 {
@@ -344,9 +345,13 @@ func StargateModelVerdict(r StargateReport, model string) (checks.Result, bool) 
 // MissingModelMessage says that r has no series for model, which models
 // it has, and the closest one when model looks like a typo of it.
 func MissingModelMessage(r StargateReport, model string) string {
-	return fmt.Sprintf("no %s series for model %q in %s (%s: %s)%s", r.Metric, model, r.Source,
-		plural.Noun(len(r.ModelsInScrape), "model", "models"), strings.Join(r.ModelsInScrape, ", "),
-		suggest.DidYouMean(model, r.ModelsInScrape))
+	echoed := make([]string, len(r.ModelsInScrape))
+	for i, m := range r.ModelsInScrape {
+		echoed[i] = ui.EchoLabel(m)
+	}
+	return fmt.Sprintf("no %s series for model %q in %s (%s: %s)%s", r.Metric, ui.EchoLabel(model), r.Source,
+		plural.Noun(len(r.ModelsInScrape), "model", "models"), strings.Join(echoed, ", "),
+		suggest.DidYouMean(model, echoed))
 }
 
 // StargateSessionVerdicts judges, per model, whether session-aware routing
@@ -384,6 +389,12 @@ func appendSessionVerdicts(out []checks.Result, r StargateReport, models []strin
 			models[i] = m.Model
 		}
 		inOrder = slices.IsSorted(models)
+	}
+	if len(models) == 0 && r.InvalidSamples > 0 {
+		// Every sample was left out (NaN, ±Inf, negative, undocumented
+		// label): no valid sample says the flag is off or on.
+		return append(out, checks.Skip(CheckStargateSessions, "Stargate session classification",
+			fmt.Sprintf("no valid %s sample in %s (%s left out)", r.Metric, r.Source, plural.Count(r.InvalidSamples, "sample", "samples"))))
 	}
 	if len(models) == 0 {
 		if o.Stage == 0 {
@@ -494,15 +505,15 @@ func InvalidLabelsVerdict(id, source string, l InvalidLabels) (res checks.Result
 		return checks.Result{}, false
 	}
 	first := l.Examples[0]
-	what := fmt.Sprintf("%s=%q (expected %s)", first.Label, first.Value, strings.Join(documentedValues(first.Label, first.Series), ", "))
+	what := fmt.Sprintf("%s=%q (expected %s)", first.Label, ui.EchoLabel(first.Value), strings.Join(documentedValues(first.Label, first.Series), ", "))
 	if first.Value == "" {
 		what = "no " + first.Label + " label"
 	}
 	reason := fmt.Sprintf("%s: %s with a label value outside the documented set, left out of every count and share: %s in %s",
-		source, plural.Count(l.Samples, "sample", "samples"), what, first.Series)
+		source, plural.Count(l.Samples, "sample", "samples"), what, echoSeries(first.Series))
 	var details []string
 	for _, e := range l.Examples[1:] {
-		details = append(details, fmt.Sprintf("%s=%q (expected %s): %s", e.Label, e.Value, strings.Join(documentedValues(e.Label, e.Series), ", "), e.Series))
+		details = append(details, fmt.Sprintf("%s=%q (expected %s): %s", e.Label, ui.EchoLabel(e.Value), strings.Join(documentedValues(e.Label, e.Series), ", "), echoSeries(e.Series)))
 	}
 	if n := l.Samples - len(l.Examples); n > 0 {
 		details = append(details, fmt.Sprintf("… and %s more", plural.Count(n, "sample", "samples")))

@@ -1,6 +1,10 @@
 package metrics
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/lcctl/lcctl/internal/checks"
+)
 
 // TestPct: one decimal, and a non-zero share never rounds to 0.0 % or
 // 100.0 %.
@@ -20,6 +24,19 @@ func TestPct(t *testing.T) {
 	} {
 		if got := Pct(c.p); got != c.want {
 			t.Errorf("Pct(%v) = %q, want %q", c.p, got, c.want)
+		}
+	}
+}
+
+// TestSessionClassificationSkipsWithoutValidSamples: a scrape whose only
+// samples are NaN or +Inf does not pass "Stargate session
+// classification" (it said ✔ beside "✖ counter samples are valid
+// numbers").
+func TestSessionClassificationSkipsWithoutValidSamples(t *testing.T) {
+	r := StargateReport{Metric: "stargate_routing_session_selections_total", Source: "nan.prom", InvalidSamples: 2}
+	for _, res := range StargateSessionVerdicts(r, nil, VerdictOptions{}) {
+		if res.ID == CheckStargateSessions && res.Status == checks.StatusOK {
+			t.Errorf("%s passed with no valid sample: %s", res.Title, res.Reason)
 		}
 	}
 }

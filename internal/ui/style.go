@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -78,6 +79,29 @@ func Printable(s string) string {
 func isControl(r rune) bool {
 	return r < 0x20 || (r >= 0x7f && r < 0xa0) || // C0, DEL, C1
 		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c // bidi
+}
+
+// MaxEchoedLabel is how many bytes of a label value (a model name, a
+// result value from a scrape) text output and messages echo; the rest is
+// said as a byte count (EchoLabel).
+const MaxEchoedLabel = 200
+
+// EchoLabel returns v, a label value taken from input (a scrape's model,
+// result or routing_key label), as text output and messages quote it: v
+// itself up to MaxEchoedLabel bytes, else its first MaxEchoedLabel bytes
+// (cut back to a UTF-8 character boundary) followed by "… (N bytes)",
+// N being len(v). A hostile or broken exporter's 2 MB label is then
+// echoed as 200 bytes in each of the places that name it, not 2 MB.
+// Data fields of JSON documents (a row's model) keep the value exact.
+func EchoLabel(v string) string {
+	if len(v) <= MaxEchoedLabel {
+		return v
+	}
+	cut := MaxEchoedLabel
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut] + "… (" + strconv.Itoa(len(v)) + " bytes)"
 }
 
 // PrintableLines is Printable for multi-line text: each line is made

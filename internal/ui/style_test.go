@@ -1,6 +1,10 @@
 package ui
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 func TestPrintable(t *testing.T) {
 	for in, want := range map[string]string{
@@ -29,5 +33,18 @@ func TestPrintableLines(t *testing.T) {
 	}
 	if s := "plain\ntext"; PrintableLines(s) != s {
 		t.Fatalf("plain text changed: %q", PrintableLines(s))
+	}
+}
+
+func TestEchoLabel(t *testing.T) {
+	short := strings.Repeat("a", MaxEchoedLabel)
+	if got := EchoLabel(short); got != short {
+		t.Errorf("a %d-byte value was shortened: %q", len(short), got)
+	}
+	// A 3-byte character straddles byte 200: the cut goes back before it.
+	v := strings.Repeat("a", MaxEchoedLabel-1) + "€" + strings.Repeat("b", 1000)
+	got := EchoLabel(v)
+	if want := strings.Repeat("a", MaxEchoedLabel-1) + "… (1202 bytes)"; got != want || !utf8.ValidString(got) {
+		t.Errorf("EchoLabel = %q, want %q", got, want)
 	}
 }
