@@ -69,7 +69,7 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"bursts beside trace", "clusters: [{id: a}]\nworkload:\n  trace: t.csv\n  bursts: [{start_s: 1, duration_s: 1}]\n", `test.yaml:4:11: workload.bursts: not used with workload.trace`},
 		{"policy duplicate", "clusters: [{id: a}]\npolicies: [{name: p, config: random}, {name: p, config: random}]\n", `policies[1].name: duplicate policy name "p"`},
 		{"not a mapping", "- a\n- b\n", `test.yaml:1:1: want a mapping, got a list`},
-		{"syntax", "clusters: [\n", `test.yaml:2: invalid YAML: did not find expected node content`},
+		{"syntax", "clusters: [\n", `test.yaml:1: invalid YAML: did not find expected node content`},
 		{"two documents", "clusters: [{id: a}]\n---\nseed: 2\n", `more than one YAML document`},
 		{"empty", "", `empty scenario`},
 		{"unbounded", "clusters: [{id: a}]\nworkload: {duration_s: 0}\n", `workload: unbounded workload`},

@@ -153,7 +153,10 @@ func (s *Stream) Next() (doc *yaml.Node, err error) {
 }
 
 // SyntaxError turns an error of yaml.v3 into an *Error on the line it
-// concerns (ErrorLine), with the column when syntaxColumn can trust one.
+// concerns (ErrorLine; an error yaml.v3 marks past the last line of data,
+// at the end of the stream, is put on the line of the flow collection or
+// quoted scalar left open, else on the last line), with the column when
+// syntaxColumn can trust one.
 // An *Error is returned as it is.
 func SyntaxError(err error, data []byte) *Error {
 	var e *Error
@@ -161,6 +164,7 @@ func SyntaxError(err error, data []byte) *Error {
 		return e
 	}
 	line, msg := ErrorLine(err)
+	line = pastEndLine(data, line)
 	if je := jsonSyntaxError(data); je != nil {
 		return je
 	}
