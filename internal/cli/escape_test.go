@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/lcctl/lcctl/internal/testutil"
 )
@@ -83,5 +84,45 @@ func TestJSONOutputEscapesBidi(t *testing.T) {
 		if strings.ContainsRune(r.out, '\u202e') || !strings.Contains(r.out, `\u202e`) {
 			t.Errorf("%v: exit %d, stdout %q", args, r.code, r.out)
 		}
+	}
+}
+
+// Bytes that are not UTF-8 in a value an error echoes (here a file name,
+// and an --exclude cluster id) reach the terminal as \xNN, through the
+// same escaping path as control characters, in every command family
+// (JSON output has encoding/json's U+FFFD for them).
+func TestErrorsEscapeInvalidUTF8InEveryCommand(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "b\xffd")
+	root := testutil.RepoRoot(t)
+	snap := filepath.Join(root, "examples/explain/rank1-full.snapshot.yaml")
+	scenario := filepath.Join(root, "examples/scenarios/drain.yaml")
+	for name, args := range map[string][]string{
+		"validate":                  {"validate", missing + ".json"},
+		"validate -o json":          {"validate", "-o", "json", missing + ".json"},
+		"migrate":                   {"migrate", "--strategy", "bounded", missing + ".json"},
+		"explain --config":          {"explain", "--snapshot", snap, "--model", "model-a", "--config", missing + ".json"},
+		"explain --compare config=": {"explain", "--snapshot", snap, "--model", "model-a", "--compare", "config=" + missing + ".json"},
+		"explain --case":            {"explain", "--check", "--case", missing + ".yaml"},
+		"explain --exclude":         {"explain", "--snapshot", snap, "--model", "model-a", "--exclude", "A,b\xffd"},
+		"simulate --scenario":       {"simulate", "--scenario", missing + ".yaml"},
+		"simulate --config":         {"simulate", "--scenario", scenario, "--config", missing + ".json", "--max-requests", "10"},
+		"preflight --config":        {"preflight", "--stage", "1", "--config", missing + ".json"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := lcctl(t, "", nil, args...)
+			if r.code == 0 {
+				t.Fatalf("exit 0, stderr %q", r.err)
+			}
+			if !utf8.ValidString(r.out) || !utf8.ValidString(r.err) {
+				t.Errorf("bytes that are not UTF-8 in the output:\nstdout %q\nstderr %q", r.out, r.err)
+			}
+			want := `b\xffd`
+			if args[1] == "-o" {
+				want = `b\ufffdd` // encoding/json's replacement
+			}
+			if !strings.Contains(r.err+r.out, want) {
+				t.Errorf("the value is not shown escaped:\nstdout %q\nstderr %q", r.out, r.err)
+			}
+		})
 	}
 }

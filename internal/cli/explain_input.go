@@ -152,7 +152,8 @@ func isPlainDecimal(s string) bool {
 }
 
 // ParseExcludeList parses --exclude: comma-separated cluster ids, each
-// trimmed, non-empty and without control characters (they are echoed in
+// trimmed, non-empty and text ui.Printable leaves as it is (no control or
+// bidirectional formatting character, valid UTF-8: they are echoed in
 // notes); repeats are dropped.
 func ParseExcludeList(values []string) ([]string, error) {
 	var out []string
@@ -163,8 +164,8 @@ func ParseExcludeList(values []string) ([]string, error) {
 			if id == "" {
 				return nil, fmt.Errorf("--exclude %q: empty cluster id", v)
 			}
-			if strings.IndexFunc(id, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) }) >= 0 {
-				return nil, fmt.Errorf("--exclude %q: a cluster id cannot contain control characters", v)
+			if ui.Printable(id) != id {
+				return nil, fmt.Errorf("--exclude %q: a cluster id cannot contain control or bidirectional formatting characters or bytes that are not UTF-8", v)
 			}
 			if !seen[id] {
 				seen[id] = true

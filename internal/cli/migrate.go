@@ -490,7 +490,7 @@ func printMigrateText(w io.Writer, st *ui.Styles, report *migrateReport) {
 			}
 		}
 		for _, e := range fr.Errors {
-			loc := fr.File
+			loc := ui.Printable(fr.File)
 			if e.Line > 0 {
 				loc = fmt.Sprintf("%s:%d", loc, e.Line)
 				if e.Column > 0 {

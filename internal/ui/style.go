@@ -54,26 +54,38 @@ func (s *Styles) Renderer() *lipgloss.Renderer { return s.r }
 // Printable returns s with every control character (C0, DEL and C1; tab
 // and newline included) and every bidirectional formatting character
 // (U+200E, U+200F, U+061C, U+202A–U+202E, U+2066–U+2069) replaced by its
-// Go escape (\x1b, \u009b, \u202e), so data from scrapes, stores or files
-// cannot send escape sequences to the terminal (recolour, clear or retitle
-// it) or reorder what it shows ("\u202egnp.exe" displayed as "exe.png").
-// Text without such characters is returned unchanged.
+// Go escape (\x1b, \u009b, \u202e), and every byte that is not part of
+// valid UTF-8 by \xNN (\xff), so data from scrapes, stores, files, file
+// names or arguments cannot send escape sequences to the terminal
+// (recolour, clear or retitle it), reorder what it shows ("\u202egnp.exe"
+// displayed as "exe.png") or reach it as bytes it cannot show. Text
+// without such characters is returned unchanged.
 func Printable(s string) string {
-	if strings.IndexFunc(s, isControl) < 0 {
+	if printable(s) {
 		return s
 	}
 	var b strings.Builder
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case r == utf8.RuneError && size <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r < 0x80 && isControl(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
 		case isControl(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
-			b.WriteRune(r)
+			b.WriteString(s[i : i+size])
 		}
+		i += size
 	}
 	return b.String()
+}
+
+// printable reports whether Printable leaves s as it is: valid UTF-8
+// without a control or bidirectional formatting character.
+func printable(s string) bool {
+	return utf8.ValidString(s) && strings.IndexFunc(s, isControl) < 0
 }
 
 func isControl(r rune) bool {
@@ -109,7 +121,7 @@ func EchoLabel(v string) string {
 // can list one problem per line and quote file names and values, go to the
 // terminal through it.
 func PrintableLines(s string) string {
-	if strings.IndexFunc(s, isControl) < 0 {
+	if printable(s) {
 		return s
 	}
 	lines := strings.Split(s, "\n")
