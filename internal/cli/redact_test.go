@@ -73,3 +73,26 @@ func TestMetricsURLQuerySecretsRedacted(t *testing.T) {
 		}
 	}
 }
+
+// The errors of net/http and net/url name a metrics URL with its password
+// as lcctl does everywhere (xxxxx, net/url's URL.Redacted), not as
+// net/http's "***", and a URL net/url cannot parse is not quoted with its
+// password: every command that reads metrics or Prometheus over HTTP.
+func TestHTTPErrorsRedactLikeLcctl(t *testing.T) {
+	refused := "http://admin:SECRETPW@127.0.0.1:1"
+	for _, args := range [][]string{
+		{"check", "metrics", "--gateway", refused + "/metrics"},
+		{"preflight", "--stage", "3", "--gateway-metrics", refused + "/metrics"},
+		{"preflight", "--stage", "3", "--gateway-metrics", refused + "/%zz"},
+		{"snapshot", "--model", "m", "--pylon", "a=" + refused + "/metrics"},
+		{"explain", "--model", "m", "--pylon", "a=" + refused + "/metrics"},
+		{"explain", "--model", "m", "--cluster-label", "c", "--prometheus", refused},
+		{"snapshot", "--model", "m", "--cluster-label", "c", "--prometheus", refused},
+	} {
+		code, stdout, stderr := runLcctlStdin(t, "", nil, args...)
+		all := stdout + stderr
+		if code == 0 || strings.Contains(all, "SECRET") || strings.Contains(all, "***") || !strings.Contains(all, "xxxxx@127.0.0.1:1") {
+			t.Errorf("%s: exit %d, want a failure naming the URL with xxxxx only:\nstdout %s\nstderr %s", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+}

@@ -39,3 +39,31 @@ func TestSimulateSeedsDocExample(t *testing.T) {
 		t.Errorf("docs/simulate.md's --seeds 10 example differs from the program's output; the block:\n%s\nthe program:\n%s", block, out)
 	}
 }
+
+// TestShippedScenariosListed: docs/simulate.md's "Shipped scenarios"
+// paragraph names every file of examples/scenarios, and only those
+// (batched.yaml was missing).
+func TestShippedScenariosListed(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "simulate.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, para, ok := strings.Cut(string(doc), "\nShipped scenarios (`examples/scenarios/`):")
+	if !ok {
+		t.Fatal(`docs/simulate.md has no "Shipped scenarios" paragraph`)
+	}
+	para, _, _ = strings.Cut(para, "\n\n")
+	files, err := filepath.Glob(filepath.Join(root, "examples", "scenarios", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	for _, f := range files {
+		if name := filepath.Base(f); !strings.Contains(para, "`"+name+"`") {
+			t.Errorf("docs/simulate.md's shipped scenarios do not name %s:\n%s", name, para)
+		}
+	}
+	if n := strings.Count(para, ".yaml`"); n != len(files) {
+		t.Errorf("docs/simulate.md names %d shipped scenarios, examples/scenarios has %d:\n%s", n, len(files), para)
+	}
+}

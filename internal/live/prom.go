@@ -219,12 +219,7 @@ func instant(ctx context.Context, a promv1.API, src, q string, at time.Time, tim
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, &Error{Source: src, Msg: fmt.Sprintf("no answer within %s", timeout)}
 		}
-		// A transport error quotes the request's URL (or a redirect's),
-		// query string and all: redacted as the source is.
-		if ue, ok := errors.AsType[*url.Error](err); ok {
-			ue.URL = metrics.RedactSource(ue.URL)
-		}
-		return nil, &Error{Source: src, Msg: err.Error()}
+		return nil, &Error{Source: src, Msg: metrics.RedactError(err).Error()}
 	}
 	vec, ok := v.(model.Vector)
 	if !ok {

@@ -122,6 +122,40 @@ func redactQuery(src string) string {
 	return src[:i+1] + strings.Join(parts, "&") + frag
 }
 
+// RedactError returns err with the URL of every *url.Error in its chain
+// passed through RedactSource, so an error of net/http or net/url names
+// the URL as lcctl does everywhere else: net/url's parse errors quote the
+// URL as given, password included, and net/http's client errors print the
+// password as "***". The *url.Errors are changed in place; a message
+// already formatted around one (fmt.Errorf) has net/http's ":***@"
+// rewritten as ":xxxxx@", in an error that still unwraps to err. nil
+// stays nil. Every HTTP error of a scrape or a Prometheus query goes
+// through it.
+func RedactError(err error) error {
+	for e := err; e != nil; {
+		ue, ok := errors.AsType[*url.Error](e)
+		if !ok {
+			break
+		}
+		ue.URL = RedactSource(ue.URL)
+		e = ue.Err
+	}
+	if err != nil && strings.Contains(err.Error(), ":***@") {
+		return &redactedError{msg: strings.ReplaceAll(err.Error(), ":***@", ":xxxxx@"), err: err}
+	}
+	return err
+}
+
+// redactedError is an error whose message had net/http's password mask
+// replaced (RedactError).
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
 // IsURL reports whether src names an http or https URL (case-insensitive
 // scheme); anything else is a file path or "-".
 func IsURL(src string) bool {
@@ -219,10 +253,7 @@ func (f *Fetcher) get(ctx context.Context, src string) ([]byte, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
 	if err != nil {
 		// net/url's parse error quotes the whole URL, password included.
-		if ue, ok := errors.AsType[*url.Error](err); ok {
-			ue.URL = RedactSource(ue.URL)
-		}
-		return nil, "", &FetchError{Source: src, Err: err}
+		return nil, "", &FetchError{Source: src, Err: RedactError(err)}
 	}
 	req.Header.Set("Accept", acceptHeader)
 	client := f.Client
@@ -239,7 +270,8 @@ func (f *Fetcher) get(ctx context.Context, src string) ([]byte, string, error) {
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("no answer within %s", timeout)
 		}
-		return nil, "", &FetchError{Source: src, Err: err}
+		// net/http's error prints the password as "***".
+		return nil, "", &FetchError{Source: src, Err: RedactError(err)}
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {

@@ -1,6 +1,9 @@
 package metrics
 
 import (
+	"errors"
+	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -55,5 +58,30 @@ func TestFetchUnparsableURLRedacted(t *testing.T) {
 		if !strings.Contains(err.Error(), "xxxxx@") {
 			t.Errorf("Fetch(%q) error does not name the source redacted: %v", src, err)
 		}
+	}
+}
+
+func TestRedactError(t *testing.T) {
+	// What url.Parse returns for "http://u:SECRET@h:1/%zz".
+	perr := &url.Error{Op: "parse", URL: "http://u:SECRET@h:1/%zz", Err: url.EscapeError("%zz")}
+	client := &url.Error{Op: "Get", URL: "http://u:***@h:1/m", Err: errors.New("connection refused")}
+	nested := &url.Error{Op: "Post", URL: "http://u:***@h/api", Err: &url.Error{Op: "parse", URL: "http://v:SECRET@h/%zz", Err: errors.New("bad")}}
+	refused := errors.New("refused")
+	wrapped := fmt.Errorf("cluster a: %w", &url.Error{Op: "Get", URL: "http://u:***@h/m", Err: refused})
+	for err, want := range map[error]string{
+		perr:    `parse "http://xxxxx@h:1/%zz": invalid URL escape "%zz"`,
+		client:  `Get "http://u:xxxxx@h:1/m": connection refused`,
+		nested:  `Post "http://u:xxxxx@h/api": parse "http://xxxxx@h/%zz": bad`,
+		wrapped: `cluster a: Get "http://u:xxxxx@h/m": refused`,
+	} {
+		if got := RedactError(err).Error(); got != want {
+			t.Errorf("RedactError: %q, want %q", got, want)
+		}
+	}
+	if !errors.Is(RedactError(wrapped), refused) {
+		t.Error("the redacted error does not unwrap to its cause")
+	}
+	if RedactError(nil) != nil {
+		t.Error("RedactError(nil) is not nil")
 	}
 }
