@@ -194,16 +194,23 @@ func (w *downWatch) check(ctx context.Context, err error) error {
 func (c *Client) pingAny(ctx context.Context) ([]string, error) {
 	addrs := c.knownMembers()
 	errs := make(chan error, len(addrs))
-	pctx, cancel := context.WithTimeout(ctx, c.pingTimeout())
-	defer cancel()
+	timeout := c.pingTimeout()
+	wait := time.NewTimer(timeout)
+	defer wait.Stop()
 	var busy []string
 	for _, a := range addrs {
 		if !c.pings.start(a) {
 			busy = append(busy, a)
 			continue
 		}
+		// Each ping has a context of its own, not cancelled when another
+		// member answers first: a ping cut off before its request was
+		// written would end at once and the next round would dial the
+		// silent member again (one connection per round).
 		go func() {
 			defer c.pings.end(a)
+			pctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
 			_, err := safeCall(func() (string, error) { return c.cc.Ping(pctx, a, "") })
 			errs <- err
 		}()
@@ -221,8 +228,10 @@ func (c *Client) pingAny(ctx context.Context) ([]string, error) {
 				return addrs, nil
 			}
 			last = classify(err)
-		case <-pctx.Done():
-			return addrs, classify(pctx.Err())
+		case <-wait.C:
+			return addrs, classify(context.DeadlineExceeded)
+		case <-ctx.Done():
+			return addrs, classify(ctx.Err())
 		}
 	}
 	if last == nil {
