@@ -297,6 +297,22 @@ func (c *chainCache) extend(key uint64, hint int32, from, upto int64) (int64, in
 		return from, hint
 	}
 	ci := c.obtain(key, hint)
+	h := c.fill(ci, from, upto)
+	c.removeHolder(ci, from)
+	c.addHolder(ci, h)
+	if h == 0 {
+		c.dropIfEmpty(ci)
+		return h, -1
+	}
+	return h, ci
+}
+
+// fill is the common part of extend and extendRelease: it references
+// chain ci's cached blocks up to upto (in blocks' tokens), caches what is
+// missing above them when the chain is cached to its end (making room by
+// dropping other chains), and returns the request's new hold, at least
+// from.
+func (c *chainCache) fill(ci int32, from, upto int64) int64 {
 	ch := &c.chains[ci]
 	h := min(ch.cached, upto)
 	if h > ch.maxHeld() {
@@ -309,14 +325,7 @@ func (c *chainCache) extend(key uint64, hint int32, from, upto int64) (int64, in
 		c.total += got
 		h = ch.cached
 	}
-	h = max(h, from)
-	c.removeHolder(ci, from)
-	c.addHolder(ci, h)
-	if h == 0 {
-		c.dropIfEmpty(ci)
-		return h, -1
-	}
-	return h, ci
+	return max(h, from)
 }
 
 // extendRelease is extend followed by release of the hold extend
@@ -333,19 +342,7 @@ func (c *chainCache) extendRelease(key uint64, hint int32, from, upto int64) int
 		return hint
 	}
 	ci := c.obtain(key, hint)
-	ch := &c.chains[ci]
-	h := min(ch.cached, upto)
-	if h > ch.maxHeld() {
-		c.reference(ch, h)
-	}
-	if need := upto - max(h, from); need > 0 && h == ch.cached {
-		got := c.makeRoom(need)
-		ch = &c.chains[ci] // makeRoom may drop other chains, never this one
-		ch.cached += got
-		c.total += got
-		h = ch.cached
-	}
-	h = max(h, from)
+	h := c.fill(ci, from, upto)
 	c.removeHolder(ci, from)
 	if h == 0 {
 		c.dropIfEmpty(ci)
@@ -353,7 +350,7 @@ func (c *chainCache) extendRelease(key uint64, hint int32, from, upto int64) int
 	}
 	// release(h) after addHolder(h): the largest hold was max(lo, h) and
 	// becomes lo, the others' largest; h ≤ cached.
-	if lo := ch.maxHeld(); lo < h {
+	if lo := c.chains[ci].maxHeld(); lo < h {
 		c.pushRun(ci, lo, h)
 	}
 	c.dropIfEmpty(ci)
