@@ -474,22 +474,8 @@ func (c *Client) refreshRoutes(ctx context.Context, metadata bool) error {
 	rctx, cancel := c.callCtx(ctx)
 	defer cancel()
 	if metadata {
-		// RefreshMetadata retries CLUSTER.MEMBERS for as long as members
-		// refuse connections; ask once first so a cluster that is entirely
-		// down fails fast instead.
-		// Members asks one known address, in turn; a member that has just
-		// left refuses, so try a few.
-		var err error
-		for i := 0; i < 4; i++ {
-			if _, err = cutCall(rctx, func() ([]olric.Member, error) { return c.cc.Members(rctx) }); err == nil {
-				break
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("refresh members: %w", classify(err))
-		}
-		if _, err := cutCall(rctx, func() (struct{}, error) { return struct{}{}, c.cc.RefreshMetadata(rctx) }); err != nil {
-			return fmt.Errorf("refresh metadata: %w", classify(err))
+		if err := c.refreshMembers(rctx); err != nil {
+			return err
 		}
 	}
 	rt, err := c.readTable(rctx)
@@ -502,6 +488,32 @@ func (c *Client) refreshRoutes(ctx context.Context, metadata bool) error {
 		c.partitions = uint64(len(rt))
 	}
 	c.mu.Unlock()
+	return nil
+}
+
+// refreshMembers makes the olric client refresh its member list and
+// close its connections to members no longer listed (RefreshMetadata),
+// within ctx (bound it with callCtx). Olric's RoutingTable and Members
+// ask the client's known addresses in turn, and a member that has left
+// stays among them (every ping of it adds it back), so a read asked of it
+// is refused until this runs. RefreshMetadata itself
+// retries CLUSTER.MEMBERS for as long as members refuse connections; the
+// members are asked once first (a few tries, in turn: one that has just
+// left refuses) so a cluster that is entirely down fails fast instead. The
+// error is classified.
+func (c *Client) refreshMembers(ctx context.Context) error {
+	var err error
+	for i := 0; i < 4; i++ {
+		if _, err = cutCall(ctx, func() ([]olric.Member, error) { return c.cc.Members(ctx) }); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("refresh members: %w", classify(err))
+	}
+	if _, err := cutCall(ctx, func() (struct{}, error) { return struct{}{}, c.cc.RefreshMetadata(ctx) }); err != nil {
+		return fmt.Errorf("refresh metadata: %w", classify(err))
+	}
 	return nil
 }
 

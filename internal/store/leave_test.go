@@ -401,3 +401,58 @@ func ownsOneOf(obs *store.Client, member string, want map[string]string, parts [
 	}
 	return false
 }
+
+// TestRoutesReadAfterMemberLeaves reads the routing table and the members
+// from two goroutines, as a scan's poller and its rescan rounds do, while
+// a member that has left keeps being pinged (which puts it back among the
+// addresses the olric client asks in turn). Every read must succeed: one
+// failed read makes the run count every partition as changed. Before
+// readRoutes forgot members that refuse, 3 tries failed now and then.
+func TestRoutesReadAfterMemberLeaves(t *testing.T) {
+	t.Parallel()
+	cl := storetest.Start(t, 3, 2)
+	c := cl.Connect(t, store.Options{Addrs: cl.Addrs()[:1]})
+	gone := cl.Addrs()[2]
+	if err := store.PingAddr(c, gone); err != nil {
+		t.Fatalf("ping %s before it leaves: %v", gone, err)
+	}
+	if err := cl.Stop(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.WaitMembers(2); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	pinged := make(chan int)
+	go func() {
+		n := 0
+		defer func() { pinged <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+				_ = store.PingAddr(c, gone) // refused; puts it back in the rotation
+				n++
+			}
+		}
+	}()
+	failed := make(chan int, 2)
+	for g := 0; g < 2; g++ {
+		go func() {
+			n := 0
+			for i := 0; i < 300; i++ {
+				if !store.ReadRoutes(c) {
+					n++
+				}
+			}
+			failed <- n
+		}()
+	}
+	f := <-failed + <-failed
+	close(stop)
+	t.Logf("%d pings of the member that left", <-pinged)
+	if f > 0 {
+		t.Fatalf("%d of 600 reads of the routing table and members failed after a member left", f)
+	}
+}

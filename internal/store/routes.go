@@ -65,27 +65,48 @@ func (c *Client) trackRoutes(ctx context.Context) *routeTracker {
 // readRoutes reads the routing table and the member names, each with
 // RequestTimeout and up to three tries (a frozen member may be the one
 // asked); nil results mean the read failed, at once when the run found
-// the cluster down.
+// the cluster down. A refused try (a member that has left is still among
+// the addresses the olric client asks in turn) does not count: the client
+// forgets the members no longer listed (refreshMembers) and asks again, up
+// to maxRefusedReads times. Before, a member that left mid-scan made the
+// poller's reads fail now and then, and one failed read marks every
+// partition as changed, so a rescan round after the table had settled
+// found all its partitions "changed again" (CI, TestScanWhileMemberLeaves:
+// 203 partitions unsettled after 3 rescans).
 func (c *Client) readRoutes(ctx context.Context) (olric.RoutingTable, map[string]bool) {
 	w := downWatchFrom(ctx)
-	for try := 0; try < 3 && ctx.Err() == nil && w.downErr() == nil; try++ {
+	refused := 0
+	for try := 0; try < 3 && ctx.Err() == nil && w.downErr() == nil; {
 		rctx, cancel := c.callCtx(ctx)
 		rt, err := c.readTable(rctx)
 		var ms []olric.Member
 		if err == nil {
 			ms, err = cutCall(rctx, func() ([]olric.Member, error) { return c.cc.Members(rctx) })
 		}
-		cancel()
 		if err == nil {
+			cancel()
 			names := make(map[string]bool, len(ms))
 			for _, m := range ms {
 				names[m.Name] = true
 			}
 			return rt, names
 		}
+		if errors.Is(classify(err), ErrUnreachable) && refused < maxRefusedReads {
+			refused++
+			_ = c.refreshMembers(rctx) // best effort: the next try says whether it helped
+			cancel()
+			continue
+		}
+		cancel()
+		try++
 	}
 	return nil, nil
 }
+
+// maxRefusedReads bounds the refused tries readRoutes makes on top of its
+// three (each is answered at once, and each is followed by a refresh of
+// the member list).
+const maxRefusedReads = 8
 
 // errEmptyTable is readTable's error for a routing table without
 // partitions.
