@@ -151,8 +151,9 @@ an input error.
 
 --wait runs the checks again every --wait-interval (10s) until none fails
 (exit 0) or --wait-timeout (10m) passes (exit 1), printing the final
-report; Ctrl-C stops the wait (exit 1). An input file that cannot be read
-or parsed is waited for too; still so at the end, it is exit 2.
+report; Ctrl-C stops the wait (exit 1, whatever the last run found). An
+input file that cannot be read or parsed is waited for too; still so when
+--wait-timeout passes, it is exit 2.
 
 Exit codes: 0 no check failed; 1 a check failed (or warned, with --strict);
 2 usage error, or an input file that cannot be read or parsed.`,
@@ -184,8 +185,12 @@ Exit codes: 0 no check failed; 1 a check failed (or warned, with --strict);
 }
 
 // runPreflight runs the checklist of the validated options, with --wait
-// until it passes (runPreflightWait).
+// until it passes (runPreflightWait). Notes about the options themselves
+// (Olric addresses at stage 1) are printed once, before the first run.
 func runPreflight(ctx context.Context, env *Env, opts *preflightOptions) error {
+	if opts.Stage == 1 && opts.olricGiven && len(opts.olric.Addrs) > 0 {
+		fmt.Fprintf(env.Err, "lcctl: note: the Olric checks start at stage 2 (the gateway store); the Olric addresses (%s) are not used at stage 1\n", valueOrigin(env, opts.flagGiven, "olric", EnvOlricAddrs))
+	}
 	if opts.Wait.Wait {
 		return runPreflightWait(ctx, env, func(ctx context.Context, e *Env) error { return runPreflightOnce(ctx, e, opts) }, opts.Wait, opts.fileInputs())
 	}
@@ -200,9 +205,6 @@ func runPreflightOnce(ctx context.Context, env *Env, opts *preflightOptions) err
 		if err := refuseUnwaitable(opts.fileInputs()); err != nil {
 			return err
 		}
-	}
-	if opts.Stage == 1 && opts.olricGiven && len(opts.olric.Addrs) > 0 {
-		fmt.Fprintf(env.Err, "lcctl: note: the Olric checks start at stage 2 (the gateway store); the Olric addresses (%s) are not used at stage 1\n", valueOrigin(env, opts.flagGiven, "olric", EnvOlricAddrs))
 	}
 	in, err := readPreflightInputs(ctx, env, opts)
 	if err != nil {

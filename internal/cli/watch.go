@@ -171,9 +171,12 @@ func addWaitFlags(f *pflag.FlagSet, w *waitOptions) {
 // interrupted before any run finished, the wait prints no report and
 // says so (exit 1). An input file that cannot be read or parsed
 // (unreadyInput: caught mid-write, not there yet) is waited for the same
-// way, with its error on stderr; when the last completed run ended on
-// one, the wait ends with that error (exit 2, no report). Any other usage
-// error (exit 2) stops at once, as without --wait.
+// way, with its error on stderr; when the timeout passes and the last
+// completed run ended on one, the wait ends with that error (exit 2, no
+// report). Ctrl-C is exit 1 whatever the last run found, the code of an
+// interrupted run (docs/cli.md): the wait was cut short before the input
+// could be read, so there is no verdict on it. Any other usage error
+// (exit 2) stops at once, as without --wait.
 func runPreflightWait(ctx context.Context, env *Env, run func(context.Context, *Env) error, w waitOptions, files []fileInput) error {
 	if w.Timeout <= 0 || w.Interval <= 0 {
 		return Usagef("--wait-timeout and --wait-interval must be positive")
@@ -206,11 +209,11 @@ func runPreflightWait(ctx context.Context, env *Env, run func(context.Context, *
 		if interrupted {
 			why = fmt.Sprintf("interrupted %s; still failing (%s)", when, runsText(done))
 		}
-		if lastUnready {
+		switch {
+		case lastUnready && interrupted:
+			why = fmt.Sprintf("interrupted %s; input still unreadable or incomplete (%s): %v", when, runsText(done), lastErr)
+		case lastUnready:
 			why = fmt.Sprintf("input still unreadable or incomplete after %s (%s): %v", w.Timeout, runsText(done), lastErr)
-			if interrupted {
-				why = fmt.Sprintf("interrupted %s; input still unreadable or incomplete (%s): %v", when, runsText(done), lastErr)
-			}
 			return &ExitError{Code: ExitUsage, Err: errors.New("preflight --wait: " + why)}
 		}
 		return &ExitError{Code: ExitFindings, Err: errors.New("preflight --wait: " + why)}

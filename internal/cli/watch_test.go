@@ -116,9 +116,11 @@ func TestPreflightWait(t *testing.T) {
 	if err := os.WriteFile(cfg, bad, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Failing until the timeout: exit 1, the last report printed.
-	code, out, errs := runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--config", cfg, "--wait", "--wait-timeout", "150ms", "--wait-interval", "40ms")
-	if code != cli.ExitFindings || !strings.Contains(errs, "preflight --wait: still failing after 150ms") || !strings.Contains(errs, "run 1: checks failing; next run in 40ms") || !strings.Contains(out, "✖") {
+	// Failing until the timeout: exit 1, the last report printed; the
+	// note about --olric at stage 1 is printed once, not once per run.
+	code, out, errs := runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--config", cfg, "--olric", "127.0.0.1:1", "--wait", "--wait-timeout", "150ms", "--wait-interval", "40ms")
+	if code != cli.ExitFindings || !strings.Contains(errs, "preflight --wait: still failing after 150ms") || !strings.Contains(errs, "run 1: checks failing; next run in 40ms") || !strings.Contains(out, "✖") ||
+		strings.Count(errs, "are not used at stage 1") != 1 {
 		t.Fatalf("timeout: exit %d\n%s%s", code, out, errs)
 	}
 	// The config is fixed while waiting: exit 0 with the passing report.
@@ -193,6 +195,15 @@ func TestPreflightWaitConfigMidWrite(t *testing.T) {
 	code, out, errs = runLcctlStdin(t, "", nil, "preflight", "--stage", "1", "--config", cfg+".missing", "--wait", "--wait-timeout", "100ms", "--wait-interval", "30ms")
 	if code != cli.ExitUsage || out != "" || !strings.Contains(errs, "preflight --wait: input still unreadable or incomplete after 100ms") || !strings.Contains(errs, "failed to read "+cfg+".missing") {
 		t.Fatalf("deadline: exit %d\n%s%s", code, out, errs)
+	}
+	// Ctrl-C while the input is unreadable: exit 1, the code of an
+	// interrupted wait, with the input's error.
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	var o, e bytes.Buffer
+	code = cli.Main(ctx, []string{"preflight", "--stage", "1", "--config", cfg + ".missing", "--wait", "--wait-interval", "30ms"}, &ui.Streams{In: strings.NewReader(""), Out: &o, Err: &e, Getenv: func(string) string { return "" }})
+	if code != cli.ExitFindings || o.Len() != 0 || !regexp.MustCompile(`interrupted (while waiting|during run \d+); input still unreadable or incomplete \(`).MatchString(e.String()) || !strings.Contains(e.String(), "failed to read "+cfg+".missing") {
+		t.Fatalf("Ctrl-C: exit %d\n%s%s", code, o.String(), e.String())
 	}
 	// Any other usage error still ends the wait at once: nothing to
 	// check at stage 1 with only --olric.
