@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"fmt"
-
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/lb"
@@ -19,10 +17,12 @@ import (
 // file is taken for an lb-config when it parses as JSON or YAML and its
 // top level is a mapping that is empty or has default, request_algorithms
 // or models (lb-config.md §3), as validate's looks-like note decides.
-func notAnLBConfig(scenarioFile, field, file string, data []byte, r *validate.Result) error {
+// The error is fail's: sc.FieldError, placed at the scenario field that
+// names the file (scenario.yaml:L:C: router.config: …).
+func notAnLBConfig(fail func(format string, args ...any) error, file string, data []byte, r *validate.Result) error {
 	for _, d := range r.Errors() {
 		if d.Code == validate.CodeSyntax {
-			return fmt.Errorf("%s: %s: %s is not an lb-config: it is not JSON or YAML (line %d; its content is not shown, run 'lcctl validate' on it for details)", scenarioFile, field, file, d.Line)
+			return fail("%s is not an lb-config: it is not JSON or YAML (line %d; its content is not shown, run 'lcctl validate' on it for details)", file, d.Line)
 		}
 	}
 	doc, err := yamldoc.Parse(data)
@@ -31,7 +31,7 @@ func notAnLBConfig(scenarioFile, field, file string, data []byte, r *validate.Re
 	}
 	top := doc.Content[0]
 	if top.Kind != yaml.MappingNode {
-		return fmt.Errorf("%s: %s: %s is not an lb-config: its top level is %s, not a mapping (its content is not shown)", scenarioFile, field, file, nodeKindName(top))
+		return fail("%s is not an lb-config: its top level is %s, not a mapping (its content is not shown)", file, nodeKindName(top))
 	}
 	if len(top.Content) == 0 {
 		return nil
@@ -41,7 +41,7 @@ func notAnLBConfig(scenarioFile, field, file string, data []byte, r *validate.Re
 			return nil
 		}
 	}
-	return fmt.Errorf("%s: %s: %s is not an lb-config: its top level has none of default, request_algorithms and models (its content is not shown)", scenarioFile, field, file)
+	return fail("%s is not an lb-config: its top level has none of default, request_algorithms and models (its content is not shown)", file)
 }
 
 // nodeKindName names a YAML node's kind for an error message.

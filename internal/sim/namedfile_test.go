@@ -21,6 +21,8 @@ func TestNamedFileNotAnLBConfigIsNotQuoted(t *testing.T) {
 		"garbage": "SECRETHASH: [\n",
 		"number":  "42",
 	}
+	// Each error is placed at the field naming the file.
+	wantAt := map[string]string{"router.config": "3:18", "policies[0].lb_config": "3:33"}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
@@ -36,7 +38,7 @@ func TestNamedFileNotAnLBConfigIsNotQuoted(t *testing.T) {
 				t.Fatalf("%s %s: accepted", field, name)
 			}
 			msg := err.Error()
-			if strings.Contains(msg, "SECRETHASH") || !strings.Contains(msg, "test.yaml: "+field+": ") || !strings.Contains(msg, "is not an lb-config") {
+			if strings.Contains(msg, "SECRETHASH") || !strings.Contains(msg, "test.yaml:"+wantAt[field]+": "+field+": ") || !strings.Contains(msg, "is not an lb-config") {
 				t.Errorf("%s %s: %q; want the field named, 'is not an lb-config' and no content", field, name, msg)
 			}
 		}

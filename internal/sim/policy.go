@@ -496,7 +496,7 @@ func (sc *Scenario) namedConfigPolicy(field, file, name string) (Policy, error) 
 		return Policy{}, sc.FieldError(field, "cannot read %s: %v", path, err)
 	}
 	return configPolicy(path, data, name, func(path string, data []byte, r *validate.Result) error {
-		return notAnLBConfig(sc.File, field, path, data, r)
+		return notAnLBConfig(func(format string, args ...any) error { return sc.FieldError(field, format, args...) }, path, data, r)
 	})
 }
 
