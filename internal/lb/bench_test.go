@@ -3,6 +3,7 @@ package lb
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -363,4 +364,51 @@ func TestTraceOffNotesAllocationFree(t *testing.T) {
 			t.Errorf("%s: the trace has no notes", tc.name)
 		}
 	}
+}
+
+// BenchmarkCandidateHashes is a fresh Pulsar ranking's hash loop alone
+// (candidateHasher.sumAll) over 256 candidates with the simulator's ids
+// (c0 … c255: three id lengths), with keys of the length that puts
+// every input on the simulator's path: XXH3's 129–240-byte path, one
+// window of each round reaching the id.
+func BenchmarkCandidateHashes(b *testing.B) {
+	cs := make([]Cluster, 256)
+	for i := range cs {
+		cs[i] = cl("c"+strconv.Itoa(i), maxTPS(1000))
+	}
+	var set rankCandidateSet
+	set.update(snapOf(cs...), WeightMaxInputTPS)
+	var h candidateHasher
+	hashes, sel := make([]uint64, len(cs)), make([]int32, len(cs))
+	key := func(i, pad int) string { return fmt.Sprintf("session-%04d-%s", i, strings.Repeat("k", pad)) }
+	prefix := func(key string) []byte {
+		return AppendTagged(AppendHashPrefix(nil, "bench", "rk-1", "model-a"), "cache_affinity_key", key)
+	}
+	pad := 0 // the padding that puts every id length on that path
+	for ; pad < 64; pad++ {
+		h.reset(prefix(key(0, pad)))
+		if w2, w3, w4 := h.class(2), h.class(3), h.class(4); w2.kind == hashLong && w2.nv == 1 && w2.nv2 == 1 && w4.kind == hashLong && w4.nv == 1 && w4.nv2 == 1 && w3.nv == 1 {
+			break
+		}
+	}
+	if pad == 64 {
+		b.Fatal("no key length puts every id on the one-window long path")
+	}
+	keys := make([]string, 1024)
+	for i := range keys {
+		keys[i] = key(i, pad)
+	}
+	prefixes := make([][]byte, len(keys))
+	for i, k := range keys {
+		prefixes[i] = prefix(k)
+	}
+	cut := hashCut(minTopRanks, len(cs))
+	var sink int
+	cpu := startCPU(b)
+	for i := 0; i < b.N; i++ {
+		h.reset(prefixes[i%len(prefixes)])
+		sink += h.sumAll(&set, hashes, cut, sel)
+	}
+	cpu.stop(b)
+	benchSink = uint64(sink)
 }

@@ -327,9 +327,16 @@ type rankCandidateSet struct {
 	idStart   []int32
 	maxWeight float64
 	valid     int // candidates with a valid weight
+	// runs cover, in order, the candidates with a valid weight: each run
+	// is consecutive candidates whose ids have one length (sumAll).
+	runs []idRun
 	// pos maps each id to its first position (Snapshot.Index).
 	pos map[string]int32
 }
+
+// idRun is a run of rankCandidateSet: candidates from to to−1, each with
+// a valid weight and an id of the same length as the others.
+type idRun struct{ from, to int32 }
 
 // index is Snapshot.Index(id) of the snapshot the set describes.
 func (s *rankCandidateSet) index(id string) int {
@@ -394,6 +401,7 @@ func (s *rankCandidateSet) update(snap *Snapshot, mode RendezvousWeight) {
 	s.ids, s.raw = s.ids[:0], s.raw[:0]
 	s.weights, s.idData, s.idStart = s.weights[:0], s.idData[:0], append(s.idStart[:0], 0)
 	s.maxWeight, s.valid = 0, 0
+	s.runs = s.runs[:0]
 	if s.pos == nil {
 		s.pos = make(map[string]int32, len(cs))
 	}
@@ -413,6 +421,11 @@ func (s *rankCandidateSet) update(snap *Snapshot, mode RendezvousWeight) {
 		s.maxWeight = max(s.maxWeight, w)
 		if w != 0 {
 			s.valid++
+			if r := len(s.runs) - 1; r >= 0 && s.runs[r].to == int32(i) && len(s.ids[i-1]) == len(c.ClusterID) {
+				s.runs[r].to++
+			} else {
+				s.runs = append(s.runs, idRun{int32(i), int32(i + 1)})
+			}
 		}
 		s.idData = append(s.idData, c.ClusterID...)
 		s.idStart = append(s.idStart, int32(len(s.idData)))

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -316,7 +317,7 @@ func TestWindowHashMatchesXXH3(t *testing.T) {
 				for i := c; i < l; i++ {
 					other[i] = byte(rng.Uint32())
 				}
-				w.init(buf, c, l)
+				w.init(buf, c, l, nil)
 				if w.kind == hashOther {
 					if l > 16 && l <= 240 {
 						t.Fatalf("length %d: no window layout", l)
@@ -554,5 +555,64 @@ func TestSnapshotVersionSkipsTheCheck(t *testing.T) {
 	s.Version = 0
 	if got := IDs(s, e.Decide(s, r, nil, Options{}).AffinityOrder); got[0] != s.Clusters[w].ClusterID {
 		t.Fatalf("Version 0: order %v, want %s first", got, s.Clusters[w].ClusterID)
+	}
+}
+
+// Short ids (the simulator's c0 … c299, three lengths) and longer ones
+// (cluster-0 …), with some invalid weights cutting the runs, after
+// prefixes of every length from 60 to 260 bytes hash as PulsarHash: this
+// takes every class path of sumAll, the long path with one varying window
+// a round (sumRunLong1) and its one-word form (sumRunWord) among them.
+func TestCandidateHasherShortIDs(t *testing.T) {
+	paths := map[string]int{}
+	for _, name := range []string{"c", "cluster-"} {
+		cs := make([]Cluster, 300)
+		for i := range cs {
+			w := 1000.0
+			if i%41 == 7 || i == 299 {
+				w = 0
+			}
+			cs[i] = cl(name+strconv.Itoa(i), maxTPS(w))
+		}
+		var set rankCandidateSet
+		set.update(snapOf(cs...), WeightMaxInputTPS)
+		var h candidateHasher
+		hashes, sel := make([]uint64, len(cs)), make([]int32, len(cs))
+		for pad := 0; pad <= 200; pad++ {
+			key := strings.Repeat("k", pad)
+			prefix := AppendTagged(AppendHashPrefix(nil, "s", "rk", "m"), "cache_affinity_key", key)
+			h.reset(prefix)
+			for n := len(name) + 1; n <= len(name)+3; n++ {
+				switch w := h.class(n); {
+				case w.word:
+					paths["word"]++
+				case w.kind == hashLong && w.nv == 1 && w.nv2 == 1:
+					paths["long1"]++
+				default:
+					paths["other"]++
+				}
+			}
+			cut := uint64(pad) << 56
+			k := h.sumAll(&set, hashes, cut, sel)
+			var want []int32
+			for i, c := range cs {
+				x := uint64(0)
+				if c.Stats.MaxInputTPS > 0 {
+					x = PulsarHash("s", "rk", "m", key, c.ClusterID)
+				}
+				if hashes[i] != x {
+					t.Fatalf("key of %d bytes, id %s: %#x, want %#x", pad, c.ClusterID, hashes[i], x)
+				}
+				if c.Stats.MaxInputTPS > 0 && x >= cut {
+					want = append(want, int32(i)) // invalid weights are never listed
+				}
+			}
+			if !slices.Equal(sel[:k], want) {
+				t.Fatalf("ids %s…, key of %d bytes: listed %v at or above the cut, want %v", name, pad, sel[:k], want)
+			}
+		}
+	}
+	if paths["word"] == 0 || paths["long1"] == 0 || paths["other"] == 0 {
+		t.Fatalf("paths taken %v: want the one-word and one-window long paths and others", paths)
 	}
 }

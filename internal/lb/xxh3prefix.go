@@ -34,6 +34,39 @@ type windowHash struct {
 	// vw and vw2 are the varying windows of the first and second round.
 	vw, vw2 [8]hashWindow
 	nv, nv2 int
+	// word is set when the long path has one varying window in each
+	// round (nv = nv2 = 1) and each of them one word with differing
+	// bytes: w1 and w2 are those windows in that form (sumRunWord).
+	word   bool
+	w1, w2 varyingWord
+}
+
+// varyingWord is a hashWindow with one word of differing bytes: the other
+// word's part (fixed, the shared bytes xor the secret), and the varying
+// word's fixed part, 2^by and where its differing bytes start (at).
+type varyingWord struct {
+	other, fixed, mul uint64
+	at                uint8
+}
+
+// single returns v as a varyingWord when one of its words has no
+// differing bytes (mix16's product does not depend on the order of the
+// two words).
+func (v *hashWindow) single() (varyingWord, bool) {
+	switch {
+	case v.by[0] >= 64 && v.by[1] < 64:
+		return varyingWord{other: v.fixed[0], fixed: v.fixed[1], mul: v.mul[1], at: v.at[1]}, true
+	case v.by[1] >= 64 && v.by[0] < 64:
+		return varyingWord{other: v.fixed[1], fixed: v.fixed[0], mul: v.mul[0], at: v.at[0]}, true
+	}
+	return varyingWord{}, false
+}
+
+// termAt is the window's mix16 term for differing bytes p (as
+// hashWindow.termAt).
+func (v *varyingWord) termAt(p *[idSpan]byte) uint64 {
+	h, l := bits.Mul64(v.other, v.fixed^binary.LittleEndian.Uint64(p[v.at&63:])*v.mul)
+	return h ^ l
 }
 
 // hashWindow is one 16-byte window reaching the differing bytes: for each
@@ -56,32 +89,34 @@ const (
 )
 
 // init prepares the hash of l-byte inputs whose first c bytes are b[:c].
-func (w *windowHash) init(b []byte, c, l int) {
-	*w = windowHash{}
+// With m ≠ nil, the terms of windows within b[:m.common] are taken from
+// m, and added to it when m has none (m belongs to one such b[:m.common]).
+func (w *windowHash) init(b []byte, c, l int, m *termMemo) {
+	// Only the fields read for this kind are set: the window arrays are
+	// not cleared, each window taken being written whole.
+	w.kind, w.acc, w.front, w.acc2, w.nv, w.nv2, w.word = hashOther, 0, 0, 0, 0, 0, false
 	add := func(acc *uint64, vs *[8]hashWindow, nv *int, off, sec int) {
 		if off+16 <= c {
-			*acc += xxh3Mix16(b, off, sec)
+			*acc += m.mix16(b, off, sec)
 			return
 		}
-		var v hashWindow
-		for k := 0; k < 2; k++ {
-			q := off + 8*k // the word's first byte
-			var shared uint64
-			for j := 0; j < 8 && q+j < c; j++ {
-				shared |= uint64(b[q+j]) << (8 * j)
-			}
-			v.fixed[k] = shared ^ binary.LittleEndian.Uint64(xxh3Secret[sec+8*k:])
-			if d := q - c; d >= 0 {
-				v.at[k], v.by[k] = uint8(d), 0
-			} else {
-				v.at[k], v.by[k] = 0, uint8(min(-8*d, 64))
-			}
-			if v.by[k] < 64 {
-				v.mul[k] = 1 << v.by[k]
-			}
-		}
-		vs[*nv] = v
+		v := &vs[*nv]
 		*nv++
+		for k := 0; k < 2; k++ {
+			q := off + 8*k // the word's first byte, q+8 ≤ l
+			word := binary.LittleEndian.Uint64(b[q:])
+			switch s := c - q; { // the word's shared bytes
+			case s >= 8:
+				v.at[k], v.by[k], v.mul[k] = 0, 64, 0
+			case s > 0:
+				word &= 1<<(8*s) - 1
+				v.at[k], v.by[k], v.mul[k] = 0, uint8(8*s), 1<<(8*s)
+			default:
+				word = 0
+				v.at[k], v.by[k], v.mul[k] = uint8(-s), 0, 1
+			}
+			v.fixed[k] = word ^ binary.LittleEndian.Uint64(xxh3Secret[sec+8*k:])
+		}
 	}
 	switch {
 	case l > 16 && l <= 128:
@@ -102,7 +137,42 @@ func (w *windowHash) init(b []byte, c, l int) {
 			add(&w.acc2, &w.vw2, &w.nv2, i, i-125)
 		}
 		add(&w.acc2, &w.vw2, &w.nv2, l-16, 119)
+		if w.nv == 1 && w.nv2 == 1 {
+			var ok1, ok2 bool
+			w.w1, ok1 = w.vw[0].single()
+			w.w2, ok2 = w.vw2[0].single()
+			w.word = ok1 && ok2
+		}
 	}
+}
+
+// termMemo keeps the mix16 terms of the windows that lie within the
+// first common bytes of a request's hash inputs (its prefix and the id
+// tag: every id length shares them), each 16-byte window at a multiple of
+// 16 (every window XXH3's 17–240-byte paths take there) with the secret
+// offset it was taken with: init computes them once per request, not once
+// per id length.
+type termMemo struct {
+	common int
+	has    uint32 // bit j: v[j] holds window j's term with secret sec[j]
+	sec    [32]int16
+	v      [32]uint64
+}
+
+// mix16 is xxh3Mix16(b, off, s), from m when the window lies within
+// m.common bytes (nil m: never).
+func (m *termMemo) mix16(b []byte, off, s int) uint64 {
+	if m == nil || off+16 > m.common || off%16 != 0 || off/16 >= len(m.v) {
+		return xxh3Mix16(b, off, s)
+	}
+	j := off / 16
+	if m.has>>j&1 == 1 && int(m.sec[j]) == s {
+		return m.v[j]
+	}
+	x := xxh3Mix16(b, off, s)
+	m.has |= 1 << j
+	m.sec[j], m.v[j] = int16(s), x
+	return x
 }
 
 // term is window v's mix16 term for the differing bytes t.
@@ -177,6 +247,8 @@ type candidateHasher struct {
 	// cls holds a windowHash per id length (allocated on the first reset:
 	// about 28 KB, kept out of the Engine's hot fields).
 	cls *[idHashClasses]hashClass
+	// memo holds the request's window terms shared by every id length.
+	memo termMemo
 }
 
 // hashClass is candidateHasher's windowHash for one id length.
@@ -192,6 +264,7 @@ func (h *candidateHasher) reset(prefix []byte) {
 	h.buf = append(b, 0xFF)
 	h.at = len(h.buf)
 	h.stamp++
+	h.memo.common, h.memo.has = h.at, 0
 	if h.cls == nil {
 		h.cls = new([idHashClasses]hashClass)
 	}
@@ -213,7 +286,7 @@ func (h *candidateHasher) class(n int) *windowHash {
 	c := &h.cls[n]
 	if c.stamp != h.stamp {
 		b := h.whole(make([]byte, n)) // the id's bytes are not read
-		c.w.init(b, h.at+8, len(b))
+		c.w.init(b, h.at+8, len(b), &h.memo)
 		c.stamp = h.stamp
 	}
 	return &c.w
@@ -221,92 +294,118 @@ func (h *candidateHasher) class(n int) *windowHash {
 
 // sumAll sets hashes[i] to PulsarHash of the reset prefix and cluster id
 // i (set.idData[set.idStart[i]:set.idStart[i+1]]; xxh3.Hash(prefix +
-// tagged("cluster_id", id))) for every
-// candidate i of set with a valid weight (0 for the others), reading each id where the set
-// keeps it (followed by at least 8 bytes: idPad).
+// tagged("cluster_id", id))) for every candidate i of set with a valid
+// weight (0 for the others), reading each id where the set keeps it
+// (followed by at least 8 bytes: idPad). It goes run by run
+// (set.runs): the ids of a run have one length and lie end to end, so
+// the loops of the usual classes step through them at a fixed stride.
 //
 // It also lists in sel (room for one entry a candidate) the candidates
 // whose hash is at least cut, in order, without a branch per hash, and
 // returns how many there are.
 func (h *candidateHasher) sumAll(set *rankCandidateSet, hashes []uint64, cut uint64, sel []int32) int {
-	lastN := -1
-	var w *windowHash
-	k := 0
-	weights, starts, data := set.weights, set.idStart, set.idData
-	for i := 0; i < len(weights); i++ {
-		if weights[i] == 0 {
-			hashes[i] = 0
-			continue
-		}
-		start, end := starts[i], starts[i+1]
-		if n := int(end - start); n != lastN {
-			lastN, w = n, h.class(n)
-		}
-		t := data[start:]
+	k, next := 0, 0
+	starts, data := set.idStart, set.idData
+	for _, r := range set.runs {
+		clear(hashes[next:r.from]) // no valid weight
+		next = int(r.to)
+		n := int(starts[r.from+1] - starts[r.from])
+		w := h.class(n)
+		out := hashes[r.from:r.to]
+		ids := data[starts[r.from]:]
 		switch {
-		case w.kind == hashLong && w.nv == 1 && w.nv2 == 1:
-			var next int
-			next, k = sumLong1(w, set, hashes, sel, i, lastN, k, cut)
-			i = next - 1
+		case w.word:
+			k = sumRunWord(w, ids, n, out, r.from, sel, k, cut)
 			continue
-		case w.kind == hashMid && w.nv == 2:
-			hashes[i] = xxh3Avalanche(w.acc + w.vw[0].term(t) + w.vw[1].term(t))
-		case w.kind != hashOther:
-			hashes[i] = w.sum(t)
-		default:
-			hashes[i] = xxh3.Hash(h.whole(t[:end-start]))
+		case w.kind == hashLong && w.nv == 1 && w.nv2 == 1:
+			k = sumRunLong1(w, ids, n, out, r.from, sel, k, cut)
+			continue
 		}
-		sel[k] = int32(i)
-		_, below := bits.Sub64(hashes[i], cut, 0)
+		for j := range out {
+			t := ids[j*n:]
+			switch {
+			case w.kind == hashMid && w.nv == 2:
+				out[j] = xxh3Avalanche(w.acc + w.vw[0].term(t) + w.vw[1].term(t))
+			case w.kind != hashOther:
+				out[j] = w.sum(t)
+			default:
+				out[j] = xxh3.Hash(h.whole(t[:n]))
+			}
+			sel[k] = r.from + int32(j)
+			_, below := bits.Sub64(out[j], cut, 0)
+			k += int(1 - below)
+		}
+	}
+	clear(hashes[next:])
+	return k
+}
+
+// sumRunLong1 hashes one run (rankCandidateSet.runs) of ids of n bytes,
+// end to end from ids[0], into out, for class w: XXH3's 129–240-byte
+// path with one varying window in each round. It lists in sel, from
+// position k, the run's candidates (numbered from first) whose hash is
+// at least cut, and returns the new count. A loop of its own keeps the
+// few values it needs in registers; it hashes two ids a round, their
+// chains independent.
+func sumRunLong1(w *windowHash, ids []byte, n int, out []uint64, first int32, sel []int32, k int, cut uint64) int {
+	v, v2 := w.vw[0], w.vw2[0]
+	acc, acc2 := w.acc, w.acc2
+	p, j := 0, 0
+	for ; j+1 < len(out); j += 2 {
+		t, u := (*[idSpan]byte)(ids[p:]), (*[idSpan]byte)(ids[p+n:])
+		a0, a1 := acc+v.termAt(t), acc+v.termAt(u)
+		b0, b1 := acc2+v2.termAt(t), acc2+v2.termAt(u)
+		h0, h1 := xxh3Avalanche(xxh3Avalanche(a0)+b0), xxh3Avalanche(xxh3Avalanche(a1)+b1)
+		out[j], out[j+1] = h0, h1
+		sel[k] = first + int32(j)
+		_, below := bits.Sub64(h0, cut, 0)
+		k += int(1 - below)
+		sel[k] = first + int32(j+1)
+		_, below = bits.Sub64(h1, cut, 0)
+		k += int(1 - below)
+		p += 2 * n
+	}
+	if j < len(out) {
+		t := (*[idSpan]byte)(ids[p:])
+		h := xxh3Avalanche(xxh3Avalanche(acc+v.termAt(t)) + acc2 + v2.termAt(t))
+		out[j] = h
+		sel[k] = first + int32(j)
+		_, below := bits.Sub64(h, cut, 0)
 		k += int(1 - below)
 	}
 	return k
 }
 
-// sumLong1 is sumAll's loop over the candidates from i on, up to the
-// first one with a valid weight whose id is not n bytes long, for ids
-// of n bytes in class w: XXH3's 129–240-byte path with one varying
-// window in each round. It returns where it stopped and the new count
-// of sel. A loop of its own keeps the few values it needs in registers.
-func sumLong1(w *windowHash, set *rankCandidateSet, hashes []uint64, sel []int32, i, n, k int, cut uint64) (int, int) {
-	v, v2 := w.vw[0], w.vw2[0]
+// sumRunWord is sumRunLong1 for a class whose two varying windows have
+// one varying word each (windowHash.word): short ids, whose bytes fall in
+// one word of each window.
+func sumRunWord(w *windowHash, ids []byte, n int, out []uint64, first int32, sel []int32, k int, cut uint64) int {
+	v, v2 := w.w1, w.w2
 	acc, acc2 := w.acc, w.acc2
-	weights, starts, data := set.weights, set.idStart, set.idData
-	for i < len(weights) {
-		if weights[i] == 0 {
-			hashes[i] = 0
-			i++
-			continue
-		}
-		start, end := int(starts[i]), int(starts[i+1])
-		if end-start != n {
-			break
-		}
-		t := (*[idSpan]byte)(data[start:])
-		if j := i + 1; j < len(weights) && weights[j] != 0 && int(starts[j+1])-end == n {
-			// Two at a time: their hash chains are independent and overlap.
-			u := (*[idSpan]byte)(data[end:])
-			a0, a1 := acc+v.termAt(t), acc+v.termAt(u)
-			b0, b1 := acc2+v2.termAt(t), acc2+v2.termAt(u)
-			h0, h1 := xxh3Avalanche(xxh3Avalanche(a0)+b0), xxh3Avalanche(xxh3Avalanche(a1)+b1)
-			hashes[i], hashes[j] = h0, h1
-			sel[k] = int32(i)
-			_, below := bits.Sub64(h0, cut, 0)
-			k += int(1 - below)
-			sel[k] = int32(j)
-			_, below = bits.Sub64(h1, cut, 0)
-			k += int(1 - below)
-			i += 2
-			continue
-		}
+	p, j := 0, 0
+	for ; j+1 < len(out); j += 2 {
+		t, u := (*[idSpan]byte)(ids[p:]), (*[idSpan]byte)(ids[p+n:])
+		a0, a1 := acc+v.termAt(t), acc+v.termAt(u)
+		b0, b1 := acc2+v2.termAt(t), acc2+v2.termAt(u)
+		h0, h1 := xxh3Avalanche(xxh3Avalanche(a0)+b0), xxh3Avalanche(xxh3Avalanche(a1)+b1)
+		out[j], out[j+1] = h0, h1
+		sel[k] = first + int32(j)
+		_, below := bits.Sub64(h0, cut, 0)
+		k += int(1 - below)
+		sel[k] = first + int32(j+1)
+		_, below = bits.Sub64(h1, cut, 0)
+		k += int(1 - below)
+		p += 2 * n
+	}
+	if j < len(out) {
+		t := (*[idSpan]byte)(ids[p:])
 		h := xxh3Avalanche(xxh3Avalanche(acc+v.termAt(t)) + acc2 + v2.termAt(t))
-		hashes[i] = h
-		sel[k] = int32(i)
+		out[j] = h
+		sel[k] = first + int32(j)
 		_, below := bits.Sub64(h, cut, 0)
 		k += int(1 - below)
-		i++
 	}
-	return i, k
+	return k
 }
 
 // xxh3Secret is XXH3's default 192-byte secret (kSecret of the
