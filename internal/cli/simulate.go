@@ -347,7 +347,7 @@ func checkPlotDir(dir string) error {
 }
 
 func countTrace(sc *sim.Scenario) (int64, error) {
-	f, err := readlimit.Open(sc.TracePath())
+	f, err := readlimit.OpenNoStdin(sc.TracePath())
 	if err != nil {
 		return 0, traceOpenError(sc, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -19,6 +20,13 @@ func TestOpenRefusesNamedPipe(t *testing.T) {
 	var nf *NotFileError
 	if !errors.As(err, &nf) || nf.Name != fifo {
 		t.Fatalf("Open(fifo) = %v, want a NotFileError", err)
+	}
+	if !strings.Contains(err.Error(), "give - and redirect it to standard input (< "+fifo+")") {
+		t.Errorf("Open(fifo): %v, want the hint to give -", err)
+	}
+	// Where - is not taken, the error does not suggest it.
+	if _, err := OpenNoStdin(fifo); !errors.As(err, &nf) || !nf.NoStdin || strings.Contains(err.Error(), "give -") || !strings.Contains(err.Error(), "name a regular file") {
+		t.Errorf("OpenNoStdin(fifo) = %v, want a NotFileError that does not suggest -", err)
 	}
 	// A regular file and the process's own descriptors open.
 	reg := filepath.Join(t.TempDir(), "r")

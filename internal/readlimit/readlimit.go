@@ -110,11 +110,18 @@ type NotFileError struct {
 	Kind string
 	// Name is the path as given.
 	Name string
+	// NoStdin is set for an input that cannot be given as - (OpenNoStdin).
+	NoStdin bool
 }
 
 // Error reads "is a named pipe (FIFO), not a file: to read it, give - and
-// redirect it to standard input (< NAME)".
+// redirect it to standard input (< NAME)", or for an input that cannot
+// be given as - (NoStdin) "is a named pipe (FIFO), not a file: name a
+// regular file (save what it gives to one first)".
 func (e *NotFileError) Error() string {
+	if e.NoStdin {
+		return "is " + e.Kind + ", not a file: name a regular file (save what it gives to one first)"
+	}
 	return "is " + e.Kind + ", not a file: to read it, give - and redirect it to standard input (< " + e.Name + ")"
 }
 
@@ -125,14 +132,25 @@ func (e *NotFileError) Error() string {
 // the process itself (/dev/stdin, /dev/fd/N, /proc/self/fd/N, which is
 // how a shell passes `<(command)`) are pipes too, but already open at the
 // other end: they are opened as given.
-func Open(name string) (*os.File, error) {
+func Open(name string) (*os.File, error) { return open(name, false) }
+
+// OpenNoStdin is Open for an input that cannot be given as - (the
+// simulator's scenario, its lb-configs and its trace, and every path named
+// inside a scenario): its *NotFileError does not suggest -.
+func OpenNoStdin(name string) (*os.File, error) { return open(name, true) }
+
+func open(name string, noStdin bool) (*os.File, error) {
 	if !ownDescriptor(name) {
 		if st, err := os.Stat(name); err == nil {
+			kind := ""
 			switch {
 			case st.Mode()&fs.ModeNamedPipe != 0:
-				return nil, &fs.PathError{Op: "open", Path: name, Err: &NotFileError{Kind: "a named pipe (FIFO)", Name: name}}
+				kind = "a named pipe (FIFO)"
 			case st.Mode()&fs.ModeSocket != 0:
-				return nil, &fs.PathError{Op: "open", Path: name, Err: &NotFileError{Kind: "a socket", Name: name}}
+				kind = "a socket"
+			}
+			if kind != "" {
+				return nil, &fs.PathError{Op: "open", Path: name, Err: &NotFileError{Kind: kind, Name: name, NoStdin: noStdin}}
 			}
 		}
 	}

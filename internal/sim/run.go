@@ -463,7 +463,7 @@ func (r *runner) init() error {
 		open := r.opt.Trace
 		if open == nil {
 			path := sc.resolvePath(w.Trace)
-			open = func() (io.ReadCloser, error) { return readlimit.Open(path) }
+			open = func() (io.ReadCloser, error) { return readlimit.OpenNoStdin(path) }
 		}
 		f, err := open()
 		if err != nil {

@@ -502,10 +502,10 @@ func (e *openError) Unwrap() error { return e.err }
 
 // readLimited is readFileLimited with errors that do not name the file:
 // an *openError wrapping the reason when it cannot be opened (missing, a
-// FIFO: readlimit.Open), "N bytes is larger than lcctl's L-byte limit",
+// FIFO: readlimit.OpenNoStdin), "N bytes is larger than lcctl's L-byte limit",
 // or the reason a read failed ("is a directory").
 func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := readlimit.Open(path)
+	f, err := readlimit.OpenNoStdin(path)
 	if err != nil {
 		return nil, &openError{readlimit.Cause(err)}
 	}
