@@ -47,8 +47,8 @@ type ReadError struct {
 	Err    error  // what went wrong
 }
 
-// Error renders "read <source>: <cause>".
-func (e *ReadError) Error() string { return fmt.Sprintf("read %s: %v", e.Source, e.Err) }
+// Error renders "read <source>: <cause>", the source through RedactSource.
+func (e *ReadError) Error() string { return fmt.Sprintf("read %s: %v", RedactSource(e.Source), e.Err) }
 
 // Unwrap returns the underlying error.
 func (e *ReadError) Unwrap() error { return e.Err }
@@ -59,16 +59,37 @@ func (e *ReadError) Unwrap() error { return e.Err }
 // without a password (often a token: http://TOKEN@host/); every value in
 // the query string is replaced by "xxxxx" too, its parameter name kept
 // (?token=abc&job=x reads ?token=xxxxx&job=xxxxx), since a scrape endpoint
-// behind a proxy often takes its credential there (?access_token=…). A
-// query part without "=" is a name and is kept; the fragment is kept.
-// Other sources (files, "-", "stdin") and URLs without either are
-// returned unchanged. Every source in text, JSON and error messages
+// behind a proxy often takes its credential there (?access_token=…), and
+// so is a query part without "=" as a whole (?SECRET reads ?xxxxx: a bare
+// token is as likely as a flag name). The fragment is kept. A source of
+// another scheme (ftp://user:pw@host/m, read as a file name and refused)
+// is redacted the same way, since it is echoed in the error. Other
+// sources (files, "-", "stdin") and URLs without credentials or a query
+// are returned unchanged. Every source in text, JSON and error messages
 // passes through it.
 func RedactSource(src string) string {
-	if !IsURL(src) {
+	if !hasScheme(src) {
 		return src
 	}
 	return redactQuery(redactUserinfo(src))
+}
+
+// hasScheme reports whether src starts with a URL scheme and "://"
+// (RFC 3986 §3.1: a letter, then letters, digits, "+", "-" or ".").
+func hasScheme(src string) bool {
+	scheme, _, ok := strings.Cut(src, "://")
+	if !ok || scheme == "" {
+		return false
+	}
+	for i, r := range scheme {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // redactUserinfo is RedactSource's credentials part.
@@ -102,7 +123,7 @@ func redactUserinfo(src string) string {
 
 // redactQuery replaces each value of src's query string (from the first
 // "?" to the fragment's "#") by "xxxxx", keeping the names, the order and
-// the separators; it works on the text, so a URL net/url cannot parse is
+// the separators, and each part without "=" by "xxxxx" whole; it works on the text, so a URL net/url cannot parse is
 // redacted too, and one without a query is returned as it is.
 func redactQuery(src string) string {
 	i := strings.IndexAny(src, "?#")
@@ -115,8 +136,12 @@ func redactQuery(src string) string {
 	}
 	parts := strings.Split(query, "&")
 	for k, p := range parts {
-		if name, value, ok := strings.Cut(p, "="); ok && value != "" {
+		name, value, ok := strings.Cut(p, "=")
+		switch {
+		case ok && value != "":
 			parts[k] = name + "=xxxxx"
+		case !ok && p != "":
+			parts[k] = "xxxxx"
 		}
 	}
 	return src[:i+1] + strings.Join(parts, "&") + frag

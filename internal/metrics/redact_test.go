@@ -19,16 +19,24 @@ func TestRedactSource(t *testing.T) {
 		"stdin":                       "stdin",
 		"HTTP://u:SECRET@h/x?q=a@b#c": "http://u:xxxxx@h/x?q=xxxxx#c",
 		// Query values are secrets too (?token=, ?access_token=): the
-		// names, order and separators stay; a name without a value stays.
+		// names, order and separators stay; a part without "=" may be a
+		// bare token and is hidden whole.
 		"http://h/m?token=S1&job=x":   "http://h/m?token=xxxxx&job=xxxxx",
 		"https://h/m?access_token=S1": "https://h/m?access_token=xxxxx",
-		"http://h/m?debug&t=S1&&e=":   "http://h/m?debug&t=xxxxx&&e=",
+		"http://h/m?debug&t=S1&&e=":   "http://h/m?xxxxx&t=xxxxx&&e=",
+		"http://h/m?SECRET":           "http://h/m?xxxxx",
 		"http://h/m?t=S1#frag":        "http://h/m?t=xxxxx#frag",
 		"http://h/m#a?t=1":            "http://h/m#a?t=1",
 		"http://u:p@h/m?t=S1":         "http://u:xxxxx@h/m?t=xxxxx",
 		"http://u:p@h:1:bad/m?t=S1":   "http://xxxxx@h:1:bad/m?t=xxxxx",
 		"http://h/%zz?t=S1":           "http://h/%zz?t=xxxxx",
 		"m.prom?t=1":                  "m.prom?t=1",
+		// Another scheme is read as a file name, and echoed: redacted too.
+		"ftp://u:SECRET@h/m?k=S":  "ftp://u:xxxxx@h/m?k=xxxxx",
+		"s3+x.y://TOKEN@bucket/m": "s3+x.y://xxxxx@bucket/m",
+		"1x://u:p@h/m":            "1x://u:p@h/m",
+		"://u:p@h":                "://u:p@h",
+		"./a://b@c":               "./a://b@c",
 	} {
 		if got := RedactSource(in); got != want {
 			t.Errorf("RedactSource(%q) = %q, want %q", in, got, want)
