@@ -20,6 +20,7 @@ func TestChainCacheMatchesBlockCache(t *testing.T) {
 		cb := &clusterState{kv: newBlockCache(capBlocks)}
 		type pair struct {
 			a, b  *request
+			ids   []uint64 // b's block ids, prompt and output
 			stage int
 		}
 		var live []*pair
@@ -32,22 +33,23 @@ func TestChainCacheMatchesBlockCache(t *testing.T) {
 				a := &request{sess: 0, hot: -1, sessID: sess, chainKey: sessionChainKey(sess), turn: turns[sess], input: in, output: out}
 				turns[sess]++
 				a.inBlocks = r.inputBlocks(a)
-				b := &request{sess: 0, hot: -1, sessID: sess, chainKey: sessionChainKey(sess), input: in, output: out}
+				b := &request{sess: 0, hot: -1, sessID: sess, chainKey: sessionChainKey(sess), input: in, output: out, blocks: true, idx: int32(len(r.refs))}
 				// The block ids the chains stand for, one per token
 				// (block_tokens 1), output ids after the prompt's.
+				var ids []uint64
 				var buf [3]segment
 				for _, s := range r.segments(a, &buf) {
 					for i := s.lo; i < min(s.hi, in+out); i++ {
-						b.blockBuf = append(b.blockBuf, chainIDForTest(s.key, i-s.lo))
+						ids = append(ids, chainIDForTest(s.key, i-s.lo))
 					}
 				}
-				b.blocks = b.blockBuf[:in]
+				r.refs = append(r.refs, reqRefs{blocks: ids[:in]})
 				b.inBlocks = in
 				ma, mb := r.matchPrefix(a, ca), r.matchPrefix(b, cb)
 				if ma != mb {
 					t.Fatalf("seed %d step %d: chain cache matched %d tokens, block cache %d", seed, step, ma, mb)
 				}
-				live = append(live, &pair{a: a, b: b})
+				live = append(live, &pair{a: a, b: b, ids: ids})
 				continue
 			}
 			if len(live) == 0 {
@@ -61,8 +63,8 @@ func TestChainCacheMatchesBlockCache(t *testing.T) {
 				r.writeBlocks(p.b, cb, p.b.inBlocks)
 			case 1: // decode done: output blocks, then release
 				r.writeBlocks(p.a, ca, r.totalBlocks(p.a))
-				p.b.blocks = p.b.blockBuf // output ids too
-				r.writeBlocks(p.b, cb, int64(len(p.b.blockBuf)))
+				r.refs[p.b.idx].blocks = p.ids // output ids too
+				r.writeBlocks(p.b, cb, int64(len(p.ids)))
 				r.releaseBlocks(p.a, ca)
 				r.releaseBlocks(p.b, cb)
 				live = append(live[:k], live[k+1:]...)

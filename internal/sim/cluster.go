@@ -17,12 +17,12 @@ func (r *runner) arrive(qi int32) {
 	switch {
 	case !c.up:
 		r.refuse(qi)
-	case c.busy < c.spec.Concurrency:
+	case c.busy < c.concurrency:
 		if q.measured {
 			c.accepted++
 		}
 		r.admit(qi)
-	case c.spec.QueueCapacity < 0 || c.queue.len() < c.spec.QueueCapacity:
+	case c.queueCap < 0 || c.queue.len() < c.queueCap:
 		r.enqueue(qi)
 	default:
 		r.refuse(qi)
@@ -64,7 +64,8 @@ func (r *runner) refusedBack(qi int32) {
 		r.fail(qi, &r.m.failRefused)
 		return
 	}
-	q.excluded = append(q.excluded, r.clusters[q.cluster].id)
+	refs := &r.refs[qi]
+	refs.excluded = append(refs.excluded[:q.attempts-1], r.ids[q.cluster])
 	q.state = stRouting
 	r.route(qi)
 }
@@ -172,7 +173,7 @@ func (r *runner) decodeDone(qi int32) {
 	c.kvInUse -= q.input + q.output
 	var buf [3]segment
 	var segs []segment
-	if q.blocks == nil {
+	if !q.blocks {
 		segs = r.segments(q, &buf)
 	}
 	r.finishSegments(q, c, segs)
@@ -206,7 +207,7 @@ func (r *runner) decodeDone(qi int32) {
 		}
 	}
 	r.freeRequest(qi)
-	if !c.batched && c.queue.len() > 0 && c.busy < c.spec.Concurrency {
+	if !c.batched && c.queue.len() > 0 && c.busy < c.concurrency {
 		c.touch(r.now)
 		next := c.queue.pop()
 		c.queuedIn -= r.reqs[next].input
@@ -366,12 +367,15 @@ func (r *runner) segments(q *request, out *[3]segment) []segment {
 	return append(segs, segment{key: q.chainKey, lo: hotB, hi: math.MaxInt64})
 }
 
+// blockIDs is a trace request's block ids (request.blocks).
+func (r *runner) blockIDs(q *request) []uint64 { return r.refs[q.idx].blocks }
+
 // inputBlocks is the number of blocks of a request's prompt: its hash
 // ids, else its full blocks (a partial last block is never shared, as in
 // vLLM, which caches full blocks only).
 func (r *runner) inputBlocks(q *request) int64 {
-	if q.blocks != nil {
-		return int64(len(q.blocks))
+	if q.blocks {
+		return int64(len(r.blockIDs(q)))
 	}
 	return q.input / r.blockTokens
 }
@@ -380,8 +384,8 @@ func (r *runner) inputBlocks(q *request) int64 {
 // finishes: its prompt's and its output's full blocks (traces with hash
 // ids describe prompts only: their outputs get no ids).
 func (r *runner) totalBlocks(q *request) int64 {
-	if q.blocks != nil {
-		return int64(len(q.blocks))
+	if q.blocks {
+		return int64(len(r.blockIDs(q)))
 	}
 	return (q.input + q.output) / r.blockTokens
 }
@@ -399,9 +403,10 @@ func (r *runner) totalBlocks(q *request) int64 {
 func (r *runner) matchPrefix(q *request, c *clusterState) int64 {
 	q.held = 0
 	most := min(q.inBlocks, max(q.input-1, 0)/r.blockTokens) // blocks a hit may cover
-	if q.blocks != nil {
+	if q.blocks {
+		ids := r.blockIDs(q)
 		for i := int64(0); i < most; i++ {
-			if !c.kv.hit(q.blocks[i]) {
+			if !c.kv.hit(ids[i]) {
 				break
 			}
 			q.held = i + 1
@@ -449,7 +454,7 @@ func (r *runner) matchPrefix(q *request, c *clusterState) int64 {
 func (r *runner) writeBlocks(q *request, c *clusterState, upto int64) {
 	var buf [3]segment
 	var segs []segment
-	if q.blocks == nil && !q.noRoom {
+	if !q.blocks && !q.noRoom {
 		segs = r.segments(q, &buf)
 	}
 	r.writeSegments(q, c, upto, segs)
@@ -461,9 +466,10 @@ func (r *runner) writeSegments(q *request, c *clusterState, upto int64, segs []s
 	if q.noRoom {
 		return
 	}
-	if q.blocks != nil {
+	if q.blocks {
+		ids := r.blockIDs(q)
 		for q.held < upto {
-			if !c.kv.acquire(q.blocks[q.held]) {
+			if !c.kv.acquire(ids[q.held]) {
 				q.noRoom = true
 				return
 			}
@@ -496,7 +502,7 @@ func (r *runner) writeSegments(q *request, c *clusterState, upto int64, segs []s
 func (r *runner) releaseBlocks(q *request, c *clusterState) {
 	var buf [3]segment
 	var segs []segment
-	if q.blocks == nil {
+	if !q.blocks {
 		segs = r.segments(q, &buf)
 	}
 	r.releaseSegments(q, c, segs)
@@ -505,9 +511,10 @@ func (r *runner) releaseBlocks(q *request, c *clusterState) {
 // releaseSegments is releaseBlocks with the request's segments (nil for
 // trace requests with hash ids).
 func (r *runner) releaseSegments(q *request, c *clusterState, segs []segment) {
-	if q.blocks != nil {
+	if q.blocks {
+		ids := r.blockIDs(q)
 		for i := q.held - 1; i >= 0; i-- {
-			c.kv.release(q.blocks[i])
+			c.kv.release(ids[i])
 		}
 		q.held = 0
 		return
@@ -529,7 +536,7 @@ func (r *runner) releaseSegments(q *request, c *clusterState, segs []segment) {
 func (r *runner) finishBlocks(q *request, c *clusterState) {
 	var buf [3]segment
 	var segs []segment
-	if q.blocks == nil {
+	if !q.blocks {
 		segs = r.segments(q, &buf)
 	}
 	r.finishSegments(q, c, segs)
@@ -539,7 +546,7 @@ func (r *runner) finishBlocks(q *request, c *clusterState) {
 // trace requests with hash ids).
 func (r *runner) finishSegments(q *request, c *clusterState, segs []segment) {
 	upto := r.totalBlocks(q)
-	if q.blocks != nil {
+	if q.blocks {
 		r.writeSegments(q, c, upto, nil)
 		r.releaseSegments(q, c, nil)
 		return

@@ -1,6 +1,9 @@
 package sim
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // evKind is the kind of a simulation event.
 type evKind uint8
@@ -103,7 +106,7 @@ func (q *eventQueue) pushB0(e event) {
 	if q.head == len(q.b0) {
 		q.b0, q.head = q.b0[:0], 0
 	}
-	q.b0 = append(q.b0, e)
+	q.b0 = appendDoubling(q.b0, e)
 	for j := len(q.b0) - 1; j > q.head && e.before(&q.b0[j-1]); j-- {
 		q.b0[j], q.b0[j-1] = q.b0[j-1], e
 	}
@@ -154,7 +157,7 @@ func (q *eventQueue) refill() {
 		e := src[j]
 		k := key(e.at)
 		if k == m {
-			b = append(b, e)
+			b = appendDoubling(b, e)
 			continue
 		}
 		q.add(bits.Len64(k^m)-1, k, e) // below i: k and m agree above bit i
@@ -172,6 +175,17 @@ func (q *eventQueue) refill() {
 // sortSmall is the largest bucket refill sorts into bucket 0 instead of
 // splitting.
 const sortSmall = 8
+
+// appendDoubling is append(s, v) that doubles the capacity when it
+// grows (append grows a large slice by about a quarter at a time: the
+// pools and event buckets that grow through a run would be allocated and
+// copied about five times their final size instead of twice).
+func appendDoubling[T any](s []T, v T) []T {
+	if len(s) == cap(s) {
+		s = slices.Grow(s, max(len(s), 16))
+	}
+	return append(s, v)
+}
 
 // fifo is a growable ring buffer queue. Its buffer's length is 0 or a
 // power of two (16, 32, …), so positions wrap with a mask, not a

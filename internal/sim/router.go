@@ -17,11 +17,11 @@ func (r *runner) route(qi int32) {
 		rq := &r.req
 		*rq = lb.Request{
 			Model:               r.models[q.model],
-			CacheAffinityKey:    r.affinityKey(q),
+			CacheAffinityKey:    r.affinityKey(qi),
 			InputTokens:         uint64(q.input),
 			HasInputTokens:      true,
 			Priority:            r.wl.Priority,
-			ExcludedClusterIDs:  q.excluded,
+			ExcludedClusterIDs:  r.excluded(qi),
 			Elapsed:             time.Duration(elapsed),
 			FirstClassification: q.pinned,
 		}
@@ -29,7 +29,7 @@ func (r *runner) route(qi int32) {
 			rq.RoutingKey = r.rks[q.rk]
 		}
 		if q.hint >= 0 {
-			rq.LastClusterID = r.clusters[q.hint].id
+			rq.LastClusterID = r.ids[q.hint]
 		}
 		if v := r.wl.MaxWaitMs; v != nil {
 			rq.MaxWaitMs = lb.Some(*v)
@@ -63,7 +63,7 @@ func (r *runner) route(qi int32) {
 		}
 	case KindConsistentHash:
 		rq := &r.req
-		*rq = lb.Request{Model: r.models[q.model], CacheAffinityKey: r.affinityKey(q), ExcludedClusterIDs: q.excluded}
+		*rq = lb.Request{Model: r.models[q.model], CacheAffinityKey: r.affinityKey(qi), ExcludedClusterIDs: r.excluded(qi)}
 		if q.rk >= 0 {
 			rq.RoutingKey = r.rks[q.rk]
 		}
@@ -73,9 +73,10 @@ func (r *runner) route(qi int32) {
 			r.fail(qi, &r.m.failRejected)
 		}
 	case KindStickyLeastLoaded:
+		excluded := r.excluded(qi)
 		for i := range r.workers {
 			r.healthy[i] = true
-			for _, x := range q.excluded {
+			for _, x := range excluded {
 				if x == r.workers[i] {
 					r.healthy[i] = false
 				}
@@ -83,7 +84,7 @@ func (r *runner) route(qi int32) {
 		}
 		id := ""
 		if !q.payload {
-			id = q.key
+			id = r.requestKey(qi)
 		}
 		p := r.sll.Route(r.workers, r.healthy, id, time.Duration(r.now))
 		if p.Worker >= 0 {

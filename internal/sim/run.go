@@ -48,57 +48,70 @@ const (
 )
 
 // request is one request's state; requests live in a pool and are reused.
-// The fields most events read come first, so that on a wide scenario,
-// where a request is cold in the CPU caches at every event, an event
-// touches its first two or three cache lines, not all four.
+// It fills three 64-byte cache lines, in the order most events read
+// them: the state, flags, cluster and token counts; the chain positions,
+// indices and keys; the times. On a wide scenario a request is cold in
+// the CPU caches at every event. It holds no pointers (its strings and
+// slices are in reqRefs, beside it): the pool is never scanned by the
+// collector and is reset without write barriers.
 type request struct {
-	epoch          uint32
-	state          reqState
-	measured       bool
-	noRoom         bool     // a block found no room: write no more
-	payload        bool     // the cache affinity key comes from the payload: no store entry, no sticky session
-	cluster        int32    // the cluster it was dispatched to
-	sess           int32    // session index, -1 for trace requests
-	input, output  int64    // tokens
-	cached         int64    // tokens served from the KV cache
-	inBlocks       int64    // blocks of the prompt
-	held           int64    // blocks [0, held) referenced in the cluster's cache
-	chainAt        [3]int32 // where its chains sit in the cluster's chain cache (segments order; a hint, -1 unknown)
-	hot            int32    // hot prefix index, -1 none
-	model          int32    // model index
-	hint           int32    // last cluster from the store, -1 none
-	replica        int32
-	sessID         uint64   // KV prefix identity (the conversation)
-	chainKey       uint64   // its chain's key in the chain caches (startRequest)
-	storeKey       uint64   // last-cluster store key; 0 = not eligible
-	arrival        int64    // ns, at the gateway/router
-	clusterArrival int64    // ns
-	ttft           int64    // ns
-	firstAt        int64    // ns, first token left the cluster
-	think          int64    // ns, the session's think time before its next turn (issueTurn draws it)
-	lastTurn       bool     // the session has no turn after this one
-	prevTurn       turnHint // what the session's previous turn left: its cluster, chain, store entry
-	ownStore       bool     // the store entry is the session's own (ownStore): it travels with the session
-	stored         bool     // ownStore: this turn has written its entry, at storedAt
-	storedAt       int64    // ns
-	wrote          bool     // it has written blocks (its first token left at least once)
-	dispatchAt     int64    // ns
-	blocks         []uint64 // the prompt's block ids from the trace; nil = derived
-	rk             int32    // routing key index (-1 none)
-	turn           int32
-	attempts       int8
-	pinned         lb.SessionState
-	admitted       bool   // batched: its queue wait is recorded
-	counted        bool   // batched: its input and cached tokens are counted
-	key            string // the session's cache affinity key
-	excluded       []string
-	blockBuf       []uint64 // blocks' storage, kept when the request is reused
+	epoch    uint32
+	state    reqState
+	measured bool
+	noRoom   bool // a block found no room: write no more
+	payload  bool // the cache affinity key comes from the payload: no store entry, no sticky session
+	blocks   bool // its reqRefs' blocks are the prompt's block ids (a trace with hash ids); false = derived
+	lastTurn bool // the session has no turn after this one
+	ownStore bool // the store entry is the session's own (ownStore): it travels with the session
+	stored   bool // ownStore: this turn has written its entry, at storedAt
+	wrote    bool // it has written blocks (its first token left at least once)
+	admitted bool // batched: its queue wait is recorded
+	counted  bool // batched: its input and cached tokens are counted
+	attempts int8
+	cluster  int32 // the cluster it was dispatched to
+	sess     int32 // session index, -1 for trace requests
+	input    int64 // tokens
+	output   int64 // tokens
+	cached   int64 // tokens served from the KV cache
+	held     int64 // blocks [0, held) referenced in the cluster's cache
+	inBlocks int64 // blocks of the prompt
+
+	chainAt  [3]int32 // where its chains sit in the cluster's chain cache (segments order; a hint, -1 unknown)
+	hot      int32    // hot prefix index, -1 none
+	model    int32    // model index
+	hint     int32    // last cluster from the store, -1 none
+	replica  int32
+	rk       int32 // routing key index (-1 none)
+	turn     int32
+	idx      int32    // its index in the pool (and of its reqRefs)
+	prevTurn turnHint // what the session's previous turn left: its cluster, chain, store entry
+	pinned   lb.SessionState
+	sessID   uint64 // KV prefix identity (the conversation)
+	chainKey uint64 // its chain's key in the chain caches (startRequest)
+
+	storeKey       uint64 // last-cluster store key; 0 = not eligible
+	arrival        int64  // ns, at the gateway/router
+	clusterArrival int64  // ns
+	ttft           int64  // ns
+	firstAt        int64  // ns, first token left the cluster
+	think          int64  // ns, the session's think time before its next turn (issueTurn draws it)
+	storedAt       int64  // ns
+	dispatchAt     int64  // ns
 }
 
-// session is one conversation of the synthetic workload.
+// reqRefs is the part of a request that holds pointers, in a pool of its
+// own (runner.refs, same index).
+type reqRefs struct {
+	key      string // the session's cache affinity key
+	excluded []string
+	blocks   []uint64 // the prompt's block ids from the trace (request.blocks)
+}
+
+// session is one conversation of the synthetic workload. It holds no
+// pointers (its key is in runner.sessKeys, same index) and fills one
+// 64-byte cache line.
 type session struct {
 	pcg       rand.PCG
-	key       string // x-cache-affinity-key
 	id        uint64
 	context   int64 // tokens of the conversation so far
 	turnsLeft int32
@@ -107,35 +120,40 @@ type session struct {
 	rk, model int32
 	payload   bool
 	live      bool
+	_         [8]byte
 }
 
 // clusterState is one simulated cluster. The fields the FIFO engine's
 // events read and write come first (a wide scenario's clusters do not all
 // stay in the CPU caches), those every publication reads (publish) in the
-// first 96 bytes; the accounting of measured requests after.
+// first 112 bytes; the accounting of measured requests after. It is a
+// whole number of 64-byte cache lines (TestLayoutCacheLines), so that
+// those bytes are two lines of every cluster.
 type clusterState struct {
-	up        bool // accepting new requests
-	batched   bool // engine: batched (engine_batch.go)
-	prefillOn bool
-	epoch     uint32
-	busy      int
-	queuedIn  int64 // input tokens waiting for a slot
-	pendingIn int64 // uncached tokens admitted but not prefilled
-	kvInUse   int64 // tokens held by running requests
-	queue     fifo[int32]
-	prefill   fifo[int32]
-	halfRTT   int64 // ns
-	nsPerIn   float64
-	nsPerOut  float64
-	prefillAt int64 // start of the current prefill
-	from      int64 // start of the measurement window (the warm-up), ns
-	last      int64 // last time busy/queue changed
-	busyArea  float64
-	sysArea   float64 // ∫ (busy + queued) dt, slot·ns
-	spec      *ClusterSpec
-	cc        chainCache // synthetic workloads and CSV traces
-	kv        blockCache // hash-id traces
-	id        string
+	up          bool // accepting new requests
+	batched     bool // engine: batched (engine_batch.go)
+	prefillOn   bool
+	epoch       uint32
+	busy        int
+	concurrency int   // spec.Concurrency
+	queueCap    int   // spec.QueueCapacity (-1 unbounded)
+	queuedIn    int64 // input tokens waiting for a slot
+	pendingIn   int64 // uncached tokens admitted but not prefilled
+	kvInUse     int64 // tokens held by running requests
+	queue       fifo[int32]
+	prefill     fifo[int32]
+	halfRTT     int64 // ns
+	nsPerIn     float64
+	nsPerOut    float64
+	prefillAt   int64 // start of the current prefill
+	from        int64 // start of the measurement window (the warm-up), ns
+	last        int64 // last time busy/queue changed
+	busyArea    float64
+	sysArea     float64 // ∫ (busy + queued) dt, slot·ns
+	spec        *ClusterSpec
+	cc          chainCache // synthetic workloads and CSV traces
+	kv          blockCache // hash-id traces
+	id          string
 
 	batch       batchState // the batched engine's state
 	preemptions int64      // batched: requests preempted (measured or not)
@@ -152,6 +170,7 @@ type clusterState struct {
 	waitN       int64
 	inTok       int64
 	cachedTok   int64
+	_           [32]byte // to a whole number of cache lines
 }
 
 // touch integrates busy slots and requests in the system from the last
@@ -182,6 +201,7 @@ type runner struct {
 	q   eventQueue
 
 	clusters []clusterState
+	ids      []string      // per cluster: its id (ClusterSpec.ID)
 	res      []fifo[int64] // pending reservations: cluster arrival times
 	snap     lb.Snapshot
 	viewIdx  []int32 // snapshot position → cluster
@@ -189,6 +209,7 @@ type runner struct {
 	viewUp   []bool
 	pub      []pubSlot
 	pubConst []pubConst // per cluster
+	shown    []pubRec   // per cluster in the view: the record its stats were last filled from (deliver)
 	pubNext  int
 	pubEvery int64
 	stale    int64
@@ -254,8 +275,11 @@ type runner struct {
 	progressAcc                        int64
 
 	sessions []session
+	sessKeys []string // per session: its x-cache-affinity-key
+	keyBatch keyBatch // keys of the next sessions, built together
 	freeSess []int32
 	reqs     []request
+	refs     []reqRefs // per request: its pointers
 	freeReqs []int32
 	warmup   int64
 	slo      int64
@@ -362,10 +386,13 @@ func (r *runner) init() error {
 	r.snapPos = make([]int32, n)
 	r.viewUp = make([]bool, n)
 	r.pubConst = make([]pubConst, n)
+	r.shown = make([]pubRec, n)
 	for i := range sc.Clusters {
 		s := &sc.Clusters[i]
 		c := &r.clusters[i]
 		c.spec, c.id, c.up = s, s.ID, true
+		c.concurrency, c.queueCap = s.Concurrency, s.QueueCapacity
+		r.ids = append(r.ids, s.ID)
 		c.halfRTT = msToNs(s.RTTMs) / 2
 		c.nsPerIn = 1e9 / s.PrefillTPS
 		c.nsPerOut = 1e9 / s.DecodeTPS

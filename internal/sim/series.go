@@ -46,9 +46,7 @@ func (s *Series) bin(t int64) int {
 	for len(s.Bins) <= i {
 		s.Bins = append(s.Bins, SeriesBin{})
 		s.LoadSamples = append(s.LoadSamples, 0)
-		for c := 0; c < s.Clusters; c++ {
-			s.Load = append(s.Load, 0)
-		}
+		s.Load = append(s.Load, make([]float64, s.Clusters)...)
 	}
 	return i
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"runtime"
 	"sync/atomic"
+	"unsafe"
 
 	"bytes"
 	"context"
@@ -584,5 +585,50 @@ workload:
 	res := mustRun(t, sc, "round-robin")[0]
 	if res.Requests == 0 || res.SimulatedS <= 0 || res.InputTokens < 0 || res.TTFTMs.Max < 0 {
 		t.Fatalf("requests %d, simulated %v s, input %d, TTFT max %v", res.Requests, res.SimulatedS, res.InputTokens, res.TTFTMs.Max)
+	}
+}
+
+// TestKeyBatchMatchesSessionKey checks the batched session keys against
+// sessionKey across batch boundaries, in order and out of it, and that a
+// key handed out stays the same after later batches are built.
+func TestKeyBatchMatchesSessionKey(t *testing.T) {
+	var k keyBatch
+	first := k.key(1)
+	for _, id := range []uint64{1, 2, 255, 256, 257, 258, 511, 512, 513, 100, 1 << 40, 1<<40 + 300, 3, 36, 35, 1296} {
+		if got, want := k.key(id), sessionKey(id); got != want {
+			t.Errorf("key(%d) = %q, want %q", id, got, want)
+		}
+	}
+	for id := uint64(1); id <= 3*keyBatchSize; id++ {
+		if got, want := k.key(id), sessionKey(id); got != want {
+			t.Fatalf("key(%d) = %q, want %q", id, got, want)
+		}
+	}
+	if first != "s-1" {
+		t.Errorf("the first key changed to %q", first)
+	}
+}
+
+// TestLayoutCacheLines checks the sizes the layout comments of request,
+// session and clusterState promise: whole 64-byte cache lines (the
+// comments say which fields share the first ones).
+func TestLayoutCacheLines(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		size uintptr
+	}{
+		{"request", unsafe.Sizeof(request{})},
+		{"session", unsafe.Sizeof(session{})},
+		{"clusterState", unsafe.Sizeof(clusterState{})},
+	} {
+		if c.size%64 != 0 {
+			t.Errorf("%s is %d bytes, not a whole number of 64-byte lines", c.name, c.size)
+		}
+	}
+	if got := unsafe.Offsetof(clusterState{}.prefill) + unsafe.Offsetof(fifo[int32]{}.size) + unsafe.Sizeof(0); got > 112 {
+		t.Errorf("publish reads clusterState's first %d bytes, want at most 112", got)
+	}
+	if got := unsafe.Sizeof(request{}); got != 3*64 {
+		t.Errorf("request is %d bytes, want 3 lines", got)
 	}
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"time"
 
 	"github.com/lcctl/lcctl/internal/lb"
@@ -45,49 +46,77 @@ func (r *runner) publish(schedule bool) {
 // deliver makes a published snapshot the router's view: membership from
 // the clusters' status, stats plus the reservations the snapshot does not
 // yet account for (requests that reached their cluster after it was
-// published).
+// published). While the membership stays, a cluster's stats are written
+// only when its published record differs from the one the view shows
+// (runner.shown) or a reservation of it is dropped: between deliveries
+// the view's running count grows by one per dispatch (dispatch), as the
+// reservations do, so the fields stay what a fresh fill would write. The
+// reservations of clusters out of the view are dropped when the
+// membership changes, before the new view is filled.
 func (r *runner) deliver(slot int) {
 	p := &r.pub[slot]
-	changed := r.snap.Clusters == nil
-	for i := range r.clusters {
-		if r.viewUp[i] != p.up[i] {
-			changed = true
-		}
-		for r.res[i].len() > 0 && r.res[i].front() <= p.at {
-			r.res[i].pop()
-		}
-	}
-	if changed {
-		copy(r.viewUp, p.up)
-		r.snap.Clusters = r.snap.Clusters[:0]
-		r.viewIdx = r.viewIdx[:0]
-		r.workers = r.workers[:0]
-		for i := range r.clusters {
-			r.snapPos[i] = -1
-			if !p.up[i] {
+	if r.snap.Clusters != nil && slices.Equal(r.viewUp, p.up) {
+		for pos, ci := range r.viewIdx {
+			rec := &p.recs[ci]
+			if !r.dropReservations(ci, p.at) && *rec == r.shown[ci] {
 				continue
 			}
-			c := &r.clusters[i]
-			r.snapPos[i] = int32(len(r.snap.Clusters))
-			r.viewIdx = append(r.viewIdx, int32(i))
-			r.workers = append(r.workers, c.id)
-			r.snap.Clusters = append(r.snap.Clusters, lb.Cluster{
-				ClusterID: c.id,
-				RTT:       time.Duration(msToNs(c.spec.RTTMs)),
-			})
+			r.fillView(pos, ci, rec)
 		}
-		r.healthy = make([]bool, len(r.workers))
-		// The candidate set changes here only: ids come from the
-		// membership, every status is active, and the weights
-		// (LastMeanInputTPS, MaxInputTPS) are the clusters' constant
-		// specs, so a new membership is a new lb.Snapshot.Version.
-		r.snap.Version++
+		return
 	}
+	for i := range r.clusters {
+		r.dropReservations(int32(i), p.at)
+	}
+	copy(r.viewUp, p.up)
+	r.snap.Clusters = r.snap.Clusters[:0]
+	r.viewIdx = r.viewIdx[:0]
+	r.workers = r.workers[:0]
+	for i := range r.clusters {
+		r.snapPos[i] = -1
+		if !p.up[i] {
+			continue
+		}
+		c := &r.clusters[i]
+		r.snapPos[i] = int32(len(r.snap.Clusters))
+		r.viewIdx = append(r.viewIdx, int32(i))
+		r.workers = append(r.workers, c.id)
+		r.snap.Clusters = append(r.snap.Clusters, lb.Cluster{
+			ClusterID: c.id,
+			RTT:       time.Duration(msToNs(c.spec.RTTMs)),
+		})
+	}
+	r.healthy = make([]bool, len(r.workers))
+	// The candidate set changes here only: ids come from the
+	// membership, every status is active, and the weights
+	// (LastMeanInputTPS, MaxInputTPS) are the clusters' constant
+	// specs, so a new membership is a new lb.Snapshot.Version.
+	r.snap.Version++
 	for pos, ci := range r.viewIdx {
-		dst := &r.snap.Clusters[pos].Stats
-		fillStats(dst, &r.pubConst[ci], &p.recs[ci])
-		dst.NumRunningQueries += uint64(r.res[ci].len())
+		r.fillView(pos, ci, &p.recs[ci])
 	}
+}
+
+// dropReservations drops cluster ci's reservations of requests that
+// reached it by at (the snapshot published then counts them) and reports
+// whether there were any.
+func (r *runner) dropReservations(ci int32, at int64) bool {
+	res := &r.res[ci]
+	dropped := false
+	for res.len() > 0 && res.front() <= at {
+		res.pop()
+		dropped = true
+	}
+	return dropped
+}
+
+// fillView writes cluster ci's stats at view position pos from its
+// published record and its reservations.
+func (r *runner) fillView(pos int, ci int32, rec *pubRec) {
+	r.shown[ci] = *rec
+	dst := &r.snap.Clusters[pos].Stats
+	fillStats(dst, &r.pubConst[ci], rec)
+	dst.NumRunningQueries += uint64(r.res[ci].len())
 }
 
 // pubRec is one cluster's published state.

@@ -77,13 +77,14 @@ func (r *runner) sessionArrival() {
 		si = r.freeSess[n-1]
 		r.freeSess = r.freeSess[:n-1]
 	} else {
-		r.sessions = append(r.sessions, session{})
+		r.sessions = appendDoubling(r.sessions, session{})
+		r.sessKeys = appendDoubling(r.sessKeys, "")
 		si = int32(len(r.sessions) - 1)
 	}
 	s := &r.sessions[si]
 	a, b := seedFor(r.sc.Seed, "session", uint64(k))
 	*s = session{id: uint64(k) + 1, live: true, hot: -1, rk: -1}
-	s.key = sessionKey(s.id)
+	r.sessKeys[si] = r.keyBatch.key(s.id)
 	s.pcg.Seed(a, b)
 	r.srcProxy.p = &s.pcg
 	w := r.wl
@@ -104,7 +105,7 @@ func (r *runner) sessionArrival() {
 func (r *runner) endSession(si int32) {
 	s := &r.sessions[si]
 	if r.sll != nil && r.pol.Sticky.FinishSessions && !s.payload {
-		r.sll.FinishSession(s.key)
+		r.sll.FinishSession(r.sessKeys[si])
 	}
 	s.live = false
 	r.freeSess = append(r.freeSess, si)
@@ -146,7 +147,7 @@ func (r *runner) issueTurn(si int32, prev turnHint) {
 	}
 	qi := r.newRequest()
 	q := &r.reqs[qi]
-	q.sess, q.sessID, q.hot, q.payload, q.key = si, s.id, s.hot, s.payload, s.key
+	q.sess, q.sessID, q.hot, q.payload = si, s.id, s.hot, s.payload
 	q.rk, q.model, q.turn, q.replica = s.rk, s.model, s.turn, replica
 	q.input, q.output = max(input, 0), max(output, 0)
 	q.prevTurn = prev
@@ -181,7 +182,8 @@ func (r *runner) issueTrace(rec *TraceRecord) {
 		// turn numbers a trace session's requests only to give
 		// payload-sourced ones a new key each time.
 		q.sess, q.sessID, q.hot, q.turn = -1, rec.Session, -1, int32(r.issued)
-		q.key = r.traceKey(rec.Session)
+		refs := &r.refs[qi]
+		refs.key = r.traceKey(rec.Session)
 		q.rk = -1
 		if rec.RoutingKey != "" {
 			i, ok := r.rkIdx[rec.RoutingKey]
@@ -199,8 +201,8 @@ func (r *runner) issueTrace(rec *TraceRecord) {
 		q.model = r.addModel(model)
 		q.input, q.output = rec.InputTokens, rec.OutputTokens
 		if rec.Blocks != nil {
-			q.blockBuf = append(q.blockBuf[:0], rec.Blocks...)
-			q.blocks = q.blockBuf
+			refs.blocks = append(refs.blocks[:0], rec.Blocks...)
+			q.blocks = true
 		}
 		// Payload-sourced sessions and replicas are decided per session
 		// by hashing, so every policy sees the same split.
@@ -241,12 +243,15 @@ func (r *runner) newRequest() int32 {
 		qi = r.freeReqs[n-1]
 		r.freeReqs = r.freeReqs[:n-1]
 	} else {
-		r.reqs = append(r.reqs, request{})
+		r.reqs = appendDoubling(r.reqs, request{})
+		r.refs = appendDoubling(r.refs, reqRefs{})
 		qi = int32(len(r.reqs) - 1)
 	}
 	q := &r.reqs[qi]
-	ex, ep, bb := q.excluded[:0], q.epoch+1, q.blockBuf[:0]
-	*q = request{excluded: ex, blockBuf: bb, epoch: ep, cluster: -1, hint: -1, hot: -1, rk: -1}
+	*q = request{epoch: q.epoch + 1, idx: qi, cluster: -1, hint: -1, hot: -1, rk: -1}
+	// Its reqRefs are left as they are: the excluded clusters are the
+	// first attempts of them (runner.excluded), the key and blocks are
+	// read only where the caller sets them (a trace request).
 	r.liveReqs++
 	r.issued++
 	r.progressAcc++
@@ -319,7 +324,46 @@ func (r *runner) startRequest(qi int32) {
 // session ID) of a synthetic session.
 func sessionKey(id uint64) string {
 	var b [24]byte
-	return string(strconv.AppendUint(append(b[:0], "s-"...), id, 36))
+	return string(appendSessionKey(b[:0], id))
+}
+
+func appendSessionKey(b []byte, id uint64) []byte {
+	return strconv.AppendUint(append(b, "s-"...), id, 36)
+}
+
+// keyBatchSize is the number of consecutive session keys keyBatch builds
+// at once.
+const keyBatchSize = 256
+
+// keyBatch hands out the keys of consecutive session ids (sessionKey's
+// strings) as substrings of one string built for keyBatchSize ids at a
+// time: one allocation per batch instead of one per session. The batch
+// strings are never reused or written after they are built, so the
+// engine may keep any key.
+type keyBatch struct {
+	s     string
+	ends  [keyBatchSize]uint16 // ends[i]: end of id first+i's key in s
+	first uint64               // id of the batch's first key; 0 = no batch
+	buf   []byte
+}
+
+// key returns sessionKey(id), building a new batch from id when id is
+// not in the current one.
+func (k *keyBatch) key(id uint64) string {
+	if k.first == 0 || id < k.first || id-k.first >= keyBatchSize {
+		b := k.buf[:0]
+		for i := range k.ends {
+			b = appendSessionKey(b, id+uint64(i))
+			k.ends[i] = uint16(len(b))
+		}
+		k.s, k.first, k.buf = string(b), id, b
+	}
+	i := id - k.first
+	start := uint16(0)
+	if i > 0 {
+		start = k.ends[i-1]
+	}
+	return k.s[start:k.ends[i]]
 }
 
 // traceKey returns a trace session's key, interned while the table is
@@ -337,13 +381,33 @@ func (r *runner) traceKey(id uint64) string {
 
 // affinityKey is the request's x-cache-affinity-key: a hot set key shared
 // by many sessions, for payload-sourced sessions a new key every turn (the
-// hash of the whole message list), else the session's.
-func (r *runner) affinityKey(q *request) string {
+// hash of the whole message list), else the session's (requestKey).
+func (r *runner) affinityKey(qi int32) string {
+	q := &r.reqs[qi]
 	switch {
 	case q.hot >= 0:
 		return r.hotKeys[q.hot]
 	case q.payload:
 		return "p-" + strconv.FormatUint(q.sessID, 36) + "." + strconv.Itoa(int(q.turn))
 	}
-	return q.key
+	return r.requestKey(qi)
+}
+
+// requestKey is the key of a request's session: a synthetic session's
+// (its slot is not reused before the request ends), else the trace
+// session's, set when the request was issued.
+func (r *runner) requestKey(qi int32) string {
+	if si := r.reqs[qi].sess; si >= 0 {
+		return r.sessKeys[si]
+	}
+	return r.refs[qi].key
+}
+
+// excluded is the clusters the request's refused attempts went to, in
+// order (refusedBack appends one per refusal it retries).
+func (r *runner) excluded(qi int32) []string {
+	if n := r.reqs[qi].attempts; n > 0 {
+		return r.refs[qi].excluded[:n]
+	}
+	return nil
 }
