@@ -14,17 +14,17 @@ func (r *runner) route(qi int32) {
 	elapsed := r.now - q.arrival
 	switch r.pol.Kind {
 	case KindEngine:
+		// Cleared, then set field by field: a literal assigned whole is
+		// built aside and copied.
 		rq := &r.req
-		*rq = lb.Request{
-			Model:               r.models[q.model],
-			CacheAffinityKey:    r.affinityKey(qi),
-			InputTokens:         uint64(q.input),
-			HasInputTokens:      true,
-			Priority:            r.wl.Priority,
-			ExcludedClusterIDs:  r.excluded(qi),
-			Elapsed:             time.Duration(elapsed),
-			FirstClassification: q.pinned,
-		}
+		*rq = lb.Request{}
+		rq.Model = r.models[q.model]
+		rq.CacheAffinityKey = r.affinityKey(qi)
+		rq.InputTokens, rq.HasInputTokens = uint64(q.input), true
+		rq.Priority = r.wl.Priority
+		rq.ExcludedClusterIDs = r.excluded(qi)
+		rq.Elapsed = time.Duration(elapsed)
+		rq.FirstClassification = q.pinned
 		if q.rk >= 0 {
 			rq.RoutingKey = r.rks[q.rk]
 		}

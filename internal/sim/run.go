@@ -311,10 +311,17 @@ type metrics struct {
 // purpose and an index (a session number), so that streams are
 // independent and adding a policy or a purpose changes no other stream.
 func seedFor(master uint64, purpose string, n uint64) (uint64, uint64) {
-	p := xxh3.HashString(purpose)
+	return seedForHash(master, xxh3.HashString(purpose), n)
+}
+
+// seedForHash is seedFor with the purpose's hash (xxh3.HashString).
+func seedForHash(master, p, n uint64) (uint64, uint64) {
 	a := mix64(master ^ mix64(p^0x6c636374) ^ mix64(n+0x9e3779b97f4a7c15))
 	return a, mix64(a ^ p ^ (n * 0xbf58476d1ce4e5b9))
 }
+
+// sessionPurpose is the hash of the session streams' purpose ("session").
+var sessionPurpose = xxh3.HashString("session")
 
 // mix64 is the splitmix64 finaliser.
 func mix64(z uint64) uint64 {

@@ -21,16 +21,22 @@ func (r *runner) publish(schedule bool) {
 		bin = r.m.series.bin(r.now)
 		r.m.series.LoadSamples[bin]++
 	}
-	for i := range r.clusters {
-		c := &r.clusters[i]
-		p.up[i] = c.up
-		p.recs[i] = pubRec{busy: c.busy, queued: c.queue.len(), prefill: c.prefill.len(), waitIn: c.queuedIn + c.pendingIn, kvInUse: c.kvInUse}
-		if schedule {
-			r.m.series.Load[bin*len(r.clusters)+i] += float64(c.busy) / float64(r.pubConst[i].concurrency)
-		}
-	}
+	cs := r.clusters
+	up, recs := p.up[:len(cs)], p.recs[:len(cs)]
 	if !schedule {
+		for i := range cs {
+			c := &cs[i]
+			up[i] = c.up
+			recs[i] = pubRec{busy: c.busy, queued: c.queue.len(), prefill: c.prefill.len(), waitIn: c.queuedIn + c.pendingIn, kvInUse: c.kvInUse}
+		}
 		return
+	}
+	load := r.m.series.Load[bin*len(cs):][:len(cs)]
+	for i := range cs {
+		c := &cs[i]
+		up[i] = c.up
+		recs[i] = pubRec{busy: c.busy, queued: c.queue.len(), prefill: c.prefill.len(), waitIn: c.queuedIn + c.pendingIn, kvInUse: c.kvInUse}
+		load[i] += float64(c.busy) / float64(c.concurrency)
 	}
 	if r.stale == 0 {
 		r.deliver(slot)
@@ -56,9 +62,12 @@ func (r *runner) publish(schedule bool) {
 func (r *runner) deliver(slot int) {
 	p := &r.pub[slot]
 	if r.snap.Clusters != nil && slices.Equal(r.viewUp, p.up) {
+		recs, shown := p.recs[:len(r.clusters)], r.shown[:len(r.clusters)]
 		for pos, ci := range r.viewIdx {
-			rec := &p.recs[ci]
-			if !r.dropReservations(ci, p.at) && *rec == r.shown[ci] {
+			rec := &recs[ci]
+			if res := &r.res[ci]; res.len() > 0 && res.front() <= p.at {
+				r.dropReservations(ci, p.at)
+			} else if *rec == shown[ci] {
 				continue
 			}
 			r.fillView(pos, ci, rec)

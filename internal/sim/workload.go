@@ -82,7 +82,7 @@ func (r *runner) sessionArrival() {
 		si = int32(len(r.sessions) - 1)
 	}
 	s := &r.sessions[si]
-	a, b := seedFor(r.sc.Seed, "session", uint64(k))
+	a, b := seedForHash(r.sc.Seed, sessionPurpose, uint64(k)) // seedFor(r.sc.Seed, "session", k)
 	*s = session{id: uint64(k) + 1, live: true, hot: -1, rk: -1}
 	r.sessKeys[si] = r.keyBatch.key(s.id)
 	s.pcg.Seed(a, b)
@@ -248,7 +248,9 @@ func (r *runner) newRequest() int32 {
 		qi = int32(len(r.reqs) - 1)
 	}
 	q := &r.reqs[qi]
-	*q = request{epoch: q.epoch + 1, idx: qi, cluster: -1, hint: -1, hot: -1, rk: -1}
+	ep := q.epoch + 1
+	*q = request{} // cleared in place: a literal naming q.epoch is built aside and copied
+	q.epoch, q.idx, q.cluster, q.hint, q.hot, q.rk = ep, qi, -1, -1, -1, -1
 	// Its reqRefs are left as they are: the excluded clusters are the
 	// first attempts of them (runner.excluded), the key and blocks are
 	// read only where the caller sets them (a trace request).
