@@ -112,28 +112,20 @@ func (e *Engine) hashCandidates(rv *reqView, top int) {
 		return
 	}
 	set := &e.rankSet // describes snap (rankStart)
+	wmax := set.maxWeight
 	// Any top ranked candidates bound the top-th best score from below:
 	// the top by hash alone (u grows with the hash) give a floor before
 	// the pass; with equal weights they are the best ones.
 	floor0 := e.hashFloor(top, selected)
-	st := streamTop{floor: floor0, floor0: floor0, wmax: set.maxWeight, top: top}
-	st.below = hashBelow(floor0) // every hash under it has u < floor
-	st.best, st.cands, st.lo, st.hi = e.rankTop[:0], e.streamCands[:0], e.streamLo[:0], e.streamHi[:0]
-	// The candidates hashFloor kept go first, with the bounds it took;
-	// the pass below skips them.
-	minTop := uint64(math.MaxUint64)
-	for j := range e.hashTop {
-		b := &e.hashTop[j]
-		if b.h >= st.below && b.u >= st.floor {
-			st.add(int(b.i), b.h, b.u, set.weights[b.i], b.lo, b.hi, b.key)
-		}
-		minTop = b.h
-	}
+	floor := floor0
+	below := hashBelow(floor) // every hash under it has u < floor
+	best := e.rankTop[:0]
+	cands, lo, hi := e.streamCands[:0], e.streamLo[:0], e.streamHi[:0]
 	// With the floor's hash at or above the cut, only the candidates
 	// hashAll listed can pass it, and every unranked one (u = 1, a hash
 	// within 2¹² of 2⁶⁴) is among them: the pass visits those alone.
 	visit := e.hashSel[:selected]
-	if st.below < cut {
+	if below < cut {
 		visit = e.hashSel[:len(hashes)]
 		for i := range visit {
 			visit[i] = int32(i)
@@ -151,17 +143,36 @@ func (e *Engine) hashCandidates(rv *reqView, top int) {
 			total--
 			continue
 		}
-		if h < st.below || h >= minTop && e.inHashTop(i32) {
+		if h < below {
 			continue
 		}
 		u := PulsarUnit(h)
-		if u < st.floor {
+		if u < floor {
 			continue
 		}
-		l, hh, k := scoreBounds(&rankEntry{u: u, weight: w})
-		st.add(i, h, u, w, l, hh, k)
+		p := len(cands)
+		cands = append(cands, rankEntry{})
+		r := &cands[p]
+		r.idx, r.hash, r.u, r.weight = i, h, u, w
+		l, hh, k := scoreBounds(r)
+		lo, hi = append(lo, l), append(hi, hh)
+		k |= uint64(p)
+		switch {
+		case len(best) < top:
+			best = append(best, k)
+		case k < best[top-1]:
+			best[top-1] = k
+		default:
+			continue
+		}
+		for j := len(best) - 1; j > 0 && best[j-1] > best[j]; j-- {
+			best[j-1], best[j] = best[j], best[j-1]
+		}
+		if len(best) == top {
+			floor = max(floor0, streamFloor(wmax, hi[best[top-1]&0xffff]))
+			below = hashBelow(floor)
+		}
 	}
-	best, cands, lo, hi := st.best, st.cands, st.lo, st.hi
 	e.streamCands, e.streamLo, e.streamHi, e.rankTop = cands, lo, hi, best
 	rs.total, rs.validAll, rs.streamed = total, total == set.valid, true
 	rs.lo, rs.hi = lo, hi
@@ -190,76 +201,18 @@ func (e *Engine) hashFloor(top, selected int) float64 {
 		return 0
 	}
 	hiW := math.Inf(1)
-	for j := range best {
-		b := &best[j]
-		b.u = PulsarUnit(b.h)
-		b.lo, b.hi, b.key = scoreBounds(&rankEntry{u: b.u, weight: set.weights[b.i]})
-		hiW = min(hiW, b.hi)
+	for _, b := range best {
+		r := rankEntry{u: PulsarUnit(b.h), weight: set.weights[b.i]}
+		_, hi, _ := scoreBounds(&r)
+		hiW = min(hiW, hi)
 	}
 	return streamFloor(set.maxWeight, hiW)
 }
 
-// hashPick is a candidate kept by hashFloor: its hash and index, and once
-// it is among the top, its u and scoreBounds.
+// hashPick is a candidate kept by hashFloor: its hash and index.
 type hashPick struct {
-	h      uint64
-	i      int32
-	u      float64
-	lo, hi float64
-	key    uint64
-}
-
-// inHashTop reports whether candidate i is among those hashFloor kept.
-func (e *Engine) inHashTop(i int32) bool {
-	for j := range e.hashTop {
-		if e.hashTop[j].i == i {
-			return true
-		}
-	}
-	return false
-}
-
-// streamTop is hashCandidates' pass state: the candidates bounded so far
-// (cands, with bounds lo and hi), the top smallest sort keys among them
-// (best), and the u floor and hash floor (below) a candidate must reach
-// to be bounded.
-type streamTop struct {
-	best          []uint64
-	cands         []rankEntry
-	lo, hi        []float64
-	floor, floor0 float64
-	wmax          float64
-	below         uint64
-	top           int
-}
-
-// add bounds candidate i (hash h, u, weight w, bounds l and hh, sort key
-// k without its position), keeps its key if it is among the top
-// smallest, and raises the floor once top keys are kept.
-func (st *streamTop) add(i int, h uint64, u, w, l, hh float64, k uint64) {
-	p := len(st.cands)
-	st.cands = append(st.cands, rankEntry{})
-	r := &st.cands[p]
-	r.idx, r.hash, r.u, r.weight = i, h, u, w
-	st.lo, st.hi = append(st.lo, l), append(st.hi, hh)
-	k |= uint64(p)
-	best, top := st.best, st.top
-	switch {
-	case len(best) < top:
-		best = append(best, k)
-	case k < best[top-1]:
-		best[top-1] = k
-	default:
-		return
-	}
-	for j := len(best) - 1; j > 0 && best[j-1] > best[j]; j-- {
-		best[j-1], best[j] = best[j], best[j-1]
-	}
-	st.best = best
-	if len(best) == top {
-		st.floor = max(st.floor0, streamFloor(st.wmax, st.hi[best[top-1]&0xffff]))
-		st.below = hashBelow(st.floor)
-	}
+	h uint64
+	i int32
 }
 
 // hashCut returns the hash above which about 3·top of n uniform hashes
@@ -286,7 +239,7 @@ func (e *Engine) keepHash(best []hashPick, top, i int) []hashPick {
 	for ; j > 0 && best[j-1].h < h; j-- {
 		best[j] = best[j-1]
 	}
-	best[j] = hashPick{h: h, i: int32(i)}
+	best[j] = hashPick{h, int32(i)}
 	return best
 }
 
