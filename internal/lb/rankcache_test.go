@@ -616,3 +616,36 @@ func TestCandidateHasherShortIDs(t *testing.T) {
 		t.Fatalf("paths taken %v: want the one-word and one-window long paths and others", paths)
 	}
 }
+
+// sumRunWord (in assembly on amd64) gives sumRunWordGo's hashes, listed
+// candidates and count for random constants, id lengths, offsets, cuts
+// and run lengths (0 to 40 ids).
+func TestSumRunWordMatchesGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 11))
+	for round := 0; round < 2000; round++ {
+		var w windowHash
+		w.word = true
+		w.acc, w.acc2 = rng.Uint64(), rng.Uint64()
+		word := func() varyingWord {
+			return varyingWord{other: rng.Uint64(), fixed: rng.Uint64(), mul: 1 << rng.IntN(64), at: uint8(rng.IntN(56))}
+		}
+		w.w1, w.w2 = word(), word()
+		n, count := 1+rng.IntN(20), rng.IntN(41)
+		ids := make([]byte, count*n+idPad)
+		for i := range ids {
+			ids[i] = byte(rng.Uint32())
+		}
+		k, first := rng.IntN(5), int32(rng.IntN(1000))
+		cut := rng.Uint64()
+		if round%4 == 0 {
+			cut = 0
+		}
+		out, want := make([]uint64, count), make([]uint64, count)
+		sel, wantSel := make([]int32, k+count), make([]int32, k+count)
+		got := sumRunWord(&w, ids, n, out, first, sel, k, cut)
+		exp := sumRunWordGo(&w, ids, n, want, first, wantSel, k, cut)
+		if got != exp || !slices.Equal(out, want) || !slices.Equal(sel[:got], wantSel[:exp]) {
+			t.Fatalf("round %d (%d ids of %d bytes): count %d, want %d; hashes %x, want %x; listed %v, want %v", round, count, n, got, exp, out, want, sel[:got], wantSel[:exp])
+		}
+	}
+}

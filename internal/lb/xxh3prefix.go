@@ -376,10 +376,11 @@ func sumRunLong1(w *windowHash, ids []byte, n int, out []uint64, first int32, se
 	return k
 }
 
-// sumRunWord is sumRunLong1 for a class whose two varying windows have
+// sumRunWordGo is sumRunLong1 for a class whose two varying windows have
 // one varying word each (windowHash.word): short ids, whose bytes fall in
-// one word of each window.
-func sumRunWord(w *windowHash, ids []byte, n int, out []uint64, first int32, sel []int32, k int, cut uint64) int {
+// one word of each window. sumRunWord is this loop, in assembly on amd64
+// (xxh3word_amd64.s).
+func sumRunWordGo(w *windowHash, ids []byte, n int, out []uint64, first int32, sel []int32, k int, cut uint64) int {
 	v, v2 := w.w1, w.w2
 	acc, acc2 := w.acc, w.acc2
 	p, j := 0, 0
@@ -436,9 +437,12 @@ func xxh3Mix16(b []byte, off, s int) uint64 {
 	return h ^ l
 }
 
+// xxh3Avalanche64Prime is the multiplier of xxh3Avalanche.
+const xxh3Avalanche64Prime = 0x165667919E3779F9
+
 // xxh3Avalanche is XXH3's final mixing of an accumulator.
 func xxh3Avalanche(x uint64) uint64 {
 	x ^= x >> 37
-	x *= 0x165667919E3779F9
+	x *= xxh3Avalanche64Prime
 	return x ^ x>>32
 }
