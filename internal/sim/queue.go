@@ -64,7 +64,7 @@ type eventQueue struct {
 	b0   []event // bucket 0, sorted; b0[head:] are pending
 	head int
 	bkt  [64][]event // bkt[i] is bucket i+1
-	bmin [64]uint64  // smallest key in bkt[i] (valid when not empty)
+	nmin [64]uint64  // ^(smallest key in bkt[i]); 0 when empty (^ of the largest key), so that max(nmin[i], ^k) keeps it branch-free
 	full uint64      // bit i set: bkt[i] is not empty
 	last uint64      // key of the last popped event
 	n    int
@@ -85,18 +85,15 @@ func (q *eventQueue) push(at int64, kind evKind, a int32, b uint32) {
 		q.pushB0(e)
 		return
 	}
-	q.add(bits.Len64(k^q.last)-1, k, e)
+	q.add(bits.Len64(k^q.last)-1, k, &e)
 }
 
-// add appends e (key k) to bucket i+1.
-func (q *eventQueue) add(i int, k uint64, e event) {
-	if q.full&(1<<i) == 0 {
-		q.full |= 1 << i
-		q.bmin[i] = k
-	} else if k < q.bmin[i] {
-		q.bmin[i] = k
-	}
-	q.bkt[i] = append(q.bkt[i], e)
+// add appends e (key k) to bucket i+1 (0 ≤ i < 64).
+func (q *eventQueue) add(i int, k uint64, e *event) {
+	i &= 63
+	q.full |= 1 << i
+	q.nmin[i] = max(q.nmin[i], ^k)
+	q.bkt[i] = append(q.bkt[i], *e)
 }
 
 // pushB0 adds e to bucket 0 in (at, seq) order: at the end when its key is
@@ -131,9 +128,11 @@ func (q *eventQueue) pop() event {
 // events with that key land in bucket 0, sorted by seq, the others in
 // lower buckets. Bucket 0 is empty when it is called.
 func (q *eventQueue) refill() {
-	i := bits.TrailingZeros64(q.full)
+	i := bits.TrailingZeros64(q.full) & 63 // full is not empty
 	src := q.bkt[i]
+	m := ^q.nmin[i]
 	q.full &^= 1 << i
+	q.nmin[i] = 0
 	q.head = 0
 	if len(src) <= sortSmall {
 		// The bucket becomes bucket 0 (the two swap their storage), sorted
@@ -151,13 +150,12 @@ func (q *eventQueue) refill() {
 	}
 	q.bkt[i] = src[:0]
 	b := q.b0[:0]
-	m := q.bmin[i]
 	q.last = m
 	for j := range src {
-		e := src[j]
+		e := &src[j]
 		k := key(e.at)
 		if k == m {
-			b = appendDoubling(b, e)
+			b = appendDoubling(b, *e)
 			continue
 		}
 		q.add(bits.Len64(k^m)-1, k, e) // below i: k and m agree above bit i
