@@ -48,6 +48,8 @@ by hand:
                next request with it (--timeline --compare flag)
   5 store      scan summary and an evict --cluster dry run
   6 simulate   --compare on the saturated scenario, flag off vs on
+  7 live       snapshot and explain from three Pylon-style /metrics pages
+               the demo serves on loopback (session id to decision)
 
 Nothing is written: migrate runs without --write, evict without --yes, and
 the Olric member lives in memory. The example files come from ./examples
@@ -56,8 +58,9 @@ in a clone of the repository, else from a copy built into lcctl
 their reports in order on standard output; --output json prints one
 document with every command's own JSON output instead.
 
---keep leaves the Olric member running after the steps, prints the
-LCCTL_OLRIC_ADDRS export line for other shells, and waits for Ctrl-C.
+--keep leaves the Olric member (and, when the live step ran, its Pylon
+pages) running after the steps, prints the LCCTL_OLRIC_ADDRS export line
+and the URLs for other shells, and waits for Ctrl-C.
 
 Exit codes: 0 every step ran as designed (a step may expect exit 1 from its
 command, e.g. validate on mistakes.yaml); 1 a step did not, or Olric could
@@ -70,9 +73,9 @@ not start; 2 usage error.`,
 	}
 	wireLeaf(cmd, env, o, runDemo)
 	f := cmd.Flags()
-	f.IntVar(&o.step, "step", 0, "run only step N (1-6)")
+	f.IntVar(&o.step, "step", 0, fmt.Sprintf("run only step N (1-%d)", len(demo.StepNames)))
 	f.StringVar(&o.only, "only", "", "run only this step: "+strings.Join(demo.StepNames, ", ")+" (or its number)")
-	f.BoolVar(&o.keep, "keep", false, "keep the Olric member running after the steps, until Ctrl-C")
+	f.BoolVar(&o.keep, "keep", false, "keep the Olric member (and the live step's Pylon pages) running after the steps, until Ctrl-C")
 	f.StringVar(&o.examples, "examples", "", "folder with the example files (default ./examples in a clone, else the copy built into lcctl)")
 	f.Int64Var(&o.simRequests, "sim-requests", demo.DefaultSimRequests, "requests per policy in the simulate step (100-1000000)")
 	_ = cmd.RegisterFlagCompletionFunc("only", cobra.FixedCompletions(demo.StepNames, cobra.ShellCompDirectiveNoFileComp))

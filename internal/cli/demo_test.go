@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lcctl/lcctl/internal/cli"
+	"github.com/lcctl/lcctl/internal/demo"
 	"github.com/lcctl/lcctl/internal/testutil"
 	"github.com/lcctl/lcctl/internal/ui"
 )
@@ -469,4 +471,21 @@ func TestCommandTree(t *testing.T) {
 		`^Configs and routing decisions:$`, `^  validate `, `^  migrate `, `^  explain `, `^  simulate `,
 		`^Rollout checks and the live store:$`, `^  preflight `, `^  check `, `^  store `,
 		`^Other commands:$`, `^  version `, `^  completion `, `^  help `)
+}
+
+// The demo's help lists every step with its number and gives --step's
+// range from the same list (it listed six of seven steps).
+func TestDemoHelpListsEveryStep(t *testing.T) {
+	out, errOut, code := runLcctl(t, nil, false, "demo", "--help")
+	if code != 0 {
+		t.Fatalf("demo --help: exit %d\n%s", code, errOut)
+	}
+	for i, name := range demo.StepNames {
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^  %d %s `, i+1, name)).MatchString(out) {
+			t.Errorf("demo --help does not list step %d %s:\n%s", i+1, name, out)
+		}
+	}
+	if want := fmt.Sprintf("run only step N (1-%d)", len(demo.StepNames)); !strings.Contains(out, want) {
+		t.Errorf("demo --help lacks %q", want)
+	}
 }
