@@ -258,6 +258,12 @@ func runMigrate(_ context.Context, env *Env, opts *migrateOptions) error {
 		// what was written), then the error, exit 1.
 		var outErr error
 		for _, fr := range report.Files {
+			if opts.Write && fr.Status == statusWriteFailed {
+				// Standard output with --write is what was written:
+				// nothing for this file (its report lists the changes
+				// planned, and the JSON keeps their diff).
+				continue
+			}
 			if _, err := io.WriteString(env.Out, printableDiffNames(fr.Diff, fr.File)); err != nil && outErr == nil {
 				outErr = err
 			}
