@@ -356,9 +356,15 @@ type unreadyInput struct{ err error }
 func (u *unreadyInput) Error() string { return u.err.Error() }
 func (u *unreadyInput) Unwrap() error { return u.err }
 
+// maxSkipReasons is how many skip reasons nothingChecked names before it
+// folds the rest into "and N more" (N ≥ 2).
+const maxSkipReasons = 3
+
 // nothingChecked is the usage error for a run whose inputs were given but
 // none of which applies at the stage: every check was skipped. It names
-// the distinct skip reasons (at most three), since nothing else is printed.
+// the distinct skip reasons, since nothing else is printed: all of them
+// when there are up to maxSkipReasons+1, else the first maxSkipReasons
+// and how many more.
 func nothingChecked(report *checks.Report, stage int) error {
 	if sum := report.Summary(); sum.OK+sum.Warn+sum.Fail > 0 {
 		return nil
@@ -369,10 +375,11 @@ func nothingChecked(report *checks.Report, stage int) error {
 			reasons = append(reasons, r.Reason)
 		}
 	}
+	// "and 1 more" would hide a reason to save none: fold only two or more.
 	more := ""
-	if len(reasons) > 3 {
-		more = fmt.Sprintf("; and %d more", len(reasons)-3)
-		reasons = reasons[:3]
+	if len(reasons) > maxSkipReasons+1 {
+		more = fmt.Sprintf("; and %d more", len(reasons)-maxSkipReasons)
+		reasons = reasons[:maxSkipReasons]
 	}
 	return Usagef("nothing was checked at stage %d: every check was skipped (%s%s)", stage, strings.Join(reasons, "; "), more)
 }

@@ -167,7 +167,7 @@ func TestPreflightUsageErrors(t *testing.T) {
 		{[]string{"preflight", "--stage", "2"}, "nothing to check: give at least one of --config"},
 		{[]string{"preflight", "--stage", "2", "--config", ""}, "--config is empty (an unset variable?)"},
 		{[]string{"preflight", "--stage", "2", "--gateway-values", fixture("examples", "gateway", "values-stage2.yaml"), "--gateway-values", " "}, "--gateway-values is empty"},
-		{[]string{"preflight", "--stage", "1", "--olric", "127.0.0.1:1"}, "nothing was checked at stage 1: every check was skipped"},
+		{[]string{"preflight", "--stage", "1", "--olric", "127.0.0.1:1"}, "nothing was checked at stage 1: every check was skipped (no --config given; no --gateway-env FILE or --gateway-values FILE given; no --gateway-metrics given; no --stargate-metrics given)"},
 		{[]string{"preflight", "--stage", "4"}, "--stage must be 1, 2 or 3"},
 		{[]string{"preflight", "--stage", "1", "--gateway-env", "a.env", "--gateway-values", "v.yaml"}, "mutually exclusive"},
 		{[]string{"preflight", "--stage", "1", "--config", "missing.json"}, "--config: failed to read missing.json"},

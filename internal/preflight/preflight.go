@@ -133,8 +133,12 @@ func Run(ctx context.Context, in Inputs) *checks.Report {
 	return r
 }
 
+// capDetails keeps the first maxDetailLines of lines and folds the rest
+// into one "… and N more" line; N is at least 2.
 func capDetails(lines []string) []string {
-	if len(lines) > maxDetailLines {
+	// A fold line in place of a single line would hide it and save
+	// nothing: fold only two lines or more.
+	if len(lines) > maxDetailLines+1 {
 		more := len(lines) - maxDetailLines
 		lines = append(lines[:maxDetailLines:maxDetailLines], fmt.Sprintf("… and %d more", more))
 	}
@@ -193,12 +197,14 @@ func configChecks(g *checks.Group, in Inputs) []string {
 	case len(open) == 0:
 		reason := "no no-SLO pulsar-wait-and-widen entry"
 		if len(bounded) > 0 {
-			reason = fmt.Sprintf("%d no-SLO pulsar-wait-and-widen entries already bounded (max_queued and cache_affinity_wait_ms set)", len(bounded))
+			reason = plural.Count(len(bounded), "no-SLO pulsar-wait-and-widen entry", "no-SLO pulsar-wait-and-widen entries") +
+				" already bounded (max_queued and cache_affinity_wait_ms set)"
 		}
 		g.Add(checks.OK(CheckConfigPWAW, tPWAW, reason))
 	default:
 		hint := "review each entry and run lcctl migrate (a --strategy bounded file must only reach a Stargate with the affinity-wait feature; see 'lcctl docs rollout', version safety)"
-		reason := fmt.Sprintf("%d no-SLO pulsar-wait-and-widen entries change behaviour at the upgrade", len(open))
+		reason := plural.Count(len(open), "no-SLO pulsar-wait-and-widen entry changes", "no-SLO pulsar-wait-and-widen entries change") +
+			" behaviour at the upgrade"
 		if in.Stage == 1 {
 			g.Add(checks.Fail(CheckConfigPWAW, tPWAW, reason, hint).WithDetails(capDetails(open)...))
 		} else {

@@ -3,6 +3,7 @@ package preflight
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -137,6 +138,37 @@ func TestConfigChecks(t *testing.T) {
 	res = r.Find(CheckConfigPWAW)[0]
 	if len(res.Details) != 1 || !strings.Contains(res.Details[0], `no-slo.json:3:35 models["meta/llama-3.1-8b-instruct"]`) {
 		t.Errorf("pwaw details %q (the bounded entry must not be listed)", res.Details)
+	}
+	// One entry is counted in the singular.
+	if want := "1 no-SLO pulsar-wait-and-widen entry changes behaviour at the upgrade"; res.Reason != want {
+		t.Errorf("pwaw reason %q, want %q", res.Reason, want)
+	}
+	r = run(t, Inputs{Stage: 1, Config: config(t, "bounded.json")})
+	res = r.Find(CheckConfigPWAW)[0]
+	if want := "1 no-SLO pulsar-wait-and-widen entry already bounded (max_queued and cache_affinity_wait_ms set)"; res.Status != ok || res.Reason != want {
+		t.Errorf("bounded: %s %q, want ok %q", res.Status, res.Reason, want)
+	}
+}
+
+// TestCapDetailsNeverHidesOneLine: a "… and 1 more" line would take the
+// place of the one line it hides; folding starts at two hidden lines.
+func TestCapDetailsNeverHidesOneLine(t *testing.T) {
+	lines := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("line %d", i+1)
+		}
+		return out
+	}
+	for _, n := range []int{0, maxDetailLines, maxDetailLines + 1} {
+		if got := capDetails(lines(n)); !reflect.DeepEqual(got, lines(n)) {
+			t.Errorf("%d lines: %q, want every line", n, got)
+		}
+	}
+	got := capDetails(lines(maxDetailLines + 2))
+	want := append(lines(maxDetailLines), "… and 2 more")
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%d lines: %q, want %q", maxDetailLines+2, got, want)
 	}
 }
 
