@@ -186,14 +186,24 @@ func (e *Engine) hashCandidates(rv *reqView, top int) {
 // e.hashTop, largest first.
 func (e *Engine) hashFloor(top, selected int) float64 {
 	set := &e.rankSet
+	hashes, weights := e.hashes, set.weights
 	best := e.hashTop[:0]
+	// floor is the smallest hash kept once top are: a hash at or below it
+	// cannot enter, the usual case, decided by one comparison.
+	floor := uint64(0)
 	for _, i := range e.hashSel[:selected] {
-		best = e.keepHash(best, top, int(i))
+		if h := hashes[i]; (len(best) < top || h > floor) && weights[i] != 0 && !(h >= nearOneHash && !(PulsarUnit(h) < 1)) {
+			best = keepHash(best, top, h, i)
+			floor = best[len(best)-1].h
+		}
 	}
 	if len(best) < top {
 		best = best[:0]
-		for i := range e.hashes {
-			best = e.keepHash(best, top, i)
+		for i, h := range hashes {
+			if (len(best) < top || h > floor) && weights[i] != 0 && !(h >= nearOneHash && !(PulsarUnit(h) < 1)) {
+				best = keepHash(best, top, h, int32(i))
+				floor = best[len(best)-1].h
+			}
 		}
 	}
 	e.hashTop = best
@@ -225,13 +235,10 @@ func hashCut(top, n int) uint64 {
 	return math.MaxUint64 - math.MaxUint64/uint64(n)*uint64(3*top)
 }
 
-// keepHash adds candidate i to best (at most top ranked candidates,
-// largest hash first) if it is ranked and its hash is among the top.
-func (e *Engine) keepHash(best []hashPick, top, i int) []hashPick {
-	h := e.hashes[i]
-	if len(best) == top && h <= best[top-1].h || e.rankSet.weights[i] == 0 || h >= nearOneHash && !(PulsarUnit(h) < 1) {
-		return best
-	}
+// keepHash adds candidate i, ranked, with hash h to best (at most top
+// ranked candidates, largest hash first), where h is above the smallest
+// kept once there are top of them.
+func keepHash(best []hashPick, top int, h uint64, i int32) []hashPick {
 	if len(best) < top {
 		best = append(best, hashPick{})
 	}
@@ -239,7 +246,7 @@ func (e *Engine) keepHash(best []hashPick, top, i int) []hashPick {
 	for ; j > 0 && best[j-1].h < h; j-- {
 		best[j] = best[j-1]
 	}
-	best[j] = hashPick{h, int32(i)}
+	best[j] = hashPick{h, i}
 	return best
 }
 
