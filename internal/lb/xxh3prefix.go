@@ -127,13 +127,16 @@ func (w *windowHash) init(b []byte, c, l int, m *termMemo) {
 		}
 	case l > 128 && l <= 240:
 		w.kind, w.acc = hashLong, uint64(l)*xxh3Prime64x1
-		for i := 0; i < 8; i++ {
+		s1, n1, s2, end2 := m.longSums(b)
+		w.acc += s1
+		for i := n1; i < 8; i++ {
 			add(&w.acc, &w.vw, &w.nv, 16*i, 16*i)
 		}
 		if w.nv == 0 {
 			w.front = xxh3Avalanche(w.acc)
 		}
-		for i := 128; i < l&^15; i += 16 {
+		w.acc2 += s2
+		for i := end2; i < l&^15; i += 16 {
 			add(&w.acc2, &w.vw2, &w.nv2, i, i-125)
 		}
 		add(&w.acc2, &w.vw2, &w.nv2, l-16, 119)
@@ -157,6 +160,35 @@ type termMemo struct {
 	has    uint32 // bit j: v[j] holds window j's term with secret sec[j]
 	sec    [32]int16
 	v      [32]uint64
+	// The long path's windows within the common bytes, summed once a
+	// request (longSums): the first n1 of the first round (s1), and
+	// those of the second round that end by end2 (s2); long says they
+	// are set.
+	long     bool
+	s1, s2   uint64
+	n1, end2 int
+}
+
+// longSums returns the sums of the mix16 terms of XXH3's 129–240-byte
+// path that lie within the common bytes of b (every input of that path
+// has them, whatever its length): the first round's windows 0 to n1−1
+// (s1), and the second round's windows from byte 128 up to end2 (s2).
+// A nil m has none: 0, 0, 0, 128.
+func (m *termMemo) longSums(b []byte) (s1 uint64, n1 int, s2 uint64, end2 int) {
+	if m == nil {
+		return 0, 0, 0, 128
+	}
+	if !m.long {
+		m.s1, m.n1, m.s2, m.end2 = 0, min(8, m.common/16), 0, 128
+		for i := 0; i < m.n1; i++ {
+			m.s1 += xxh3Mix16(b, 16*i, 16*i)
+		}
+		for ; m.end2+16 <= m.common; m.end2 += 16 {
+			m.s2 += xxh3Mix16(b, m.end2, m.end2-125)
+		}
+		m.long = true
+	}
+	return m.s1, m.n1, m.s2, m.end2
 }
 
 // mix16 is xxh3Mix16(b, off, s), from m when the window lies within
@@ -264,7 +296,7 @@ func (h *candidateHasher) reset(prefix []byte) {
 	h.buf = append(b, 0xFF)
 	h.at = len(h.buf)
 	h.stamp++
-	h.memo.common, h.memo.has = h.at, 0
+	h.memo.common, h.memo.has, h.memo.long = h.at, 0, false
 	if h.cls == nil {
 		h.cls = new([idHashClasses]hashClass)
 	}
