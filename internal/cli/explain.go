@@ -334,13 +334,15 @@ func runExplain(ctx context.Context, env *Env, o *explainOptions) error {
 		rep.Compare.Differences = explain.Differences(rep, rep.Compare)
 		rep.Compare.ElapsedMs = rep.Request.ElapsedMs
 	}
-	if !o.Timeline {
-		rep.Run.Timeline, rep.Run.TimelineTruncated = nil, false
-	}
 	o.liveIn.finishReport(rep)
 	if env.Global.JSON() {
+		if !o.Timeline {
+			rep.Run.Timeline, rep.Run.TimelineTruncated = nil, false
+		}
 		return writeJSON(env.Out, "explain", rep)
 	}
+	// The text prints the timeline's table only with --timeline, but its
+	// decision block follows the waits to their end either way.
 	return explain.Text(env.Out, rep, env.Style, explain.Options{Width: explainWidth(o, env), Timeline: o.Timeline, Chart: o.chart})
 }
 

@@ -372,3 +372,36 @@ func TestClusterVerdictNotACandidate(t *testing.T) {
 		}
 	}
 }
+
+// The decision block follows a wait to where the timeline ends, and keeps
+// a long chain to its first steps and its end.
+func TestDecisionBlockFollowsWaits(t *testing.T) {
+	snap := snapshot(cluster{id: "fast-a", rttMs: 5, tps: 20000, running: 4, conc: 4}, cluster{id: "slow-idle", rttMs: 5, tps: 5000, conc: 4})
+	rep := report(t, lb.DefaultAlgorithmConfig(lb.WaitAndWiden), snap, lb.Request{Model: "model-a", InputTokens: 4000})
+	if len(rep.Run.Timeline) != 2 || rep.Run.Timeline[0].Outcome != lb.OutcomeWait || rep.Run.Timeline[1].Outcome != lb.OutcomeDispatch {
+		t.Fatalf("timeline %+v, want a wait then a dispatch", rep.Run.Timeline)
+	}
+	out := render(t, rep, Options{})
+	if strings.Count(out, "Then at ") != 1 || !strings.Contains(out, "Then at 150 ms: Dispatch to slow-idle") {
+		t.Errorf("a wait then a dispatch:\n%s", out)
+	}
+	wait, end := rep.Run.Timeline[0], rep.Run.Timeline[1]
+	chain := []Decision{wait}
+	for i := 1; i <= 6; i++ {
+		w := wait
+		w.ElapsedMs = float64(10 * i)
+		chain = append(chain, w)
+	}
+	end.ElapsedMs = 70
+	rep.Run.Timeline = append(chain, end)
+	rep.Run.Then = &rep.Run.Timeline[1]
+	out = render(t, rep, Options{})
+	for _, want := range []string{"Then at 10 ms: Wait", "Then at 30 ms: Wait", "… 3 more waits (--timeline lists every step).", "Then at 70 ms: Dispatch to slow-idle"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "Then at "); n != maxThenSteps {
+		t.Errorf("%d 'Then at' sentences, want %d:\n%s", n, maxThenSteps, out)
+	}
+}

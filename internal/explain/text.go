@@ -543,10 +543,35 @@ func (p *printer) decision(r *Run) {
 		lines = append(lines, "body "+ui.Printable(string(x.Body)), "requested "+strconv.Quote(x.Requested))
 		p.kv("Stargate", lines...)
 	}
-	if r.Then != nil && d.Outcome == lb.OutcomeWait {
-		p.para("Then at " + fmtMs(lb.Millis(r.Then.ElapsedMs)) + ": " + decisionSentence(r.Then, false))
+	if r.Then == nil || d.Outcome != lb.OutcomeWait {
+		return
+	}
+	// Follow the waits to where they end (the timeline's last step: a
+	// dispatch, a reject or the wait budget), so the block says where the
+	// request goes, not only what it does next; a long chain keeps its
+	// first steps and its end.
+	then := []*Decision{r.Then}
+	if len(r.Timeline) > 2 {
+		then = then[:0]
+		for i := range r.Timeline[1:] {
+			then = append(then, &r.Timeline[1+i])
+		}
+	}
+	for i, t := range then {
+		if len(then) > maxThenSteps && i == maxThenSteps-1 {
+			p.para(fmt.Sprintf("… %d more waits (--timeline lists every step).", len(then)-maxThenSteps))
+			t = then[len(then)-1]
+		}
+		p.para("Then at " + fmtMs(lb.Millis(t.ElapsedMs)) + ": " + decisionSentence(t, false))
+		if len(then) > maxThenSteps && i == maxThenSteps-1 {
+			break
+		}
 	}
 }
+
+// maxThenSteps is how many "Then at" sentences the decision block prints
+// at most (the last of them is the timeline's end).
+const maxThenSteps = 4
 
 // decisionSentence says what the proxy does with the request; proxyNote
 // adds how a timed wait is carried out.
