@@ -336,3 +336,58 @@ func TestScrapedLabelsCannotReachTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestPreflightOlricOffNamesItsInputs: chart values (replicaCount 3) with
+// an override that turns the feature on and Olric off. The warning names
+// each value that decided it where it was read, in text and in JSON
+// details; it used to say "not set (gateway default)" of settings both
+// files set, and the values check put the chart's defaults to the file.
+func TestPreflightOlricOffNamesItsInputs(t *testing.T) {
+	chart := filepath.Join(testutil.SharedDir(t), "examples", "gateway", "chart-values-2026-08-22.yaml")
+	over := fixture("internal", "gateway", "testdata", "values-olric-off-override.yaml")
+	args := []string{"preflight", "--stage", "2", "--gateway-values", chart, "--gateway-values", over}
+	detail := "warning " + over + ":8:14: last-cluster hints are on (llmApiGateway.config.lastCluster.enabled=true, " + over + ":6:16) with Olric off (llmApiGateway.olric.enabled=false, " + over + ":8:14) and 3 replicas (llmApiGateway.replicaCount=3, " + chart + ":17:17): each replica keeps its own LRU, so the hit rate drops to about 1/3"
+	values := "ttl 10m0s, lookup timeout 20ms, local max entries 100000 (chart default)"
+	code, out, errOut := runLcctlStdin(t, "", nil, args...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"‼ gateway Olric settings are coherent\n    1 warning\n    " + detail + "\n", "✔ gateway last-cluster values are valid\n    " + values + "\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = runLcctlStdin(t, "", nil, append(args, "-o", "json")...)
+	var j struct {
+		Groups []struct {
+			Checks []struct {
+				ID      string   `json:"id"`
+				Reason  string   `json:"reason"`
+				Details []string `json:"details"`
+			} `json:"checks"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil || code != 0 {
+		t.Fatalf("json: exit %d, %v\n%s", code, err, out)
+	}
+	found := 0
+	for _, g := range j.Groups {
+		for _, c := range g.Checks {
+			switch c.ID {
+			case "gateway.olric-coherent":
+				found++
+				if len(c.Details) != 1 || c.Details[0] != detail {
+					t.Errorf("json details %q, want [%q]", c.Details, detail)
+				}
+			case "gateway.settings-valid":
+				found++
+				if c.Reason != values {
+					t.Errorf("json reason %q, want %q", c.Reason, values)
+				}
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("json has %d of the 2 gateway checks:\n%s", found, out)
+	}
+}

@@ -76,6 +76,14 @@ type Env struct {
 	Replicas int
 	// ReplicasPos is where Replicas came from.
 	ReplicasPos Pos
+	// OlricSwitch is, for Helm values, the llmApiGateway.olric.enabled
+	// value that decides whether the chart renders OLRIC_ENABLED and the
+	// other Olric variables: Value as the file spells it ("false", "0",
+	// "null", `""`; "true" for the chart default), Pos where it was read
+	// (File ChartDefaults when no file sets it), ValuesPath the path. With
+	// Olric off the chart renders no OLRIC_ENABLED, so this is the only
+	// record of where "off" came from. Zero for dotenv input.
+	OlricSwitch Var
 	// Notes are non-fatal findings of the reader (duplicate dotenv keys,
 	// Helm values of the wrong shape), reported by Validate as problems.
 	Notes []Problem
@@ -84,6 +92,27 @@ type Env struct {
 // NotSet is the Pos.File of a variable the input does not set (the
 // gateway's default applies).
 const NotSet = "not set (gateway default)"
+
+// Origin names where p's value came from, for a finding's text: the
+// position (file:line:col), "chart default", or "not set, gateway
+// default" for a variable the input does not set.
+func (p Pos) Origin() string {
+	if p.File == NotSet {
+		return "not set, gateway default"
+	}
+	return p.String()
+}
+
+// Origin names where v's value came from, as Pos.Origin, except that a
+// variable a values file renders empty (ttl: null, ttl: "") has the
+// gateway's default, which the text says: "gateway default: FILE:L:C
+// renders it empty".
+func (v Var) Origin() string {
+	if v.Value == "" && v.Pos.File != NotSet && v.Pos.Line > 0 {
+		return "gateway default: " + v.Pos.String() + " renders it empty"
+	}
+	return v.Pos.Origin()
+}
 
 // Get returns the variable name, or a not-set Var positioned at NotSet.
 func (e *Env) Get(name string) Var {

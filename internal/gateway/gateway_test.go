@@ -111,6 +111,34 @@ func TestValuesVariants(t *testing.T) {
 		t.Errorf("olric off problems: %v", messages(ps))
 	}
 
+	// The warning names the values that decided it, each where it was
+	// read: it used to say "not set (gateway default)" of OLRIC_ENABLED,
+	// which the chart does not render with Olric off.
+	off := filepath.Join("testdata", "values-olric-off.yaml")
+	if want := `warning olric ` + off + `:8:14: last-cluster hints are on (llmApiGateway.config.lastCluster.enabled=true, ` + off + `:6:16) with Olric off (llmApiGateway.olric.enabled=false, ` + off + `:8:14) and 3 replicas (llmApiGateway.replicaCount=3, ` + off + `:3:17): each replica keeps its own LRU, so the hit rate drops to about 1/3`; len(ps) != 1 || messages(ps)[0] != want {
+		t.Errorf("olric off problems:\n got %q\nwant %q", messages(ps), want)
+	}
+	// Over the upstream chart: the replica count is the chart file's, a
+	// default left to the chart is named as such.
+	chart := filepath.Join(testutil.SharedDir(t), "examples", "gateway", "chart-values-2026-08-22.yaml")
+	over := filepath.Join("testdata", "values-olric-off-override.yaml")
+	for _, tc := range []struct {
+		files    []string
+		replicas string
+	}{
+		{[]string{chart, over}, "llmApiGateway.replicaCount=3, " + chart + ":17:17"},
+		{[]string{over}, "llmApiGateway.replicaCount=3, chart default"},
+	} {
+		s, ps = loadValues(t, tc.files...)
+		if s.OlricSwitch.Pos != (Pos{File: over, Line: 8, Col: 14}) || s.OlricSwitch.Value != "false" {
+			t.Errorf("%v: olric switch %+v", tc.files, s.OlricSwitch)
+		}
+		want := `warning olric ` + over + `:8:14: last-cluster hints are on (llmApiGateway.config.lastCluster.enabled=true, ` + over + `:6:16) with Olric off (llmApiGateway.olric.enabled=false, ` + over + `:8:14) and 3 replicas (` + tc.replicas + `)`
+		if len(ps) != 1 || !strings.HasPrefix(messages(ps)[0], want+": ") {
+			t.Errorf("%v:\n got %q\nwant prefix %q", tc.files, messages(ps), want)
+		}
+	}
+
 	bad := filepath.Join("testdata", "values-bad.yaml")
 	_, ps = loadValues(t, bad)
 	want := []string{
@@ -210,7 +238,12 @@ func TestHelmRendering(t *testing.T) {
 			t.Errorf("%s: %s=%q, want %q", tc.yaml, tc.name, got, tc.want)
 		}
 	}
-	env, _ := ParseValues(NamedInput{Name: "v.yaml", Data: []byte("llmApiGateway: {olric: {enabled: false}}")})
+	// A null is the file's value, not the chart's: it is positioned there.
+	env, _ := ParseValues(NamedInput{Name: "v.yaml", Data: []byte("llmApiGateway: {config: {lastCluster: {ttl: null}}}")})
+	if v := env.Get("STARGATE_LAST_CLUSTER_TTL"); v.Pos != (Pos{File: "v.yaml", Line: 1, Col: 45}) || v.Origin() != "gateway default: v.yaml:1:45 renders it empty" {
+		t.Errorf("ttl: null: %+v, origin %q", v, v.Origin())
+	}
+	env, _ = ParseValues(NamedInput{Name: "v.yaml", Data: []byte("llmApiGateway: {olric: {enabled: false}}")})
 	if _, ok := env.Vars["OLRIC_ENABLED"]; ok {
 		t.Error("olric.enabled=false must not render OLRIC_ENABLED")
 	}

@@ -130,6 +130,9 @@ type Settings struct {
 	Replicas int `json:"replicas,omitempty"`
 	// ReplicasPos is where Replicas came from.
 	ReplicasPos Pos `json:"replicas_position"`
+	// OlricSwitch is Env.OlricSwitch: the Helm value that turned Olric on
+	// or off (zero for dotenv input).
+	OlricSwitch Var `json:"olric_switch"`
 }
 
 // Store returns "olric" or "local": which last-cluster store the gateway
@@ -231,7 +234,7 @@ func (l *loader) str(name, def string) Setting[string] {
 // notes. Range and coherence rules are Validate's.
 func Load(env *Env) (*Settings, []Problem) {
 	l := &loader{env: env}
-	s := &Settings{Kind: env.Kind, Files: env.Files, Replicas: env.Replicas, ReplicasPos: env.ReplicasPos}
+	s := &Settings{Kind: env.Kind, Files: env.Files, Replicas: env.Replicas, ReplicasPos: env.ReplicasPos, OlricSwitch: env.OlricSwitch}
 	s.LastClusterEnabled = l.boolean("STARGATE_LAST_CLUSTER_ENABLED", false)
 	s.TTL = l.duration("STARGATE_LAST_CLUSTER_TTL", DefaultTTL)
 	s.LookupTimeout = l.duration("STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT", DefaultLookupTimeout)
@@ -414,13 +417,19 @@ func Validate(s *Settings, storeDMap string) []Problem {
 				"RATE_LIMIT_ENABLED=false: gateway builds older than the last-cluster feature start Olric only with rate limiting on")
 		}
 	} else if s.LastClusterEnabled.Value && s.Replicas > 1 {
-		v := s.OlricEnabled.Var
-		v.Name = "OLRIC_ENABLED"
-		if v.Pos.File == "" {
-			v.Pos = s.ReplicasPos
+		// Named at the value that turned Olric off (Helm values render
+		// no OLRIC_ENABLED then), with where each of the three inputs
+		// came from.
+		off := s.OlricSwitch
+		if off.ValuesPath == "" {
+			off = s.OlricEnabled.Var
+			off.Name = "OLRIC_ENABLED"
 		}
-		add(SeverityWarning, CategoryOlric, v, "enable Olric (llmApiGateway.olric.enabled=true) so replicas share the hints",
-			"last-cluster hints are on with Olric off and %d replicas: each replica keeps its own LRU, so the hit rate drops to about 1/%d", s.Replicas, s.Replicas)
+		en := s.LastClusterEnabled.Var
+		add(SeverityWarning, CategoryOlric, off, "enable Olric (llmApiGateway.olric.enabled=true) so replicas share the hints",
+			"last-cluster hints are on (%s) with Olric off (%s) and %d replicas (%s): each replica keeps its own LRU, so the hit rate drops to about 1/%d",
+			setting(en, "true"), setting(off, "false"), s.Replicas, setting(Var{ValuesPath: "llmApiGateway.replicaCount", Value: strconv.Itoa(s.Replicas), Pos: s.ReplicasPos}, ""),
+			s.Replicas)
 	}
 
 	if s.OlricEnabled.Value && s.OlricDMapName.Value == LastClusterDMap {
@@ -433,6 +442,21 @@ func Validate(s *Settings, storeDMap string) []Problem {
 	}
 	sortProblems(out)
 	return out
+}
+
+// setting renders v for a finding as "NAME=VALUE, ORIGIN": its values
+// path (else its variable name), its raw value (unset when empty) and
+// where it came from (Var.Origin).
+func setting(v Var, unset string) string {
+	name := v.ValuesPath
+	if name == "" {
+		name = v.Name
+	}
+	val := v.Value
+	if val == "" {
+		val = unset
+	}
+	return fmt.Sprintf("%s=%s, %s", name, val, v.Origin())
 }
 
 // Check is Load followed by Validate: the settings and every problem,

@@ -52,12 +52,31 @@ var chartDefault = map[string]any{
 type helmValue struct {
 	path string
 	// set is false when no file sets the path (chart default) or a file
-	// sets it to null (Helm then drops the default).
+	// sets it to null (Helm then drops the default; null is true and node
+	// is the null scalar).
 	set  bool
 	null bool
 	node *yaml.Node
 	file string
 	def  any
+}
+
+// asWritten is the value as a values file (or the chart default) spells
+// it: a quoted string quoted, null as null, anything else as written.
+func (h helmValue) asWritten() string {
+	switch {
+	case h.node == nil && h.null:
+		return "null"
+	case h.node == nil:
+		return fmt.Sprint(h.def)
+	case h.node.Kind == yaml.MappingNode:
+		return "{…}"
+	case h.node.Kind == yaml.SequenceNode:
+		return "[…]"
+	case h.node.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0:
+		return strconv.Quote(h.node.Value)
+	}
+	return h.node.Value
 }
 
 func (h helmValue) pos() Pos {
@@ -202,8 +221,9 @@ func (vs *valuesSet) lookup(path string) helmValue {
 			continue
 		}
 		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-			h.null = true
-			h.file = vs.files[i]
+			// The null node is kept for its position: the value
+			// is the file's, not the chart's default.
+			h.null, h.node, h.file = true, n, vs.files[i]
 			return h
 		}
 		h.set, h.node, h.file = true, n, vs.files[i]
@@ -352,6 +372,7 @@ func ParseValues(inputs ...NamedInput) (*Env, error) {
 	put("STARGATE_LAST_CLUSTER_LOCAL_MAX_ENTRIES", "llmApiGateway.config.lastCluster.localMaxEntries", true)
 	put("RATE_LIMIT_ENABLED", "llmApiGateway.config.rateLimitEnabled", false)
 	olric := vs.lookup("llmApiGateway.olric.enabled")
+	env.OlricSwitch = Var{Name: "OLRIC_ENABLED", Value: olric.asWritten(), Pos: olric.pos(), ValuesPath: olric.path}
 	if olric.truthy() {
 		if olric.node != nil && olric.node.Kind == yaml.ScalarNode {
 			if s, isStr := scalarValue(olric.node).(string); isStr && strings.EqualFold(strings.TrimSpace(s), "false") {

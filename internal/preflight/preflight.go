@@ -312,8 +312,7 @@ func gatewayChecks(g *checks.Group, in Inputs) *gateway.Settings {
 			g.Add(checks.Warn(id, title, plural.Count(len(ps), "warning", "warnings"), hint).WithDetails(capDetails(lines)...))
 		}
 	}
-	judge(CheckGatewaySettings, tValid, gateway.CategoryValues,
-		fmt.Sprintf("ttl %s, lookup timeout %s, local max entries %d (%s)", s.TTL.Value, s.LookupTimeout.Value, s.LocalMaxEntries.Value, strings.Join(s.Files, ", ")))
+	judge(CheckGatewaySettings, tValid, gateway.CategoryValues, lastClusterValues(s))
 	olricReason := "Olric off: each replica keeps its own LRU"
 	if s.OlricEnabled.Value {
 		olricReason = fmt.Sprintf("Olric on (env %s, RESP port %d, memberlist port %d, partitions %d)", s.OlricEnv.Value, s.OlricBindPort.Value, s.OlricMemberlistPort.Value, s.OlricPartitionCount.Value)
@@ -326,7 +325,7 @@ func gatewayChecks(g *checks.Group, in Inputs) *gateway.Settings {
 	judge(CheckGatewayDMap, tDMap, gateway.CategoryDMap, fmt.Sprintf("gateway and lcctl store both use %q; the rate limiter uses %q", storeDMap, s.OlricDMapName.Value))
 
 	en := s.LastClusterEnabled
-	where := en.Var.Pos.String()
+	where := en.Var.Origin()
 	name := "STARGATE_LAST_CLUSTER_ENABLED"
 	if en.Var.ValuesPath != "" {
 		name = en.Var.ValuesPath
@@ -353,6 +352,32 @@ func gatewayChecks(g *checks.Group, in Inputs) *gateway.Settings {
 		g.Add(checks.OK(CheckGatewayFlag, tFlag, state))
 	}
 	return s
+}
+
+// lastClusterValues is the reason of a passing gateway.settings-valid:
+// the ttl, lookup timeout and local max entries with where each came from
+// (gateway.Var.Origin), one origin at the end when all three share it:
+// "ttl 10m0s, lookup timeout 20ms, local max entries 100000 (chart
+// default)".
+func lastClusterValues(s *gateway.Settings) string {
+	items := []struct{ text, origin string }{
+		{"ttl " + s.TTL.Value.String(), s.TTL.Var.Origin()},
+		{"lookup timeout " + s.LookupTimeout.Value.String(), s.LookupTimeout.Var.Origin()},
+		{fmt.Sprintf("local max entries %d", s.LocalMaxEntries.Value), s.LocalMaxEntries.Var.Origin()},
+	}
+	parts := make([]string, len(items))
+	same := true
+	for i, it := range items {
+		parts[i] = fmt.Sprintf("%s (%s)", it.text, it.origin)
+		same = same && it.origin == items[0].origin
+	}
+	if same {
+		for i, it := range items {
+			parts[i] = it.text
+		}
+		return fmt.Sprintf("%s (%s)", strings.Join(parts, ", "), items[0].origin)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func olricChecks(ctx context.Context, g *checks.Group, in Inputs) {

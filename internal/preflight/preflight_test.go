@@ -226,8 +226,37 @@ func TestUpstreamValuesAtStage2(t *testing.T) {
 	}
 	// The chart defaults alone leave the store off: stage 2 fails there.
 	env, _ = gateway.ParseValues(ins[0])
-	if s := status(t, run(t, Inputs{Stage: 2, Gateway: env}), CheckGatewayFlag, ""); s != fail {
+	r = run(t, Inputs{Stage: 2, Gateway: env})
+	if s := status(t, r, CheckGatewayFlag, ""); s != fail {
 		t.Errorf("chart defaults at stage 2: %s", s)
+	}
+	// The chart file sets no lastCluster key: its values are the chart's
+	// defaults, and said to be (they used to be put to the file).
+	if got, want := r.Find(CheckGatewaySettings)[0].Reason, "ttl 10m0s, lookup timeout 20ms, local max entries 100000 (chart default)"; got != want {
+		t.Errorf("chart defaults: reason %q, want %q", got, want)
+	}
+}
+
+// TestGatewayValuesReasonNamesEachOrigin: values a file sets carry their
+// position, the others say where their default is from.
+func TestGatewayValuesReasonNamesEachOrigin(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"llmApiGateway:\n  config:\n    lastCluster:\n      ttl: 5m\n      lookupTimeout: null\n",
+			"ttl 5m0s (v.yaml:4:12), lookup timeout 20ms (gateway default: v.yaml:5:22 renders it empty), local max entries 100000 (chart default)"},
+		{"llmApiGateway:\n  config:\n    lastCluster:\n      enabled: true\n",
+			"ttl 10m0s, lookup timeout 20ms, local max entries 100000 (chart default)"},
+	} {
+		env, err := gateway.ParseValues(gateway.NamedInput{Name: "v.yaml", Data: []byte(tc.yaml)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := run(t, Inputs{Stage: 2, Gateway: env}).Find(CheckGatewaySettings)[0].Reason; got != tc.want {
+			t.Errorf("%q:\n got %q\nwant %q", tc.yaml, got, tc.want)
+		}
+	}
+	r := run(t, Inputs{Stage: 1, Gateway: dotenv(t, "gateway-off.env")})
+	if got, want := r.Find(CheckGatewaySettings)[0].Reason, "ttl 10m0s, lookup timeout 20ms, local max entries 100000 (not set, gateway default)"; got != want {
+		t.Errorf("dotenv defaults: %q, want %q", got, want)
 	}
 }
 
