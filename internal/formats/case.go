@@ -121,10 +121,14 @@ func DecodeCases(file string, data []byte) ([]*Case, error) {
 	return cases, nil
 }
 
+// caseKeys are the keys caseNode accepts (unknown-key suggestions; TestFieldKeysMatchDecoders
+// checks them against its switch).
+var caseKeys = []string{"name", "source", "config", "lb_config", "request", "snapshot", "expect"}
+
 func (d *decoder) caseNode(n *yaml.Node, path string) *Case {
 	c := &Case{Line: resolve(n).Line}
 	var cfgNode, reqNode, snapNode, expNode *yaml.Node
-	d.fields(n, path, func(key string, k, v *yaml.Node) bool {
+	d.fields(n, path, caseKeys, func(key string, k, v *yaml.Node) bool {
 		p := join(path, key)
 		switch key {
 		case "name":
@@ -187,9 +191,13 @@ func (d *decoder) caseNode(n *yaml.Node, path string) *Case {
 	return c
 }
 
+// expectKeys are the keys expect accepts (unknown-key suggestions; TestFieldKeysMatchDecoders
+// checks them against its switch).
+var expectKeys = []string{"outcome", "cluster", "one_of", "never", "retry_at_ms", "session_state", "promoted", "affinity_order", "affinity_group", "rank_depth", "selected_after_kv_free_tokens_skip", "error_contains", "valid"}
+
 func (d *decoder) expect(n *yaml.Node, path string) Expect {
 	var e Expect
-	d.fields(n, path, func(key string, k, v *yaml.Node) bool {
+	d.fields(n, path, expectKeys, func(key string, k, v *yaml.Node) bool {
 		p := join(path, key)
 		switch key {
 		case "outcome":

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/suggest"
 	"github.com/lcctl/lcctl/internal/yamldoc"
 )
 
@@ -133,8 +134,9 @@ func isNull(n *yaml.Node) bool {
 }
 
 // fields walks a mapping, rejecting duplicate and unknown keys; fn handles
-// each known key and returns false for an unknown one.
-func (d *decoder) fields(n *yaml.Node, path string, fn func(key string, k, v *yaml.Node) bool) bool {
+// each known key and returns false for an unknown one, which is reported
+// with the closest of known, the keys fn accepts ("; did you mean …?").
+func (d *decoder) fields(n *yaml.Node, path string, known []string, fn func(key string, k, v *yaml.Node) bool) bool {
 	n = resolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		d.errf(n, path, "must be a mapping, got %s", kindName(n))
@@ -157,7 +159,7 @@ func (d *decoder) fields(n *yaml.Node, path string, fn func(key string, k, v *ya
 		}
 		seen[k.Value] = true
 		if !fn(k.Value, k, v) {
-			d.errf(k, join(path, k.Value), "unknown field %q", k.Value)
+			d.errf(k, join(path, k.Value), "unknown field %q%s", k.Value, suggest.DidYouMean(k.Value, known))
 		}
 	}
 	return true

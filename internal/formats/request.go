@@ -25,10 +25,14 @@ func RequestFromNode(n *yaml.Node, file, path string) (*lb.Request, error) {
 	return fromNode(n, file, path, (*decoder).request)
 }
 
+// requestKeys are the keys request accepts (unknown-key suggestions; TestFieldKeysMatchDecoders
+// checks them against its switch).
+var requestKeys = []string{"model", "routing_key", "routing_method", "cache_affinity_key", "input_tokens", "priority", "request_slo_ms", "max_wait_ms", "last_cluster_id", "excluded_cluster_ids", "elapsed_ms", "first_classification"}
+
 func (d *decoder) request(n *yaml.Node, path string) *lb.Request {
 	r := &lb.Request{}
 	hasModel := false
-	d.fields(n, path, func(key string, k, v *yaml.Node) bool {
+	d.fields(n, path, requestKeys, func(key string, k, v *yaml.Node) bool {
 		p := join(path, key)
 		switch key {
 		case "model":

@@ -31,6 +31,10 @@ func SnapshotFromNode(n *yaml.Node, file, path string) (*lb.Snapshot, error) {
 	return fromNode(n, file, path, (*decoder).snapshot)
 }
 
+// snapshotKeys are the keys snapshot accepts (unknown-key suggestions; TestFieldKeysMatchDecoders
+// checks them against its switch).
+var snapshotKeys = []string{"model", "schema", "provenance", "clusters"}
+
 func (d *decoder) snapshot(n *yaml.Node, path string) *lb.Snapshot {
 	s := &lb.Snapshot{}
 	if path == "" && n.Kind == yaml.MappingNode {
@@ -44,7 +48,7 @@ func (d *decoder) snapshot(n *yaml.Node, path string) *lb.Snapshot {
 		}
 	}
 	var clustersNode *yaml.Node
-	d.fields(n, path, func(key string, k, v *yaml.Node) bool {
+	d.fields(n, path, snapshotKeys, func(key string, k, v *yaml.Node) bool {
 		p := join(path, key)
 		switch key {
 		case "model":
@@ -95,10 +99,14 @@ func (d *decoder) snapshot(n *yaml.Node, path string) *lb.Snapshot {
 	return s
 }
 
+// clusterKeys are the keys cluster accepts (unknown-key suggestions; TestFieldKeysMatchDecoders
+// checks them against its switch).
+var clusterKeys = []string{"cluster_id", "rtt_ms", "status", "active_backend_count", "stats"}
+
 func (d *decoder) cluster(n *yaml.Node, path string) lb.Cluster {
 	var c lb.Cluster
 	hasID := false
-	d.fields(n, path, func(key string, k, v *yaml.Node) bool {
+	d.fields(n, path, clusterKeys, func(key string, k, v *yaml.Node) bool {
 		p := join(path, key)
 		switch key {
 		case "cluster_id":
@@ -145,12 +153,16 @@ func (d *decoder) cluster(n *yaml.Node, path string) lb.Cluster {
 	return c
 }
 
+// statsKeys are the keys stats accepts (unknown-key suggestions; TestFieldKeysMatchDecoders
+// checks them against its switch).
+var statsKeys = []string{"last_mean_input_tps", "max_input_tps", "output_tps", "max_output_tps", "queue_size", "queued_input_size", "kv_cache_capacity_tokens", "kv_cache_used_tokens", "kv_cache_free_tokens", "num_running_queries", "max_engine_concurrency", "total_query_input_size", "input_processing_queries", "output_generation_queries", "queue_time_estimate_ms_by_priority"}
+
 // stats decodes ModelStats. Float rates may be NaN, ±Inf or negative:
 // the engine treats such a rate as "no valid capacity signal"
 // (wait-and-widen.md §2.1). Counters must be non-negative integers.
 func (d *decoder) stats(n *yaml.Node, path string) lb.Stats {
 	var st lb.Stats
-	d.fields(n, path, func(key string, k, v *yaml.Node) bool {
+	d.fields(n, path, statsKeys, func(key string, k, v *yaml.Node) bool {
 		p := join(path, key)
 		f := func(dst *float64) {
 			if !isNull(v) {
