@@ -45,6 +45,14 @@ func loadValues(t *testing.T, paths ...string) (*Settings, []Problem) {
 	return Check(env, "")
 }
 
+func hintsOf(ps []Problem) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Hint)
+	}
+	return out
+}
+
 func messages(ps []Problem) []string {
 	var out []string
 	for _, p := range ps {
@@ -152,6 +160,33 @@ func TestValuesVariants(t *testing.T) {
 	}
 	if got := messages(ps); !reflect.DeepEqual(got, want) {
 		t.Errorf("bad values:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+	// A duration without a unit is told to add one; 0s has its unit and
+	// is told to be above 0 (it used to get the unit hint too).
+	hints := map[string]string{
+		"STARGATE_LAST_CLUSTER_TTL":               "set llmApiGateway.config.lastCluster.ttl to a Go duration with a unit, e.g. 10m (the default)",
+		"STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT":    "set llmApiGateway.config.lastCluster.lookupTimeout to a duration above 0, e.g. 20ms (the default)",
+		"STARGATE_LAST_CLUSTER_LOCAL_MAX_ENTRIES": "set llmApiGateway.config.lastCluster.localMaxEntries to a count above 0, e.g. 100000 (the default)",
+	}
+	for _, p := range ps {
+		if want, ok := hints[p.Name]; ok && p.Hint != want {
+			t.Errorf("%s hint %q, want %q", p.Name, p.Hint, want)
+		}
+	}
+	for _, tc := range []struct{ env, want string }{
+		{"STARGATE_LAST_CLUSTER_TTL=0s", "set STARGATE_LAST_CLUSTER_TTL to a duration above 0, e.g. 10m (the default)"},
+		{"STARGATE_LAST_CLUSTER_TTL=-1h", "set STARGATE_LAST_CLUSTER_TTL to a duration above 0, e.g. 10m (the default)"},
+		{"STARGATE_LAST_CLUSTER_TTL=10", "set STARGATE_LAST_CLUSTER_TTL to a Go duration with a unit, e.g. 10m (the default)"},
+		{"STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT=-5ms", "set STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT to a duration above 0, e.g. 20ms (the default)"},
+		{"OLRIC_STARTUP_TIMEOUT=15", "set OLRIC_STARTUP_TIMEOUT to a Go duration with a unit, e.g. 15s (the default)"},
+	} {
+		env, err := ParseDotenv("e.env", []byte(tc.env+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ps := Check(env, ""); len(ps) != 1 || ps[0].Hint != tc.want {
+			t.Errorf("%s: %v hints %q, want %q", tc.env, messages(ps), hintsOf(ps), tc.want)
+		}
 	}
 
 	broken := read(t, filepath.Join("testdata", "values-broken.yaml"))

@@ -155,18 +155,66 @@ func (l *loader) bad(v Var, reason string) {
 		Hint:    hintFor(v)})
 }
 
+// hintFor is the hint of a value of v that does not parse: what the
+// variable takes, with its default as the example.
 func hintFor(v Var) string {
-	where := v.Name
-	if v.ValuesPath != "" {
-		where = v.ValuesPath
-	}
+	where := hintName(v)
 	switch v.Name {
 	case "STARGATE_LAST_CLUSTER_TTL", "STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT", "OLRIC_STARTUP_TIMEOUT", "OLRIC_SHUTDOWN_TIMEOUT":
-		return fmt.Sprintf("set %s to a Go duration with a unit, e.g. 10m or 20ms", where)
+		return fmt.Sprintf("set %s to a Go duration with a unit, e.g. %s (the default)", where, defaultText[v.Name])
 	case "STARGATE_LAST_CLUSTER_ENABLED", "OLRIC_ENABLED", "RATE_LIMIT_ENABLED":
 		return fmt.Sprintf("set %s to true or false", where)
 	}
+	if d, ok := defaultText[v.Name]; ok {
+		return fmt.Sprintf("set %s to a base-10 integer, e.g. %s (the default)", where, d)
+	}
 	return fmt.Sprintf("set %s to a base-10 integer", where)
+}
+
+// positiveHint is the hint of a value of v that parses but is not > 0
+// (a duration of 0s or -5ms has its unit: the unit is not what is wrong).
+func positiveHint(v Var) string {
+	what := "a duration above 0"
+	if v.Name == "STARGATE_LAST_CLUSTER_LOCAL_MAX_ENTRIES" {
+		what = "a count above 0"
+	}
+	return fmt.Sprintf("set %s to %s, e.g. %s (the default)", hintName(v), what, defaultText[v.Name])
+}
+
+// shortDuration is d as an operator writes it: 10m for 10m0s, 2h for
+// 2h0m0s.
+func shortDuration(d time.Duration) string {
+	t := d.String()
+	if strings.HasSuffix(t, "m0s") {
+		t = t[:len(t)-2]
+	}
+	if strings.HasSuffix(t, "h0m") {
+		t = t[:len(t)-2]
+	}
+	return t
+}
+
+// hintName is the name a hint tells the operator to set: the Helm values
+// path for values input, else the variable.
+func hintName(v Var) string {
+	if v.ValuesPath != "" {
+		return v.ValuesPath
+	}
+	return v.Name
+}
+
+// defaultText is the gateway default of the variables whose hints give
+// an example, as an operator would write it.
+var defaultText = map[string]string{
+	"STARGATE_LAST_CLUSTER_TTL":               shortDuration(DefaultTTL),
+	"STARGATE_LAST_CLUSTER_LOOKUP_TIMEOUT":    shortDuration(DefaultLookupTimeout),
+	"STARGATE_LAST_CLUSTER_LOCAL_MAX_ENTRIES": strconv.Itoa(DefaultLocalMaxEntries),
+	"OLRIC_STARTUP_TIMEOUT":                   "15s",
+	"OLRIC_SHUTDOWN_TIMEOUT":                  "5s",
+	"OLRIC_BIND_PORT":                         strconv.Itoa(DefaultOlricBindPort),
+	"OLRIC_MEMBERLIST_BIND_PORT":              strconv.Itoa(DefaultMemberlistPort),
+	"OLRIC_PARTITION_COUNT":                   strconv.Itoa(DefaultPartitionCount),
+	"METRICS_PORT":                            strconv.Itoa(DefaultMetricsPort),
 }
 
 func (l *loader) boolean(name string, def bool) Setting[bool] {
@@ -339,7 +387,7 @@ func Validate(s *Settings, storeDMap string) []Problem {
 		out = append(out, Problem{Severity: sev, Category: cat, Name: v.Name, Pos: v.Pos, Message: fmt.Sprintf(format, args...), Hint: hint})
 	}
 	if s.TTL.Set() && s.TTL.Value <= 0 {
-		add(SeverityError, CategoryValues, s.TTL.Var, hintFor(s.TTL.Var), "invalid %s=%q: must be > 0", s.TTL.Var.Name, s.TTL.Var.Value)
+		add(SeverityError, CategoryValues, s.TTL.Var, positiveHint(s.TTL.Var), "invalid %s=%q: must be > 0", s.TTL.Var.Name, s.TTL.Var.Value)
 	} else if s.TTL.Value < time.Millisecond {
 		add(SeverityError, CategoryValues, s.TTL.Var, "use a TTL of at least 1ms (the default is 10m)",
 			"%s=%q is under 1 ms: the Olric write becomes PX 0 and the entry never expires", s.TTL.Var.Name, s.TTL.Var.Value)
@@ -348,13 +396,13 @@ func Validate(s *Settings, storeDMap string) []Problem {
 			"%s=%q is over 100 years: Olric computes the expiry as now + ttl in int64 nanoseconds, which overflows, so every hint is stored already expired", s.TTL.Var.Name, s.TTL.Var.Value)
 	}
 	if s.LookupTimeout.Set() && s.LookupTimeout.Value <= 0 {
-		add(SeverityError, CategoryValues, s.LookupTimeout.Var, hintFor(s.LookupTimeout.Var), "invalid %s=%q: must be > 0", s.LookupTimeout.Var.Name, s.LookupTimeout.Var.Value)
+		add(SeverityError, CategoryValues, s.LookupTimeout.Var, positiveHint(s.LookupTimeout.Var), "invalid %s=%q: must be > 0", s.LookupTimeout.Var.Name, s.LookupTimeout.Var.Value)
 	} else if s.LookupTimeout.Value > MaxLookupTimeout {
 		add(SeverityWarning, CategoryValues, s.LookupTimeout.Var, "keep the lookup timeout near the default 20ms",
 			"%s=%s: every request can wait this long for a slow store before it is routed", s.LookupTimeout.Var.Name, s.LookupTimeout.Value)
 	}
 	if s.LocalMaxEntries.Set() && s.LocalMaxEntries.Value <= 0 {
-		add(SeverityError, CategoryValues, s.LocalMaxEntries.Var, hintFor(s.LocalMaxEntries.Var), "invalid %s=%q: must be > 0", s.LocalMaxEntries.Var.Name, s.LocalMaxEntries.Var.Value)
+		add(SeverityError, CategoryValues, s.LocalMaxEntries.Var, positiveHint(s.LocalMaxEntries.Var), "invalid %s=%q: must be > 0", s.LocalMaxEntries.Var.Name, s.LocalMaxEntries.Var.Value)
 	}
 
 	if s.OlricEnabled.Value {

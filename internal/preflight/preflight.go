@@ -290,19 +290,22 @@ func gatewayChecks(g *checks.Group, in Inputs) *gateway.Settings {
 	}
 	judge := func(id, title string, cat gateway.Category, okReason string) {
 		ps := byCat[cat]
-		var lines []string
-		errs, hint := 0, ""
+		// Every finding's hint, once each, the errors' first: two bad
+		// values need two fixes.
+		var lines, errHints, warnHints []string
+		errs := 0
 		for _, p := range ps {
 			lines = append(lines, fmt.Sprintf("%s %s", p.Severity, p.String()))
+			hints := &warnHints
 			if p.Severity == gateway.SeverityError {
 				errs++
-				if hint == "" {
-					hint = p.Hint
-				}
-			} else if hint == "" {
-				hint = p.Hint
+				hints = &errHints
+			}
+			if p.Hint != "" && !slices.Contains(errHints, p.Hint) && !slices.Contains(warnHints, p.Hint) {
+				*hints = append(*hints, p.Hint)
 			}
 		}
+		hint := strings.Join(append(errHints, warnHints...), "; ")
 		switch {
 		case len(ps) == 0:
 			g.Add(checks.OK(id, title, okReason))

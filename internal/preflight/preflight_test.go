@@ -237,6 +237,31 @@ func TestUpstreamValuesAtStage2(t *testing.T) {
 	}
 }
 
+// TestGatewayHintForEachBadValue: two bad values get a hint each (the
+// check used to give the first one's only), and a non-positive duration
+// is told to be above 0, not to have a unit it has.
+func TestGatewayHintForEachBadValue(t *testing.T) {
+	env, err := gateway.ParseValues(gateway.NamedInput{Name: "v.yaml", Data: []byte("llmApiGateway:\n  config:\n    lastCluster:\n      ttl: 0s\n      lookupTimeout: -5ms\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, Inputs{Stage: 1, Gateway: env}).Find(CheckGatewaySettings)[0]
+	want := "set llmApiGateway.config.lastCluster.ttl to a duration above 0, e.g. 10m (the default); " +
+		"set llmApiGateway.config.lastCluster.lookupTimeout to a duration above 0, e.g. 20ms (the default)"
+	if res.Status != fail || res.Hint != want || len(res.Details) != 2 {
+		t.Errorf("%s %q %q\nwant fail, hint %q", res.Status, res.Reason, res.Hint, want)
+	}
+	// The same hint twice is given once.
+	env, err = gateway.ParseDotenv("e.env", []byte("STARGATE_LAST_CLUSTER_TTL=0s\nSTARGATE_LAST_CLUSTER_TTL=0s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = run(t, Inputs{Stage: 1, Gateway: env}).Find(CheckGatewaySettings)[0]
+	if want := "set STARGATE_LAST_CLUSTER_TTL to a duration above 0, e.g. 10m (the default)"; !strings.HasPrefix(res.Hint, want) || strings.Count(res.Hint, want) != 1 {
+		t.Errorf("duplicate hint: %q", res.Hint)
+	}
+}
+
 // TestGatewayValuesReasonNamesEachOrigin: values a file sets carry their
 // position, the others say where their default is from.
 func TestGatewayValuesReasonNamesEachOrigin(t *testing.T) {
