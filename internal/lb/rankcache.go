@@ -22,6 +22,9 @@ import (
 //   - It belongs to one candidate set: the candidate ids in slice order and
 //     each one's selected weight bits (rankCandidateSet). Any change empties
 //     it, as upstream's candidate signature does; live load never does.
+//   - An entry names its routing target by a number (rankCache.targets);
+//     the cache numbers up to maxRankTargets (routing key, model) pairs
+//     and empties when a request brings one more (upstream keeps one).
 //   - Keys longer than 256 bytes are never cached (upstream's
 //     MAX_CACHE_AFFINITY_CACHE_KEY_BYTES); they take the full computation.
 //   - Upstream holds 4096 keys, evicts the oldest first, and once full
@@ -61,20 +64,45 @@ type rankCache struct {
 	chunks [][]uint16
 	shift  uint
 	index  []int32
+	// targets numbers the (routing key, model) pairs of the entries
+	// (rankCacheEntry.target), at most maxRankTargets; byTarget finds
+	// them, and last remembers the pair asked last (the very same
+	// strings: an engine mostly sees one pair) and its number.
+	targets  []rankTargetKey
+	byTarget map[rankTargetKey]int
+	last     rankTargetKey
+	lastNum  int
+	lastOK   bool // last is numbered lastNum
 }
+
+// rankTargetKey is a routing target: the routing key and model.
+type rankTargetKey struct{ routingKey, model string }
+
+// maxRankTargets is the most (routing key, model) pairs the cache numbers
+// (12 bits of rankCacheEntry.meta); a new one past them empties it.
+const maxRankTargets = 1 << 12
+
+// headRanks is the most ranks an entry keeps in its own line
+// (rankCacheEntry.head); more go to its chunk slot.
+const headRanks = 16
 
 // rankCacheEntry is one cached ranking: its first ranks (every rank
 // unless a decision under Options.PartialOrder computed only a prefix;
-// rankprefix.go). It fills one 64-byte cache line.
+// rankprefix.go), in head when there are at most headRanks of them (a
+// partial decision's, mostly), else in the entry's chunk slot. It fills
+// one 64-byte cache line: a hit reads its key and ranks from one line.
 type rankCacheEntry struct {
-	hash                   uint64
-	routingKey, model, key string
+	hash uint64
+	key  string
 	// meta packs, 17 bits each from the lowest: the ranks stored, the
 	// ranked candidates, the first stored rank (0-based) whose score
 	// near-ties the one before it (metaNoTie if none among the stored
 	// ranks); then one bit: every candidate with a valid weight is ranked
-	// (none has u = 1), so a candidate is ranked iff its weight is valid.
+	// (none has u = 1), so a candidate is ranked iff its weight is valid;
+	// then, from bit 52, the number of the entry's routing target
+	// (rankCache.targets).
 	meta uint64
+	head [headRanks]uint16
 }
 
 // metaNoTie is the tie field of rankCacheEntry.meta without a near-tie.
@@ -83,6 +111,7 @@ const metaNoTie = 1<<17 - 1
 func (e *rankCacheEntry) stored() int    { return int(e.meta & metaNoTie) }
 func (e *rankCacheEntry) total() int     { return int(e.meta >> 17 & metaNoTie) }
 func (e *rankCacheEntry) validAll() bool { return e.meta>>51&1 == 1 }
+func (e *rankCacheEntry) target() int    { return int(e.meta >> 52) }
 
 // tie returns the near-tie rank, noTie if none.
 func (e *rankCacheEntry) tie() int {
@@ -99,7 +128,7 @@ func (e *rankCacheEntry) setMeta(stored, total, tie int, validAll bool) {
 	if tie < stored {
 		t = uint64(tie)
 	}
-	e.meta = uint64(stored) | uint64(total)<<17 | t<<34
+	e.meta = e.meta&^(1<<52-1) | uint64(stored) | uint64(total)<<17 | t<<34
 	if validAll {
 		e.meta |= 1 << 51
 	}
@@ -142,6 +171,10 @@ func (c *rankCache) lookup(gen, h uint64, rv *reqView) (int, bool) {
 	if c.gen != gen || len(c.index) == 0 {
 		return -1, false
 	}
+	t, ok := c.target(rv, false)
+	if !ok {
+		return -1, false // no entry has rv's routing target
+	}
 	mask := len(c.index) - 1
 	for i := int(h) & mask; ; i = (i + 1) & mask {
 		id := c.index[i]
@@ -149,15 +182,47 @@ func (c *rankCache) lookup(gen, h uint64, rv *reqView) (int, bool) {
 			return -1, false
 		}
 		e := &c.entries[id-1]
-		if e.hash == h && e.key == rv.key && e.routingKey == rv.routingKey && e.model == rv.model {
+		if e.hash == h && e.target() == t && e.key == rv.key {
 			return int(id - 1), true
 		}
 	}
 }
 
+// target returns the number of rv's routing target (routing key, model),
+// numbering it when add is set and it has none (emptying the cache first
+// when maxRankTargets are numbered); without add, false when it has none.
+func (c *rankCache) target(rv *reqView, add bool) (int, bool) {
+	same := func(a, b string) bool { return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b) }
+	if c.lastOK && same(c.last.routingKey, rv.routingKey) && same(c.last.model, rv.model) {
+		return c.lastNum, true
+	}
+	k := rankTargetKey{rv.routingKey, rv.model}
+	t, ok := c.byTarget[k]
+	if !ok {
+		if !add {
+			return -1, false
+		}
+		if len(c.targets) == maxRankTargets {
+			c.reset(c.gen, c.stride)
+		}
+		if c.byTarget == nil {
+			c.byTarget = make(map[rankTargetKey]int)
+		}
+		t = len(c.targets)
+		c.targets = append(c.targets, k)
+		c.byTarget[k] = t
+	}
+	c.last, c.lastNum, c.lastOK = k, t, true
+	return t, true
+}
+
 // ranks returns the stored ranks of entry id.
 func (c *rankCache) ranks(id int) []uint16 {
-	return c.slot(id)[:c.entries[id].stored()]
+	e := &c.entries[id]
+	if n := e.stored(); n <= headRanks {
+		return e.head[:n]
+	}
+	return c.slot(id)[:e.stored()]
 }
 
 // slot returns the stride ranks reserved for entry id.
@@ -183,8 +248,14 @@ func (c *rankCache) store(gen uint64, n int, h uint64, rv *reqView, ranked []ran
 	if id < 0 || c.gen != gen || c.stride != n {
 		id = c.insert(gen, n, h, rv)
 	}
-	c.entries[id].setMeta(len(ranked), rs.total, rs.tie, rs.validAll)
-	dst := c.slot(id)[:len(ranked)]
+	e := &c.entries[id]
+	e.setMeta(len(ranked), rs.total, rs.tie, rs.validAll)
+	var dst []uint16
+	if len(ranked) <= headRanks {
+		dst = e.head[:len(ranked)]
+	} else {
+		dst = c.slot(id)[:len(ranked)]
+	}
 	for i := range ranked {
 		dst[i] = uint16(ranked[i].idx)
 	}
@@ -199,6 +270,7 @@ func (c *rankCache) insert(gen uint64, n int, h uint64, rv *reqView) int {
 	if c.gen != gen || c.stride != n {
 		c.reset(gen, n)
 	}
+	t, _ := c.target(rv, true) // may empty the cache
 	var id int
 	switch {
 	case len(c.entries) < cap(c.entries):
@@ -213,7 +285,7 @@ func (c *rankCache) insert(gen uint64, n int, h uint64, rv *reqView) int {
 		c.next = (c.next + 1) % len(c.entries)
 		c.remove(id)
 	}
-	c.entries[id] = rankCacheEntry{hash: h, routingKey: rv.routingKey, model: rv.model, key: rv.key}
+	c.entries[id] = rankCacheEntry{hash: h, key: rv.key, meta: uint64(t) << 52}
 	c.place(id)
 	return id
 }
@@ -222,6 +294,9 @@ func (c *rankCache) insert(gen uint64, n int, h uint64, rv *reqView) int {
 // memory when the stride allows.
 func (c *rankCache) reset(gen uint64, n int) {
 	c.gen, c.stride, c.next = gen, n, 0
+	clear(c.targets) // drop the old pairs' strings
+	c.targets, c.last, c.lastOK = c.targets[:0], rankTargetKey{}, false
+	clear(c.byTarget)
 	c.limit = max(1, min(maxRankCacheEntries, maxRankCacheBytes/(2*max(n, 1))))
 	size := min(minRankCacheEntries, c.limit)
 	if cap(c.entries) < size || cap(c.entries) > c.limit {

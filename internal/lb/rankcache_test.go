@@ -157,6 +157,67 @@ func TestRankCacheEvictionKeepsIndex(t *testing.T) {
 	}
 }
 
+// Entries are told apart by their routing target (routing key, model)
+// as well as their key: one key under many targets, with equal strings
+// in other memory and colliding hashes, hits only its own target's
+// ranking; past maxRankTargets targets the cache empties and then holds
+// the new targets' rankings; rankings longer than an entry's own line
+// (headRanks) come back whole from its slot.
+func TestRankCacheRoutingTargets(t *testing.T) {
+	var c rankCache
+	const n = 40 // candidates
+	view := func(target int) reqView {
+		// Fresh strings each time: the cache may not rely on their address.
+		return reqView{key: strings.Clone("k"), routingKey: fmt.Sprintf("rk-%d", target/3), model: fmt.Sprintf("m-%d", target%3)}
+	}
+	ranking := func(target int) []rankEntry {
+		r := make([]rankEntry, 1+target%(2*headRanks))
+		for j := range r {
+			r[j].idx = (target + j) % n
+		}
+		return r
+	}
+	check := func(target int, want bool) {
+		t.Helper()
+		rv := view(target)
+		id, ok := c.lookup(1, 7, &rv)
+		if ok != want {
+			t.Fatalf("target %d: cached %v, want %v", target, ok, want)
+		}
+		if !ok {
+			return
+		}
+		var got []int
+		for _, i := range c.ranks(id) {
+			got = append(got, int(i))
+		}
+		var exp []int
+		for _, r := range ranking(target) {
+			exp = append(exp, r.idx)
+		}
+		if !slices.Equal(got, exp) {
+			t.Fatalf("target %d: ranks %v, want %v", target, got, exp)
+		}
+	}
+	for target := 0; target < maxRankTargets; target++ {
+		rv := view(target)
+		r := ranking(target)
+		c.store(1, n, 7, &rv, r, &rankState{total: n, tie: noTie, validAll: true}, -1)
+	}
+	for target := maxRankTargets - 200; target < maxRankTargets; target++ {
+		check(target, true)
+	}
+	check(maxRankTargets, false)
+	rv := view(maxRankTargets) // one target too many: the cache empties
+	c.store(1, n, 7, &rv, ranking(maxRankTargets), &rankState{total: n, tie: noTie, validAll: true}, -1)
+	check(maxRankTargets, true)
+	check(maxRankTargets-1, false)
+	check(0, false)
+	if len(c.targets) != 1 || len(c.entries) != 1 {
+		t.Fatalf("%d targets, %d entries after the overflow, want 1 and 1", len(c.targets), len(c.entries))
+	}
+}
+
 // approxNegLn stays within a tenth of negLnBound of −Ln(u) over random unit
 // values, values next to 1 (where −ln u is tiny), the smallest u, and both
 // sides of every table subinterval boundary at many exponents; and Ln is
