@@ -479,9 +479,10 @@ func printValidateText(w io.Writer, st *ui.Styles, results []*validate.Result, r
 // left to check: the first three entries and how many more.
 func describeSkipped(skipped []validateSkip) string {
 	var parts []string
+	show := plural.Shown(len(skipped), 3)
 	for i, s := range skipped {
-		if i == 3 {
-			parts = append(parts, fmt.Sprintf("and %d more skipped", len(skipped)-3))
+		if i == show {
+			parts = append(parts, fmt.Sprintf("and %d more skipped", len(skipped)-show))
 			break
 		}
 		parts = append(parts, ui.Printable(s.File)+": "+s.Reason)

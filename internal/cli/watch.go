@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lcctl/lcctl/internal/metrics"
+	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/readlimit"
 	"github.com/lcctl/lcctl/internal/ui"
 	"github.com/lcctl/lcctl/internal/validate"
@@ -109,9 +110,10 @@ func watchLine(now time.Time, r *MetricsReport) string {
 	}
 	if s := r.Stargate; s != nil {
 		var models []string
+		show := plural.Shown(len(s.Rows), 3)
 		for i, m := range s.Rows {
-			if i == 3 {
-				models = append(models, fmt.Sprintf("and %d more", len(s.Rows)-3))
+			if i == show {
+				models = append(models, fmt.Sprintf("and %d more", len(s.Rows)-show))
 				break
 			}
 			models = append(models, fmt.Sprintf("%s to-last %s", lineText(ui.EchoLabel(m.Model)), metrics.Pct(m.ReturningPrimaryShare)))

@@ -25,6 +25,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lcctl/lcctl/internal/lb"
+	"github.com/lcctl/lcctl/internal/plural"
 	"github.com/lcctl/lcctl/internal/yamldoc"
 )
 
@@ -218,7 +219,7 @@ func duplicateKey(n *yaml.Node, depth int) error {
 
 // summarise lists the first objects seen and how many more.
 func summarise(seen []string) string {
-	const show = 4
+	show := plural.Shown(len(seen), 4)
 	if len(seen) <= show {
 		return strings.Join(seen, ", ")
 	}

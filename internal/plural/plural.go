@@ -18,3 +18,14 @@ func Noun[N ~int | ~int64 | ~uint64](n N, singular, plural string) string {
 	}
 	return plural
 }
+
+// Shown returns how many of total items a list that names at most limit
+// of them, then "and N more", should name: all of them when that folds
+// fewer than two ("and 1 more" would hide an item to save none), else
+// limit. limit ≤ 0 names all.
+func Shown(total, limit int) int {
+	if limit <= 0 || total <= limit+1 {
+		return total
+	}
+	return limit
+}

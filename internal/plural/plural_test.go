@@ -18,3 +18,13 @@ func TestCount(t *testing.T) {
 		t.Error("Noun(3)")
 	}
 }
+
+func TestShown(t *testing.T) {
+	for _, c := range []struct{ total, limit, want int }{
+		{0, 3, 0}, {3, 3, 3}, {4, 3, 4}, {5, 3, 3}, {100, 3, 3}, {9, 8, 9}, {10, 8, 8}, {7, 0, 7},
+	} {
+		if got := Shown(c.total, c.limit); got != c.want {
+			t.Errorf("Shown(%d, %d) = %d, want %d", c.total, c.limit, got, c.want)
+		}
+	}
+}

@@ -158,9 +158,10 @@ func partList(ps []uint64) string {
 	if len(ps) > 1 {
 		b.WriteString("s")
 	}
+	show := plural.Shown(len(ps), 8)
 	for i, p := range ps {
-		if i == 8 {
-			fmt.Fprintf(&b, " and %d more", len(ps)-8)
+		if i == show {
+			fmt.Fprintf(&b, " and %d more", len(ps)-show)
 			break
 		}
 		if i > 0 {
