@@ -332,6 +332,7 @@ func runExplain(ctx context.Context, env *Env, o *explainOptions) error {
 	}
 	if rep.Compare != nil {
 		rep.Compare.Differences = explain.Differences(rep, rep.Compare)
+		rep.Compare.ConfigFields = explain.ConfigFieldDifferences(rep.Compare)
 		rep.Compare.ElapsedMs = rep.Request.ElapsedMs
 	}
 	o.liveIn.finishReport(rep)

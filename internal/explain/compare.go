@@ -1,6 +1,8 @@
 package explain
 
 import (
+	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 
@@ -21,6 +23,12 @@ type Comparison struct {
 	// "open_set", "final", …) of the compared aspects whose values differ,
 	// in table order. Keys are stable: they never embed a value.
 	Differences []string `json:"differences"`
+	// ConfigFields are the lb-config fields whose effective values differ
+	// between the two runs' algorithm entries (ConfigFieldDifferences), in
+	// registry order; [] when they agree, when either run was rejected
+	// before an algorithm was resolved, or for --compare flag (whose one
+	// difference, last_cluster_affinity, is an aspect of its own).
+	ConfigFields []FieldDifference `json:"config_fields"`
 	// ElapsedMs is the elapsed time (ms) of the request, at which the
 	// "open_set" and "decision" aspects are taken.
 	ElapsedMs float64 `json:"elapsed_ms"`
@@ -36,6 +44,113 @@ type CompareRow struct {
 	Key         string
 	Aspect      string
 	Left, Right string
+}
+
+// FieldDifference is one lb-config field whose effective value differs
+// between the two runs of a comparison.
+type FieldDifference struct {
+	// Field is the field's name (lb.Field.Name, its lb-config key).
+	Field string `json:"field"`
+	// Left and Right are the field's effective value in each run's
+	// algorithm entry, as lb-config writes it (a JSON number, bool or
+	// string; null for an optional field without a value; "inf", "-inf"
+	// or "nan" for a non-finite number), defaults applied.
+	Left  json.RawMessage `json:"left"`
+	Right json.RawMessage `json:"right"`
+	// LeftEntry and RightEntry are the places of the two entries in their
+	// files (Resolution.Path: `models["m"]`, `default`, …; "" for an
+	// --algorithm-config object).
+	LeftEntry  string `json:"left_entry"`
+	RightEntry string `json:"right_entry"`
+}
+
+// configFieldsKey stands in Comparison.Differences for every differing
+// lb-config field (the fields are listed in Comparison.ConfigFields).
+const configFieldsKey = "config_fields"
+
+// comparedField is one registry field that differs, with its rendering
+// for the text table and for JSON.
+type comparedField struct {
+	f                   *lb.Field
+	leftText, rightText string
+	leftJSON, rightJSON json.RawMessage
+}
+
+// differingFields compares the effective algorithm entries of the two
+// runs field by field, over the registry rows both runs' algorithms parse
+// (lb.Field.Parsed; a field only one of them reads cannot be compared,
+// and the algorithm aspect already differs). last_cluster_affinity is
+// left out (an aspect of its own) and so is request_algorithms (dropped
+// from an effective entry, lb-config.md E4). nil when either run has no
+// entry.
+func differingFields(c *Comparison) []comparedField {
+	l, r := c.Left.Config, c.Right.Config
+	if l == nil || r == nil {
+		return nil
+	}
+	var out []comparedField
+	for _, f := range lb.Fields() {
+		if f.Type == lb.TypeMap || f == lb.FieldLastClusterAffinity || !f.Parsed.Has(l.Algorithm) || !f.Parsed.Has(r.Algorithm) {
+			continue
+		}
+		lt, lj := fieldValue(f, l)
+		rt, rj := fieldValue(f, r)
+		if string(lj) != string(rj) {
+			out = append(out, comparedField{f: f, leftText: lt, rightText: rt, leftJSON: lj, rightJSON: rj})
+		}
+	}
+	return out
+}
+
+// fieldValue renders field f of c for the comparison table ("4 requests",
+// "300 ms", "0.1", "true", a quoted seed, "unset") and as a JSON value.
+func fieldValue(f *lb.Field, c *lb.AlgorithmConfig) (string, json.RawMessage) {
+	s, ok := f.Text(c)
+	// A field whose "unset" is its zero value reads as "" (seed) or "0"
+	// (k, a usize: the optional u64 fields are pointers, and their 0 is a
+	// value).
+	zeroUnset := f.Default == "unset" && (f.Type == lb.TypeString && s == "" || f.Type == lb.TypeUsize && s == "0")
+	if !ok || zeroUnset {
+		return "unset", json.RawMessage("null")
+	}
+	switch f.Type {
+	case lb.TypeBool:
+		return s, json.RawMessage(s)
+	case lb.TypeU64, lb.TypeUsize, lb.TypeF64:
+		if f.Type == lb.TypeF64 {
+			if x, _ := f.Float(c); math.IsNaN(x) || math.IsInf(x, 0) {
+				s = fmtNum(x)
+				return s, json.RawMessage(strconv.Quote(s))
+			}
+		}
+		t := s
+		switch {
+		case f.Unit == "":
+		case s == "1" && f.Unit != "ms" && f.Unit != "s":
+			// The count nouns ("requests", "clusters") in the singular.
+			t += " " + strings.TrimSuffix(f.Unit, "s")
+		default:
+			t += " " + f.Unit
+		}
+		return t, json.RawMessage(s)
+	}
+	q, _ := json.Marshal(s)
+	if f.Type == lb.TypeString {
+		return strconv.Quote(s), q
+	}
+	return s, q
+}
+
+// ConfigFieldDifferences lists the lb-config fields whose effective
+// values differ between the two runs of c (see Comparison.ConfigFields);
+// never nil.
+func ConfigFieldDifferences(c *Comparison) []FieldDifference {
+	out := []FieldDifference{}
+	for _, d := range differingFields(c) {
+		out = append(out, FieldDifference{Field: d.f.Name, Left: d.leftJSON, Right: d.rightJSON,
+			LeftEntry: c.Left.Resolution.Path, RightEntry: c.Right.Resolution.Path})
+	}
+	return out
 }
 
 // Differs reports whether the two renderings differ.
@@ -110,12 +225,18 @@ func CompareRows(rep *Report, c *Comparison) []CompareRow {
 }
 
 // Differences returns the keys of the aspects of CompareRows whose
-// renderings differ (never nil).
+// renderings differ, in table order, with "config_fields" after "entry"
+// when some lb-config field of the effective entries differs
+// (ConfigFieldDifferences); never nil.
 func Differences(rep *Report, c *Comparison) []string {
 	out := []string{}
+	fields := len(differingFields(c)) > 0
 	for _, r := range CompareRows(rep, c) {
 		if r.Differs() {
 			out = append(out, r.Key)
+		}
+		if r.Key == "entry" && fields {
+			out = append(out, configFieldsKey)
 		}
 	}
 	return out

@@ -721,7 +721,6 @@ func (p *printer) compare(c *Comparison) {
 		title += ": the same request with two configs"
 	}
 	p.title(title)
-	left, right := c.Left.Label, c.Right.Label
 	rows := CompareRows(p.rep, c)
 	cells := make([][]string, len(rows))
 	for i, r := range rows {
@@ -731,21 +730,141 @@ func (p *printer) compare(c *Comparison) {
 		}
 		cells[i] = []string{r.Aspect, r.Left, r.Right, mark}
 	}
-	p.table([]string{"", left, right, ""}, cells, func(row int) lipgloss.Style {
+	rowStyle := func(row int) lipgloss.Style {
 		if rows[row].Differs() {
 			return p.st.Warning
 		}
 		return lipgloss.Style{}
-	})
+	}
+	table, labels := p.compareTable(c, 0, "", cells, rowStyle)
+	p.b.WriteString(table)
 	n := 0
 	for _, r := range rows {
 		if r.Differs() {
 			n++
 		}
 	}
-	if n == 0 {
-		p.para("No difference: both runs decide the same at every step.")
-	} else {
-		p.para(plural.Count(n, "aspect", "aspects") + " differ (marked ≠).")
+	fields := differingFields(c)
+	if len(fields) > 0 {
+		p.b.WriteByte('\n')
+		place := func(r *Run) string {
+			if r.Resolution.Path == "" {
+				return "the algorithm object"
+			}
+			return r.Resolution.Path
+		}
+		lp, rp := place(&c.Left), place(&c.Right)
+		switch {
+		case c.Left.Resolution.Path == "" && c.Right.Resolution.Path == "":
+			p.para("Config fields that differ between the two algorithm objects (--algorithm-config):")
+		case lp == rp:
+			p.para("Config fields that differ, in the entry " + lp + " of both configs:")
+		default:
+			p.para("Config fields that differ, in the entries " + lp + " and " + rp + ":")
+		}
+		cells := make([][]string, len(fields))
+		for i, d := range fields {
+			cells[i] = []string{d.f.Name, d.leftText, d.rightText}
+		}
+		table, _ = p.compareTable(c, labels, "field", cells, func(int) lipgloss.Style { return p.st.Warning })
+		p.b.WriteString(table)
 	}
+	nf := plural.Count(len(fields), "config field", "config fields")
+	switch {
+	case n == 0 && len(fields) == 0:
+		p.para("No difference: both runs decide the same at every step.")
+	case n == 0:
+		p.para("No aspect differs: both runs decide the same at every step; " + nf + " differ.")
+	case len(fields) == 0:
+		p.para(plural.Count(n, "aspect", "aspects") + " differ (marked ≠).")
+	default:
+		p.para(plural.Count(n, "aspect", "aspects") + " (marked ≠) and " + nf + " differ.")
+	}
+}
+
+// compareTable renders a table of the comparison whose first column is
+// headed first and whose next two are the two runs, with a mark column
+// after them when the rows have four cells. The runs' headers are the
+// first of labelChoices(c) from index from on that the table shows whole
+// and distinct (the table cuts headers to fit the width, and two labels
+// that differ only at their end, ON.json and ON.json.bak, would read the
+// same); it returns the index used, so that a later table starts from
+// the same labels.
+func (p *printer) compareTable(c *Comparison, from int, first string, cells [][]string, rowStyle func(int) lipgloss.Style) (string, int) {
+	render := func(l, r string) (string, bool) {
+		headers := []string{first, l, r}
+		if len(cells) > 0 && len(cells[0]) > 3 {
+			headers = append(headers, "")
+		}
+		out := ui.Table{Headers: headers, Rows: cells, Rule: true, Width: p.o.Width - 1, Indent: " ", RowStyle: rowStyle}.Render(p.st)
+		head, _, _ := strings.Cut(ui.StripANSI(out), "\n")
+		i := strings.Index(head, l)
+		return out, l != r && i >= 0 && strings.Contains(head[i+len(l):], r)
+	}
+	choices := labelChoices(c)
+	try := func(i int) (string, bool) { return render(choices[i][0], choices[i][1]) }
+	if out, ok := try(from); ok || from == len(choices)-1 {
+		return out, from
+	}
+	// The cuts narrow step by step, and a table that shows one pair whole
+	// shows the narrower ones whole too: search for the widest that fits
+	// among from+1 … len-2 (the last is the flag names, the fallback).
+	lo, hi := from+1, len(choices)-1 // choices[hi] fits or is the fallback
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if _, ok := try(mid); ok {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	out, _ := try(hi)
+	return out, hi
+}
+
+// labelChoices are the header pairs a comparison table tries, widest
+// first: the runs' labels; both cut in the middle to one width
+// (cutMiddle: their beginning and their end, where names that share a
+// stem differ), from one column narrower than the wider label down to
+// minCutLabel, skipping widths at which the cuts read the same; last
+// "--config" and "--compare" (config) or "off" and "on" (flag).
+func labelChoices(c *Comparison) [][2]string {
+	left, right := c.Left.Label, c.Right.Label
+	out := [][2]string{{left, right}}
+	for w := max(ui.Width(left), ui.Width(right)) - 1; w >= minCutLabel; w-- {
+		if l, r := cutMiddle(left, w), cutMiddle(right, w); l != r && [2]string{l, r} != out[len(out)-1] {
+			out = append(out, [2]string{l, r})
+		}
+	}
+	if c.What == "flag" {
+		return append(out, [2]string{"off", "on"})
+	}
+	return append(out, [2]string{"--config", "--compare"})
+}
+
+// minCutLabel is the narrowest a comparison label is cut to (columns,
+// the "…" included) before the flag names replace the labels.
+const minCutLabel = 8
+
+// cutMiddle shortens s to at most w terminal columns by replacing its
+// middle with "…", keeping a third of the room for its beginning and the
+// rest for its end (where file names that share a stem differ: -on.json,
+// .json.bak); s as it is when it fits.
+func cutMiddle(s string, w int) string {
+	if ui.Width(s) <= w {
+		return s
+	}
+	rs := []rune(s)
+	room := w - 1 // the columns left beside "…"
+	head, used := 0, 0
+	for head < len(rs) && used+ui.Width(string(rs[head])) <= room/3 {
+		used += ui.Width(string(rs[head]))
+		head++
+	}
+	tail := len(rs)
+	for tail > head && used+ui.Width(string(rs[tail-1])) <= room {
+		tail--
+		used += ui.Width(string(rs[tail]))
+	}
+	return string(rs[:head]) + "…" + string(rs[tail:])
 }
