@@ -213,3 +213,26 @@ func tableHeads(t *testing.T, out string) [][2]string {
 	}
 	return heads
 }
+
+// Entries that differ in a field this request does not reach decide the
+// same: the table lists the field, the closing line says the decisions
+// agree.
+func TestCompareFieldsWithoutAspect(t *testing.T) {
+	rep := migratedPair(t, "a.json", "b.json")
+	c := rep.Compare
+	other := *c.Left.Config
+	other.NextBucketUnlockFactor = 0.5
+	c.Right = c.Left
+	c.Right.Config = &other
+	c.Right.Label = "b.json"
+	if d := Differences(rep, c); !slices.Equal(d, []string{"config_fields"}) {
+		t.Fatalf("differences %v, want only config_fields", d)
+	}
+	out := render(t, rep, Options{})
+	for _, want := range []string{"\n  next_bucket_unlock_factor  0.25    0.5\n",
+		"\n  Both runs decide the same at every step; the entries differ in 1 config field.\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+}

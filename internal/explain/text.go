@@ -774,7 +774,7 @@ func (p *printer) compare(c *Comparison) {
 	case n == 0 && len(fields) == 0:
 		p.para("No difference: both runs decide the same at every step.")
 	case n == 0:
-		p.para("No aspect differs: both runs decide the same at every step; " + nf + " differ.")
+		p.para("Both runs decide the same at every step; the entries differ in " + nf + ".")
 	case len(fields) == 0:
 		p.para(plural.Count(n, "aspect", "aspects") + " differ (marked ≠).")
 	default:
