@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/renameio/v2"
+	"github.com/google/renameio/v2/maybe"
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
@@ -215,7 +215,7 @@ func runContextUse(_ context.Context, env *Env, o *contextUseOptions) error {
 	if resolved, err := filepath.EvalSymlinks(cf.Path); err == nil {
 		target = resolved
 	}
-	if err := renameio.WriteFile(target, data, cf.Mode); err != nil {
+	if err := maybe.WriteFile(target, data, cf.Mode); err != nil {
 		return fmt.Errorf("write %s: %w (the file is unchanged)", cf.Path, err)
 	}
 	if env.Global.JSON() {

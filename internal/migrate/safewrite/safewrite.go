@@ -19,10 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
-
-	"github.com/google/renameio/v2"
 
 	"github.com/lcctl/lcctl/internal/readlimit"
 )
@@ -107,9 +104,7 @@ func Read(path string, limit int64) (*Original, error) {
 		return nil, fmt.Errorf("failed to read %s: %w", path, readlimit.Cause(err))
 	}
 	o := &Original{Path: path, Target: target, Data: data, Mode: st.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), ModTime: st.ModTime(), UID: -1, GID: -1}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		o.UID, o.GID, o.Links = int(sys.Uid), int(sys.Gid), uint64(sys.Nlink)
-	}
+	o.UID, o.GID, o.Links = fileOwner(st)
 	return o, nil
 }
 
@@ -140,7 +135,7 @@ type FS interface {
 type osFS struct{}
 
 func (osFS) NewPending(target string, mode fs.FileMode) (Pending, error) {
-	return renameio.NewPendingFile(target, renameio.WithTempDir(filepath.Dir(target)), renameio.WithStaticPermissions(mode))
+	return newPending(target, mode)
 }
 
 // OS is the real file system.
@@ -214,7 +209,7 @@ func Replace(o *Original, data []byte, opt Options) (backup string, err error) {
 		if err := o.unchanged(); err != nil {
 			return err
 		}
-		held, _ = os.Open(o.Target)
+		held = holdTarget(o.Target)
 		return nil
 	}); err != nil {
 		return backup, err
@@ -256,7 +251,7 @@ func (o *Original) writable() error {
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", o.Path, readlimit.Cause(err))
 	}
-	if st.Mode()&0o222 == 0 || syscall.Access(o.Target, 2 /* W_OK */) != nil {
+	if st.Mode()&0o222 == 0 || !mayWrite(o.Target, false) {
 		return fmt.Errorf("cannot write %s: %w (mode %v); make it writable if it should be migrated", o.Path, ErrReadOnly, st.Mode().Perm())
 	}
 	if o.Links > 1 {
@@ -267,7 +262,7 @@ func (o *Original) writable() error {
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", o.Path, readlimit.Cause(err))
 	}
-	if dst.Mode()&0o222 == 0 || syscall.Access(dir, 2|1 /* W_OK|X_OK */) != nil {
+	if dst.Mode()&0o222 == 0 || !mayWrite(dir, true) {
 		return fmt.Errorf("cannot write %s: %w (%s, mode %v): lcctl writes a temporary file beside the target and renames it", o.Path, ErrDirReadOnly, dir, dst.Mode().Perm())
 	}
 	return nil

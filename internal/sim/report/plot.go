@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/google/renameio/v2"
+	"github.com/google/renameio/v2/maybe"
 	"github.com/lcctl/lcctl/internal/ui"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -97,7 +97,7 @@ func writeChart(dir, name string, w, h vg.Length, render func(draw.Canvas), file
 			}
 		}
 		path := filepath.Join(dir, name+"."+ext)
-		if err := renameio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		if err := maybe.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 			return files, err
 		}
 		files = append(files, path)
