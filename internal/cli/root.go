@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lcctl/lcctl/internal/metrics"
 	"github.com/lcctl/lcctl/internal/ui"
 )
 
@@ -436,7 +437,10 @@ func interruptedMessage(msg string) string {
 // no escape sequence in a config value can recolour, clear or retitle the
 // terminal or reorder the line.
 func writeProblem(w io.Writer, msg string) {
-	fmt.Fprintf(w, "lcctl: %s\n", ui.PrintableLines(msg))
+	// Sources are redacted here too: cobra's own errors echo arguments
+	// ("unknown command \"http://user:pw@…\""), and a message that names
+	// a source without metrics.RedactSource must not print its secret.
+	fmt.Fprintf(w, "lcctl: %s\n", ui.PrintableLines(metrics.RedactText(msg)))
 }
 
 // writeDetail writes one detail line of an error (a diagnostic, a hint),

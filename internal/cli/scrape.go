@@ -87,7 +87,7 @@ func checkIntervalSources(interval time.Duration, srcs ...string) error {
 			stdin++
 		}
 		if interval > 0 && !metrics.IsURL(s) {
-			return Usagef("--interval needs http(s) URLs to scrape twice; %q is a file", s)
+			return Usagef("--interval needs http(s) URLs to scrape twice; %q is a file", metrics.RedactSource(s))
 		}
 	}
 	if stdin > 1 {

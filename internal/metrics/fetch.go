@@ -69,9 +69,68 @@ func (e *ReadError) Unwrap() error { return e.Err }
 // passes through it.
 func RedactSource(src string) string {
 	if !hasScheme(src) {
+		if at, ok := schemelessUserinfo(src); ok {
+			// user:password@host/… or //user@host/… without a scheme
+			// (read as a file name, and echoed in the error).
+			lead := len(src) - len(strings.TrimPrefix(src, "//"))
+			return redactQuery(src[:lead] + "xxxxx" + src[at:])
+		}
 		return src
 	}
 	return redactQuery(redactUserinfo(src))
+}
+
+// schemelessUserinfo finds credentials in a source written without a
+// scheme: "//user:pw@host/…" (any user part), or "user:pw@host/…" (a
+// colon before the @, which a file name such as metrics@2.prom lacks),
+// the @ before the first "/". It returns the index of that @.
+func schemelessUserinfo(src string) (int, bool) {
+	rest, slashes := strings.CutPrefix(src, "//")
+	host := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		host = rest[:i]
+	}
+	at := strings.LastIndex(host, "@")
+	if at < 0 || (!slashes && !strings.Contains(host[:at], ":")) {
+		return 0, false
+	}
+	return len(src) - len(rest) + at, true
+}
+
+// RedactText returns msg with every word that is a source RedactSource
+// changes (a URL with credentials or a query, credentials without a
+// scheme) replaced by its redacted form; words end at white space and
+// quotes, and punctuation after a word (":,;.)]") stays as it is. The CLI passes every error line through it, so a source echoed
+// by a library (cobra's `unknown command "http://user:pw@…"`) or by a
+// message that forgot to redact is masked too.
+func RedactText(msg string) string {
+	if !strings.ContainsAny(msg, "@?") {
+		return msg
+	}
+	var b strings.Builder
+	start := -1
+	flush := func(end int) {
+		if start >= 0 {
+			// Punctuation after a word ("FILE: no such file") is kept.
+			w := strings.TrimRight(msg[start:end], ":,;.)]")
+			b.WriteString(RedactSource(w))
+			b.WriteString(msg[start+len(w) : end])
+			start = -1
+		}
+	}
+	for i := 0; i < len(msg); i++ {
+		switch msg[i] {
+		case ' ', '\t', '\n', '"', '\'', '`':
+			flush(i)
+			b.WriteByte(msg[i])
+		default:
+			if start < 0 {
+				start = i
+			}
+		}
+	}
+	flush(len(msg))
+	return b.String()
 }
 
 // hasScheme reports whether src starts with a URL scheme and "://"

@@ -37,6 +37,11 @@ func TestRedactSource(t *testing.T) {
 		"1x://u:p@h/m":            "1x://u:p@h/m",
 		"://u:p@h":                "://u:p@h",
 		"./a://b@c":               "./a://b@c",
+		// Credentials without a scheme: user:password@host or //user@host.
+		"u:SECRET9@host:9090/m?t=SECRETA": "xxxxx@host:9090/m?t=xxxxx",
+		"//u:SECRETB@h/m":                 "//xxxxx@h/m",
+		"//TOKEN@h/m":                     "//xxxxx@h/m",
+		"dir/u:p@h":                       "dir/u:p@h",
 	} {
 		if got := RedactSource(in); got != want {
 			t.Errorf("RedactSource(%q) = %q, want %q", in, got, want)
@@ -91,5 +96,20 @@ func TestRedactError(t *testing.T) {
 	}
 	if RedactError(nil) != nil {
 		t.Error("RedactError(nil) is not nil")
+	}
+}
+
+// Every source a message names is redacted, whoever wrote the message.
+func TestRedactText(t *testing.T) {
+	for in, want := range map[string]string{
+		`unknown command "http://user:SECRET1@h/m?token=SECRET2" for "lcctl check metrics"`: `unknown command "http://user:xxxxx@h/m?token=xxxxx" for "lcctl check metrics"`,
+		`--interval needs http(s) URLs; "ftp://u:S@h/m?x=S" is a file`:                      `--interval needs http(s) URLs; "ftp://u:xxxxx@h/m?x=xxxxx" is a file`,
+		"read u:SECRET9@host:9090/m?t=SECRETA: no such file":                                "read xxxxx@host:9090/m?t=xxxxx: no such file",
+		"nothing to hide in metrics@2.prom or m.prom?t=1":                                   "nothing to hide in metrics@2.prom or m.prom?t=1",
+		"": "",
+	} {
+		if got := RedactText(in); got != want {
+			t.Errorf("RedactText(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
