@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/olric-data/olric"
+	"github.com/olric-data/olric/stats"
 )
 
 // Scan and Evict decide whether they are done from partition ownership,
@@ -39,6 +40,10 @@ type routeTracker struct {
 	ctx     context.Context    // the run's
 	start   olric.RoutingTable // nil when it could not be read
 	members map[string]bool    // at the start
+	// data lists, per partition, the members whose fragment of the
+	// scanned DMap held entries at the start (recordData); nil when not
+	// recorded or when a member's statistics could not be read.
+	data map[uint64][]string
 
 	mu          sync.Mutex
 	changed     []bool          // partitions whose owners differed from start at some poll
@@ -181,6 +186,34 @@ func (t *routeTracker) close() []bool {
 	return slices.Clone(t.changed)
 }
 
+// recordData reads every member's statistics and records, per partition,
+// the members whose fragment of the client's DMap (primary or replica)
+// holds entries (t.data). A member that does not answer leaves t.data
+// nil: survived then falls back to the routing table's holders.
+func (t *routeTracker) recordData(ctx context.Context) {
+	if t.members == nil {
+		return
+	}
+	c := t.c
+	data := map[uint64][]string{}
+	for m := range t.members {
+		rctx, cancel := c.callCtx(ctx)
+		st, err := cutCall(rctx, func() (stats.Stats, error) { return c.cc.Stats(rctx, m) })
+		cancel()
+		if err != nil {
+			return
+		}
+		for _, parts := range []map[stats.PartitionID]stats.Partition{st.Partitions, st.Backups} {
+			for id, p := range parts {
+				if d, ok := p.DMaps[c.opts.DMap]; ok && d.Length > 0 && !slices.Contains(data[uint64(id)], m) {
+					data[uint64(id)] = append(data[uint64(id)], m)
+				}
+			}
+		}
+	}
+	t.data = data
+}
+
 // holders returns every member that held a copy of partition p when the
 // run started (current and previous primary owners, replica owners).
 func (t *routeTracker) holders(p uint64) []string {
@@ -194,8 +227,26 @@ func (t *routeTracker) holders(p uint64) []string {
 // survived reports whether a member that held a copy of partition p at
 // the start is still a member: its copy then reaches the new owners once
 // the table has settled. When none is, the partition's entries are lost,
-// or come back only if that member returns.
+// or come back only if that member returns. With the members' fragment
+// sizes recorded (recordData) a holder counts only if its fragment held
+// entries: a member killed and started again on its address comes back
+// empty and the cluster keeps it as the owner it was (break test,
+// TestFaultScanEmptyHolderIsNoCopy: a scan said complete with entries
+// listed from the member that then died and no copy left); a partition
+// that no member held entries of has nothing to lose.
 func (t *routeTracker) survived(p uint64, members map[string]bool) bool {
+	if t.data != nil {
+		hs := t.data[p]
+		if len(hs) == 0 {
+			return true
+		}
+		for _, h := range hs {
+			if members[h] {
+				return true
+			}
+		}
+		return false
+	}
 	for _, h := range t.holders(p) {
 		if members[h] {
 			return true

@@ -294,7 +294,13 @@ func (c *Client) Scan(ctx context.Context, o ScanOptions, fn func(Entry) error) 
 	st := &scanState{c: c, o: o, fn: fn, rep: &rep, start: start, hashes: make([][]uint64, c.PartitionCount())}
 
 	tr := c.trackRoutes(ctx)
+	// Which members hold entries of each partition, read beside the pass
+	// (a frozen member's statistics take up to RequestTimeout): the
+	// ownership check afterwards counts only them as copies.
+	recorded := make(chan struct{})
+	go func() { defer close(recorded); tr.recordData(ctx) }()
 	prod := st.pass(ctx, o.partitions, nil)
+	<-recorded
 	changed := tr.close()
 	var trouble []string // problems found by the ownership check
 	if !st.stopped && ctx.Err() == nil && prod.err == nil && (changed != nil || prod.restarts > 0) {

@@ -84,6 +84,7 @@ func (s suite) Run() int {
 
 type member struct {
 	name, memberlist string
+	cfg              string // its configuration file (restart starts it again)
 	cmd              *exec.Cmd
 	log              *syncBuffer
 	done             chan struct{} // closed when the process has exited
@@ -129,8 +130,8 @@ func launchMember(dir, cfgName string, peers []string, replicas int, fast bool) 
 	if err != nil {
 		return nil, err
 	}
-	m := &member{name: "127.0.0.1:" + strconv.Itoa(port), memberlist: "127.0.0.1:" + strconv.Itoa(mlPort), log: &syncBuffer{}, done: make(chan struct{})}
 	cfg := filepath.Join(dir, cfgName)
+	m := &member{name: "127.0.0.1:" + strconv.Itoa(port), memberlist: "127.0.0.1:" + strconv.Itoa(mlPort), cfg: cfg, log: &syncBuffer{}, done: make(chan struct{})}
 	if err := os.WriteFile(cfg, []byte(clusterConfigYAML(port, mlPort, peers, replicas, fast)), 0o600); err != nil {
 		return nil, err
 	}
