@@ -278,6 +278,20 @@ func TestHelmRendering(t *testing.T) {
 	if v := env.Get("STARGATE_LAST_CLUSTER_TTL"); v.Pos != (Pos{File: "v.yaml", Line: 1, Col: 45}) || v.Origin() != "gateway default: v.yaml:1:45 renders it empty" {
 		t.Errorf("ttl: null: %+v, origin %q", v, v.Origin())
 	}
+	// A null section in a later file removes what earlier files and the
+	// chart set under it, as Helm's coalescing does (it was skipped, and
+	// the earlier file's enabled: true was read).
+	env, _ = ParseValues(NamedInput{Name: "a.yaml", Data: []byte("llmApiGateway: {config: {lastCluster: {enabled: true, ttl: 5m}}, olric: {enabled: true}}")},
+		NamedInput{Name: "b.yaml", Data: []byte("llmApiGateway: {config: {lastCluster: null}, olric: null}")})
+	if v := env.Get("STARGATE_LAST_CLUSTER_ENABLED"); v.Value == "true" || v.Pos.File != "b.yaml" {
+		t.Errorf("lastCluster: null after enabled: true: %+v", v)
+	}
+	if v := env.Get("STARGATE_LAST_CLUSTER_TTL"); v.Value == "5m" {
+		t.Errorf("lastCluster: null after ttl: 5m: %+v", v)
+	}
+	if _, ok := env.Vars["OLRIC_ENABLED"]; ok {
+		t.Error("olric: null must not render OLRIC_ENABLED")
+	}
 	env, _ = ParseValues(NamedInput{Name: "v.yaml", Data: []byte("llmApiGateway: {olric: {enabled: false}}")})
 	if _, ok := env.Vars["OLRIC_ENABLED"]; ok {
 		t.Error("olric.enabled=false must not render OLRIC_ENABLED")

@@ -210,10 +210,16 @@ func (vs *valuesSet) lookup(path string) helmValue {
 	for i := len(vs.docs) - 1; i >= 0; i-- {
 		n := vs.docs[i]
 		found := true
-		for _, k := range keys {
+		for j, k := range keys {
 			n = mappingGet(n, k)
 			if n == nil {
 				found = false
+				break
+			}
+			if j < len(keys)-1 && n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+				// A null section (lastCluster: null) removes everything
+				// under it, the chart's defaults included, as Helm's
+				// coalescing does: the value is null, from this file.
 				break
 			}
 		}
